@@ -1,0 +1,1 @@
+"""Beam jobs: sources, analyze/transform with tf.Transform, sinks; and tf.data readers of their output."""

@@ -1,0 +1,120 @@
+"""The raw columns of a job and their types: from the config's schema when it has one, else from the data.
+
+Inference looks at the head of the first input only (a CSV's first MB, a Parquet file's schema, the
+first TFRecord examples); a value further down that does not fit the inferred type goes to quarantine
+with its reason, so nothing is lost silently. Give a schema to pin the types.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skewless.config import InputConfig, JobConfig
+from skewless.errors import ConfigError, InputError
+from skewless.pipelines.columns import RawColumn
+
+SAMPLE_BYTES = 1 << 20
+SAMPLE_RECORDS = 1000
+
+
+def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[str]) -> list[RawColumn]:
+    if config.schema_path:
+        from skewless.schemas import load_schema, schema_types
+
+        types = schema_types(load_schema(config.resolve(config.schema_path)))
+        source = config.resolve(config.schema_path)
+    else:
+        types = infer_types(input_config, paths)
+        source = paths[0] if paths else "the synthetic dataset"
+    columns = []
+    for name in config.raw_columns:
+        key = f"label.column {name!r}" if config.label and name == config.label.column else f"features.{name}"
+        if name not in types:
+            raise ConfigError(f"{key}: no column {name!r} in {source} (columns: {', '.join(types)})")
+        feature = config.features.get(name)
+        default = feature.default if feature else None
+        kind = types[name]
+        if default is not None and kind != "bytes" and not isinstance(default, (int, float)):
+            raise ConfigError(f"features.{name}.default: {default!r} is not a number, and {name} is {kind}")
+        columns.append(RawColumn(name, kind, optional=default is not None, default=default))
+    return columns
+
+
+def infer_types(input_config: InputConfig, paths: list[str]) -> dict[str, str]:
+    if input_config.format == "synthetic":
+        from skewless.pipelines.synthetic import COLUMNS
+
+        return dict(COLUMNS)
+    if input_config.format == "parquet":
+        import pyarrow.parquet as pq
+        from apache_beam.io.filesystems import FileSystems
+
+        with FileSystems.open(paths[0]) as handle:
+            arrow = pq.ParquetFile(handle).schema_arrow
+        return {field.name: _kind(field.type) for field in arrow}
+    if input_config.format == "tfrecord":
+        return _tfrecord_types(paths[0])
+    return _csv_types(input_config, paths[0])
+
+
+def _kind(arrow_type: pa.DataType) -> str:
+    while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
+        return "int"
+    if pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+        return "float"
+    return "bytes"
+
+
+def _csv_types(input_config: InputConfig, path: str) -> dict[str, str]:
+    import io
+
+    import pyarrow.csv as pacsv
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    compression = CompressionTypes.GZIP if path.endswith(".gz") else CompressionTypes.UNCOMPRESSED
+    with FileSystems.open(path, compression_type=compression) as handle:
+        if input_config.header:
+            handle.readline()
+        head = handle.read(SAMPLE_BYTES)
+    head = head[: head.rfind(b"\n") + 1] or head
+    names = list(input_config.columns or [])
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(head),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pacsv.ParseOptions(delimiter=input_config.delimiter, invalid_row_handler=lambda row: "skip"),
+            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names}),
+        )
+    except pa.ArrowInvalid as error:
+        raise InputError(f"{path}: cannot read CSV to infer column types: {error}") from None
+    types = {}
+    for name in names:
+        values = table.column(name)
+        if input_config.skip_initial_space:
+            values = pc.utf8_ltrim_whitespace(values)
+        values = pc.drop_null(pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values))
+        types[name] = "bytes"
+        for kind, arrow_type in (("int", pa.int64()), ("float", pa.float64())):
+            try:
+                pc.cast(values, arrow_type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue
+            types[name] = kind
+            break
+    return types
+
+
+def _tfrecord_types(path: str) -> dict[str, str]:
+    import tensorflow as tf
+    from tfx_bsl.coders import example_coder
+
+    compression = "GZIP" if path.endswith(".gz") else ""
+    try:
+        records = [r.numpy() for r in tf.data.TFRecordDataset(path, compression_type=compression).take(SAMPLE_RECORDS)]
+        batch = example_coder.ExamplesToRecordBatchDecoder().DecodeBatch(records)
+    except Exception as error:  # TF and tfx_bsl raise their own types for corrupt data
+        raise InputError(f"{path}: cannot read tf.train.Example records to infer types: {error}") from None
+    return {field.name: _kind(field.type) for field in batch.schema}

@@ -1,0 +1,7 @@
+"""skewless: Beam + tf.Transform batch preprocessing whose graph Keras 3 models reuse at serving time.
+
+Importing `skewless` is cheap and imports neither Apache Beam nor TensorFlow: the serving path
+(`skewless.layers`) must run in a container that has TensorFlow and the graph and nothing else.
+"""
+
+__version__ = "0.1.0"
