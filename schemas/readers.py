@@ -1,0 +1,406 @@
+"""Streaming raw input for the schema commands: CSV, Parquet and TFRecord files as Arrow batches.
+
+Files are read a batch of rows at a time, never whole. CSV fields come back as text (Arrow
+strings) for `row_checks` to parse, so a bad value is reported rather than failing the read;
+Parquet columns keep their types; tf.train.Example features come back as lists, decoded by tfx_bsl.
+Rows that cannot even be split into columns (a CSV line with the wrong number of fields or bad
+quoting, bytes that are not UTF-8, a record that is not an Example) come back as `RejectedRow`s.
+
+Each CSV line is one row (quoted values may hold the delimiter but not a newline), so every row
+has an exact line number. No Apache Beam here; TensorFlow is imported only for TFRecord input.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import gzip
+import os
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from skewless.config import InputConfig
+from skewless.errors import ConfigError, InputError
+from skewless.schemas.row_checks import RowProblem
+
+BATCH_ROWS = 16_384
+_READ_BYTES = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+_QUOTE = b'"'
+_FORMATS_BY_SUFFIX = {
+    ".csv": "csv",
+    ".csv.gz": "csv",
+    ".data": "csv",
+    ".txt": "csv",
+    ".tsv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".tfrecord": "tfrecord",
+    ".tfrecord.gz": "tfrecord",
+    ".tfrecords": "tfrecord",
+}
+
+
+@dataclass(frozen=True)
+class RejectedRow:
+    """A row that could not be split into columns: its line or record number, raw bytes and why."""
+
+    number: int
+    raw: bytes
+    problem: RowProblem
+
+
+@dataclass
+class SourceBatch:
+    """Rows of one file: `batch.num_rows` rows numbered `numbers`, plus the rows rejected among them."""
+
+    path: str
+    unit: str  # "line" (CSV) or "record" (Parquet rows, TFRecord records; 1-based)
+    batch: pa.RecordBatch
+    numbers: np.ndarray
+    rejected: list[RejectedRow] = field(default_factory=list)
+
+    def where(self, number: int) -> str:
+        """"file:LINE" for CSV, "file#RECORD" otherwise."""
+        return f"{self.path}:{number}" if self.unit == "line" else f"{self.path}#{number}"
+
+
+@dataclass(frozen=True)
+class ParsedLines:
+    """CSV lines split into string columns; `numbers` are the line numbers of the batch rows."""
+
+    batch: pa.RecordBatch
+    numbers: np.ndarray
+    rejected: list[RejectedRow]
+
+
+def input_config(
+    inputs: Sequence[str],
+    format: str | None = None,
+    header: bool = False,
+    columns: str | Sequence[str] | None = None,
+    delimiter: str = ",",
+    skip_initial_space: bool = True,
+) -> InputConfig:
+    """An `InputConfig` from command-line options; `format` defaults to what the file names say."""
+    if isinstance(columns, str):
+        columns = [name.strip() for name in columns.split(",") if name.strip()]
+    try:
+        return InputConfig(
+            format=format or detect_format(inputs),
+            paths=list(inputs),
+            header=header,
+            columns=list(columns) if columns else None,
+            delimiter=delimiter,
+            skip_initial_space=skip_initial_space,
+        )
+    except ValueError as error:  # pydantic's ValidationError is a ValueError
+        messages = [item["msg"].removeprefix("Value error, ") for item in getattr(error, "errors", lambda: [])()]
+        raise ConfigError("; ".join(messages) or str(error)) from None
+
+
+def detect_format(inputs: Sequence[str]) -> str:
+    """"csv", "parquet" or "tfrecord" from the file name suffixes; all inputs must agree."""
+    found = set()
+    for path in inputs:
+        name = path.lower()
+        matches = [fmt for suffix, fmt in _FORMATS_BY_SUFFIX.items() if name.endswith(suffix)]
+        if not matches:
+            raise ConfigError(f"{path}: cannot tell the input format from the name; pass --format csv|tfrecord|parquet")
+        found.add(matches[0])
+    if len(found) != 1:
+        raise ConfigError(f"inputs mix formats ({', '.join(sorted(found))}); pass one format with --format")
+    return found.pop()
+
+
+def expand_paths(patterns: Sequence[str]) -> list[str]:
+    """Files matching each path or glob, each glob's matches sorted; a pattern that matches nothing is an error."""
+    paths: list[str] = []
+    for pattern in patterns:
+        if "://" in pattern:
+            import tensorflow as tf
+
+            matches = sorted(tf.io.gfile.glob(pattern))
+        elif glob.has_magic(pattern):
+            matches = sorted(path for path in glob.glob(pattern) if os.path.isfile(path))
+        else:
+            if os.path.isdir(pattern):
+                raise InputError(f"{pattern}: is a folder; name the files (a glob works)")
+            matches = [pattern] if os.path.exists(pattern) else []
+        if not matches:
+            raise InputError(f"{pattern}: no input file matches")
+        paths.extend(path for path in matches if path not in paths)
+    return paths
+
+
+def read_batches(config: InputConfig, batch_rows: int = BATCH_ROWS) -> Iterator[SourceBatch]:
+    """Every row of the inputs `config` names, in file order, as `SourceBatch`es of up to `batch_rows` rows."""
+    readers = {"csv": _csv_batches, "parquet": _parquet_batches, "tfrecord": _tfrecord_batches}
+    if config.format not in readers:
+        raise ConfigError(f"input format {config.format!r} has no files to read; use csv, parquet or tfrecord")
+    for path in expand_paths(config.paths):
+        yield from readers[config.format](path, config, batch_rows)
+
+
+def parse_csv_lines(
+    lines: Sequence[bytes],
+    numbers: Sequence[int],
+    columns: Sequence[str],
+    delimiter: str = ",",
+    skip_initial_space: bool = True,
+) -> ParsedLines:
+    """Splits CSV lines (without their newlines) into one string column per name.
+
+    Blank lines are skipped: they are no row. A line that is not UTF-8, has unbalanced quotes or
+    another number of fields than `columns` is rejected. Lines without a quote go through pyarrow's
+    CSV parser with quoting off, the rest through Python's `csv` module; both split unquoted fields
+    the same way, and `skip_initial_space` strips the spaces that start every field.
+    """
+    columns = list(columns)
+    rejected: list[RejectedRow] = []
+    plain: list[int] = []
+    quoted: list[int] = []
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        (quoted if _QUOTE in line else plain).append(index)
+    _drop_undecodable(lines, numbers, plain, rejected)
+    _drop_undecodable(lines, numbers, quoted, rejected)
+
+    tables, row_lines = [], []
+    if plain:
+        table, kept = _parse_plain(lines, numbers, plain, columns, delimiter, rejected)
+        tables.append(table)
+        row_lines.append(kept)
+    if quoted:
+        table, kept = _parse_quoted(lines, numbers, quoted, columns, delimiter, skip_initial_space, rejected)
+        tables.append(table)
+        row_lines.append(kept)
+    if tables:
+        table = pa.concat_tables(tables)
+        found = np.concatenate(row_lines)
+        if len(tables) > 1:
+            order = np.argsort(found, kind="stable")
+            table, found = table.take(pa.array(order)), found[order]
+    else:
+        table = pa.table({name: pa.array([], pa.string()) for name in columns})
+        found = np.zeros(0, dtype=np.int64)
+    arrays = [table.column(name).combine_chunks() for name in columns]
+    if skip_initial_space:
+        arrays = [pc.utf8_ltrim(array, " ") for array in arrays]
+    rejected.sort(key=lambda row: row.number)
+    return ParsedLines(pa.RecordBatch.from_arrays(arrays, columns), found.astype(np.int64), rejected)
+
+
+def parse_header(line: bytes, delimiter: str, skip_initial_space: bool, where: str) -> list[str]:
+    """The column names of a CSV header line; `where` ("file:line") names it in errors."""
+    try:
+        text = line.decode("utf-8")
+        names = next(csv.reader([text], delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True))
+    except (UnicodeDecodeError, csv.Error, StopIteration) as error:
+        raise InputError(f"{where}: cannot read the CSV header: {error}") from None
+    names = [name.strip() for name in names]
+    if not all(names):
+        raise InputError(f"{where}: the CSV header has an empty column name")
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise InputError(f"{where}: the CSV header names {', '.join(duplicates)} more than once")
+    return names
+
+
+def _drop_undecodable(lines, numbers, indices: list[int], rejected: list[RejectedRow]) -> None:
+    """Removes from `indices` (in place) the lines that are not UTF-8, rejecting them."""
+    try:
+        b"\n".join(lines[i] for i in indices).decode("utf-8")
+        return
+    except UnicodeDecodeError:
+        pass
+    keep = []
+    for index in indices:
+        try:
+            lines[index].decode("utf-8")
+            keep.append(index)
+        except UnicodeDecodeError as error:
+            problem = RowProblem("bad_utf8", None, f"byte {error.start + 1} of the line is not UTF-8")
+            rejected.append(RejectedRow(int(numbers[index]), bytes(lines[index]), problem))
+    indices[:] = keep
+
+
+def _parse_plain(lines, numbers, indices, columns, delimiter, rejected) -> tuple[pa.Table, np.ndarray]:
+    invalid = []
+
+    def on_invalid(row) -> str:
+        invalid.append(row)
+        return "skip"
+
+    data = b"\n".join(lines[i] for i in indices) + b"\n"
+    table = pa_csv.read_csv(
+        pa.py_buffer(data),
+        read_options=pa_csv.ReadOptions(column_names=columns, use_threads=False, block_size=len(data) + 1),
+        parse_options=pa_csv.ParseOptions(
+            delimiter=delimiter, quote_char=False, ignore_empty_lines=False, invalid_row_handler=on_invalid
+        ),
+        convert_options=pa_csv.ConvertOptions(
+            column_types={name: pa.string() for name in columns}, strings_can_be_null=False
+        ),
+    )
+    kept = np.ones(len(indices), dtype=bool)
+    for row in invalid:
+        index = indices[row.number - 1]
+        kept[row.number - 1] = False
+        problem = _field_count_problem(len(columns), row.actual_columns)
+        rejected.append(RejectedRow(int(numbers[index]), bytes(lines[index]), problem))
+    return table, np.asarray(numbers, dtype=np.int64)[np.asarray(indices)[kept]]
+
+
+def _parse_quoted(lines, numbers, indices, columns, delimiter, skip_initial_space, rejected):
+    rows, kept = [], []
+    for index in indices:
+        number = int(numbers[index])
+        text = lines[index].decode("utf-8")
+        try:
+            fields = next(csv.reader([text], delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True))
+        except csv.Error as error:
+            problem = RowProblem("bad_quoting", None, f"malformed CSV quoting: {error}")
+            rejected.append(RejectedRow(number, bytes(lines[index]), problem))
+            continue
+        if len(fields) != len(columns):
+            rejected.append(RejectedRow(number, bytes(lines[index]), _field_count_problem(len(columns), len(fields))))
+            continue
+        rows.append(fields)
+        kept.append(number)
+    table = pa.table({name: pa.array([row[i] for row in rows], pa.string()) for i, name in enumerate(columns)})
+    return table, np.array(kept, dtype=np.int64)
+
+
+def _field_count_problem(expected: int, found: int) -> RowProblem:
+    return RowProblem("wrong_field_count", None, f"expected {expected} fields, found {found}")
+
+
+def _csv_batches(path: str, config: InputConfig, batch_rows: int) -> Iterator[SourceBatch]:
+    with _open_binary(path) as handle:
+        numbered = _numbered_lines(handle, path)
+        columns = list(config.columns) if config.columns else None
+        if config.header:
+            for number, line in numbered:
+                if line.strip():
+                    names = parse_header(line, config.delimiter, config.skip_initial_space, f"{path}:{number}")
+                    columns = columns or names
+                    break
+        if not columns:
+            return
+        lines: list[bytes] = []
+        numbers: list[int] = []
+        for number, line in numbered:
+            lines.append(line)
+            numbers.append(number)
+            if len(lines) == batch_rows:
+                yield _csv_batch(path, config, columns, lines, numbers)
+                lines, numbers = [], []
+        if lines:
+            yield _csv_batch(path, config, columns, lines, numbers)
+
+
+def _csv_batch(path, config, columns, lines, numbers) -> SourceBatch:
+    parsed = parse_csv_lines(lines, numbers, columns, config.delimiter, config.skip_initial_space)
+    return SourceBatch(path, "line", parsed.batch, parsed.numbers, parsed.rejected)
+
+
+def _numbered_lines(handle: BinaryIO, path: str) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line without its "\\n" or "\\r\\n") for each line of a binary file."""
+    number = 0
+    try:
+        for line in handle:
+            number += 1
+            yield number, line.rstrip(b"\r\n")
+    except (OSError, EOFError, gzip.BadGzipFile) as error:
+        raise InputError(f"{path}: cannot read past line {number}: {error}") from None
+
+
+def _open_binary(path: str) -> BinaryIO:
+    """The file's bytes, gunzipped when it starts with the gzip magic number."""
+    try:
+        if "://" in path:
+            import tensorflow as tf
+
+            handle = tf.io.gfile.GFile(path, "rb")
+        else:
+            handle = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{path}: input file not found") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot open input: {error}") from None
+    if handle.read(2) == _GZIP_MAGIC:
+        handle.seek(0)
+        return gzip.GzipFile(fileobj=handle)  # type: ignore[return-value]
+    handle.seek(0)
+    return handle
+
+
+def _parquet_batches(path: str, config: InputConfig, batch_rows: int) -> Iterator[SourceBatch]:
+    import pyarrow.parquet as pq
+
+    with _open_binary(path) as handle:
+        try:
+            parquet = pq.ParquetFile(handle)
+            first = 1
+            for batch in parquet.iter_batches(batch_size=batch_rows):
+                numbers = np.arange(first, first + batch.num_rows, dtype=np.int64)
+                first += batch.num_rows
+                yield SourceBatch(path, "record", batch, numbers)
+        except (pa.ArrowException, OSError) as error:
+            raise InputError(f"{path}: cannot read Parquet: {error}") from None
+
+
+def _tfrecord_batches(path: str, config: InputConfig, batch_rows: int) -> Iterator[SourceBatch]:
+    import tensorflow as tf
+    from tfx_bsl.coders import example_coder
+
+    with _open_binary(path) as handle:
+        compression = "GZIP" if isinstance(handle, gzip.GzipFile) else ""
+    decoder = example_coder.ExamplesToRecordBatchDecoder()
+    records = iter(tf.data.TFRecordDataset(path, compression_type=compression, buffer_size=_READ_BYTES).batch(batch_rows))
+    first = 1
+    while True:
+        try:
+            serialized = next(records).numpy().tolist()
+        except StopIteration:
+            return
+        except tf.errors.OpError as error:
+            raise InputError(
+                f"{path}: corrupt TFRecord data after record {first - 1}: {error.message.splitlines()[0]}"
+            ) from None
+        yield from _decode_examples(decoder, serialized, path, first)
+        first += len(serialized)
+
+
+def _decode_examples(decoder, serialized: list[bytes], path: str, first: int) -> Iterator[SourceBatch]:
+    try:
+        batch = decoder.DecodeBatch(serialized)
+    except RuntimeError:
+        # One record that is no Example, or a feature whose kind differs between records, spoils the
+        # whole batch: decode record by record so that only the culprits are singled out.
+        yield from _decode_one_by_one(decoder, serialized, path, first)
+        return
+    yield SourceBatch(path, "record", batch, np.arange(first, first + len(serialized), dtype=np.int64))
+
+
+def _decode_one_by_one(decoder, serialized: list[bytes], path: str, first: int) -> Iterator[SourceBatch]:
+    empty = pa.RecordBatch.from_arrays([], [])
+    rejected = []
+    for offset, record in enumerate(serialized):
+        try:
+            batch = decoder.DecodeBatch([record])
+        except RuntimeError as error:
+            detail = str(error).splitlines()[0] if str(error) else "cannot parse"
+            problem = RowProblem("undecodable", None, f"not a tf.train.Example: {detail}")
+            rejected.append(RejectedRow(first + offset, record, problem))
+            continue
+        yield SourceBatch(path, "record", batch, np.array([first + offset], dtype=np.int64))
+    if rejected:
+        yield SourceBatch(path, "record", empty, np.zeros(0, dtype=np.int64), rejected)

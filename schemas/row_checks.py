@@ -1,0 +1,322 @@
+"""Which rows of a batch break a tf.metadata Schema, and why: the one place that decides a row is bad.
+
+`skewless schema validate` counts these problems; `skewless run` sends the rows that have any to
+quarantine with `str(problem)` as the reason, so both agree on what a bad row is.
+
+Columns may arrive as text (CSV fields: Arrow string, parsed here), as typed scalars (Parquet) or as
+lists (tf.train.Example features decoded by tfx_bsl, Parquet list columns). Text follows one
+grammar everywhere (`parse_text`): surrounding whitespace is ignored around numbers, an empty
+field is a missing value, an int is ``[+-]digits`` within int64, a float is anything Python's
+`float()` reads except ``_`` separators.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Collection
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from tensorflow_metadata.proto.v0 import schema_pb2
+
+from skewless.errors import SchemaError
+from skewless.schemas.schema_io import TYPE_NAMES
+
+# Problem kinds and how a report names them.
+PROBLEM_KINDS = {
+    "wrong_field_count": "wrong number of CSV fields",
+    "bad_utf8": "line is not UTF-8 text",
+    "bad_quoting": "malformed CSV quoting",
+    "undecodable": "record is not a tf.train.Example",
+    "missing_value": "required value missing",
+    "wrong_type": "value of the wrong type",
+    "out_of_domain": "value outside the domain",
+    "value_count": "wrong number of values",
+}
+
+_INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
+_FLOAT_TEXT = r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)\s*$"
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# Long values are cut in messages so a reason stays one readable line.
+_SHOWN_CHARS = 40
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """Why one row cannot be used. `feature` is None for problems of the whole row (CSV fields, UTF-8)."""
+
+    kind: str
+    feature: str | None
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.feature}: {self.detail}" if self.feature else self.detail
+
+
+@dataclass(frozen=True)
+class ParsedText:
+    """Text values parsed as one feature type: `values` is null where `missing` or `invalid`."""
+
+    values: pa.Array
+    missing: np.ndarray
+    invalid: np.ndarray
+
+
+def parse_text(text: pa.Array, kind: str) -> ParsedText:
+    """Parses a string array as "int" (int64), "float" (float64) or "bytes" (binary, unchanged).
+
+    A null or empty value (only whitespace, for numbers) is missing; a value the grammar rejects is
+    invalid. Both come back null in `values`.
+    """
+    text = _as_string(text)
+    if kind == "bytes":
+        missing = _to_numpy(pc.or_kleene(pc.is_null(text), pc.equal(text, "")))
+        values = pc.if_else(pa.array(missing), pa.scalar(None, pa.binary()), text.cast(pa.binary()))
+        return ParsedText(values, missing, np.zeros(len(text), dtype=bool))
+    trimmed = pc.utf8_trim_whitespace(text)
+    missing = _to_numpy(pc.or_kleene(pc.is_null(trimmed), pc.equal(trimmed, "")))
+    pattern = _INT_TEXT if kind == "int" else _FLOAT_TEXT
+    matches = _to_numpy(pc.match_substring_regex(trimmed, pattern, ignore_case=True)) & ~missing
+    target = pa.int64() if kind == "int" else pa.float64()
+    good = trimmed.filter(pa.array(matches))
+    if kind == "int":
+        # Arrow's integer cast rejects a leading '+' but reads '0x..' hex; the grammar settles both.
+        good = pc.utf8_ltrim(good, "+")
+    try:
+        parsed = good.cast(target).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        # Only ints beyond int64 get here (Arrow refuses them); find them one by one.
+        numbers = [int(value) for value in good.to_pylist()]
+        fits = np.array([_INT64_MIN <= number <= _INT64_MAX for number in numbers], dtype=bool)
+        positions = np.flatnonzero(matches)
+        matches[positions[~fits]] = False
+        parsed = np.array([number for number, ok in zip(numbers, fits) if ok], dtype=np.int64)
+    values = np.zeros(len(text), dtype=parsed.dtype if len(parsed) else target.to_pandas_dtype())
+    values[matches] = parsed
+    invalid = ~matches & ~missing
+    return ParsedText(pa.array(values, type=target, mask=~matches), missing, invalid)
+
+
+def check_batch(
+    batch: pa.RecordBatch,
+    schema: schema_pb2.Schema,
+    optional: Collection[str] = (),
+) -> dict[int, list[RowProblem]]:
+    """The problems of each bad row of `batch`, keyed by row index (rows without problems are absent).
+
+    Args:
+      batch: raw rows; a column per feature, named like it. Columns the schema does not declare are
+        ignored here (`unexpected_columns` reports them). A declared feature without a column is
+        missing in every row.
+      schema: the tf.metadata Schema the rows must follow.
+      optional: features that may be missing although the schema requires them (those the job
+        config gives a `default`). Features whose `presence.min_fraction` is below 1 are optional anyway.
+
+    A row is bad when a required feature is missing, a value has the wrong type, lies outside the
+    feature's domain (string_domain, int_domain / float_domain min and max), or a list has a number
+    of values outside `value_count`.
+    """
+    problems: dict[int, list[RowProblem]] = {}
+    names = set(batch.schema.names)
+    for feature in schema.feature:
+        required = feature.name not in optional and feature.presence.min_fraction >= 1.0
+        if feature.name not in names:
+            if required:
+                problem = RowProblem("missing_value", feature.name, "required value is missing (no such column)")
+                for row in range(batch.num_rows):
+                    problems.setdefault(row, []).append(problem)
+            continue
+        column = batch.column(feature.name)
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        for row, problem in _check_column(column, feature, schema, required):
+            problems.setdefault(row, []).append(problem)
+    return problems
+
+
+def unexpected_columns(batch: pa.RecordBatch, schema: schema_pb2.Schema) -> dict[str, np.ndarray]:
+    """Columns of `batch` the schema does not declare -> the indices of the rows that hold a value there."""
+    declared = {feature.name for feature in schema.feature}
+    found = {}
+    for name in batch.schema.names:
+        if name not in declared:
+            column = batch.column(name)
+            rows = np.flatnonzero(_to_numpy(column.is_valid()))
+            if len(rows):
+                found[name] = rows
+    return found
+
+
+def string_domain_values(feature: schema_pb2.Feature, schema: schema_pb2.Schema) -> list[str] | None:
+    """The values a BYTES feature may take (its own string_domain or the schema-level one it names), or None."""
+    if feature.HasField("string_domain"):
+        return list(feature.string_domain.value)
+    if feature.HasField("domain"):
+        for domain in schema.string_domain:
+            if domain.name == feature.domain:
+                return list(domain.value)
+        raise SchemaError(f"feature {feature.name!r} names domain {feature.domain!r}, which the schema does not define")
+    return None
+
+
+def _check_column(column: pa.Array, feature, schema, required: bool):
+    """Yields (row, problem) for one feature's column."""
+    arrow_type = column.type
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        lengths = _to_numpy(pc.fill_null(pc.list_value_length(column), 0))
+        yield from _check_counts(lengths, feature, required)
+        rows = _to_numpy(pc.list_parent_indices(column))
+        yield from _check_values(pc.list_flatten(column), rows, feature, schema)
+        return
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        parsed = parse_text(column, TYPE_NAMES[feature.type])
+        absent = parsed.missing
+    else:
+        absent = _to_numpy(column.is_null())
+    if required:
+        for row in np.flatnonzero(absent):
+            yield int(row), RowProblem("missing_value", feature.name, "required value is missing")
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        rows = np.arange(len(column))
+        yield from _report(column, parsed.values, parsed.invalid, rows, feature, schema)
+    else:
+        present = np.flatnonzero(~absent)
+        yield from _check_values(column.filter(pa.array(~absent)), present, feature, schema)
+
+
+def _check_counts(lengths: np.ndarray, feature, required: bool):
+    if required:
+        for row in np.flatnonzero(lengths == 0):
+            yield int(row), RowProblem("missing_value", feature.name, "required value is missing")
+    if not feature.HasField("value_count"):
+        return
+    low, high = feature.value_count.min, feature.value_count.max
+    wrong = (lengths > 0) & ((lengths < low) | ((high > 0) & (lengths > high)))
+    expected = f"{low}..{high}" if high > 0 else f"at least {low}"
+    for row in np.flatnonzero(wrong):
+        yield int(row), RowProblem("value_count", feature.name, f"has {lengths[row]} values, expected {expected}")
+
+
+def _check_values(values: pa.Array, rows: np.ndarray, feature, schema):
+    """Yields (row, problem) for present values; `rows[i]` is the row of `values[i]`."""
+    if len(values) == 0:
+        return
+    typed, wrong = _typed(values, TYPE_NAMES[feature.type])
+    yield from _report(values, typed, wrong, rows, feature, schema)
+
+
+def _report(values: pa.Array, typed: pa.Array, wrong: np.ndarray, rows: np.ndarray, feature, schema):
+    """Yields the wrong-type and out-of-domain problems, at most one per row (the first value's)."""
+    kind = TYPE_NAMES[feature.type]
+    reported: set[int] = set()
+    if wrong.any():
+        shown = values.filter(pa.array(wrong)).to_pylist()
+        for row, value in zip(rows[wrong], shown):
+            if row not in reported:
+                reported.add(row)
+                yield int(row), RowProblem("wrong_type", feature.name, f"{_show(value)} is not {_A[kind]}")
+    outside = _outside_domain(typed, feature, schema) & ~wrong
+    if outside.any():
+        shown = typed.filter(pa.array(outside)).to_pylist()
+        for row, value in zip(rows[outside], shown):
+            if row not in reported:
+                reported.add(row)
+                yield int(row), RowProblem("out_of_domain", feature.name, _outside_detail(value, feature, schema))
+
+
+_A = {"int": "an int", "float": "a float", "bytes": "bytes"}
+
+
+def _typed(values: pa.Array, kind: str) -> tuple[pa.Array, np.ndarray]:
+    """Values as int64 / float64 / binary, and which of them cannot be that type."""
+    arrow_type = values.type
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        parsed = parse_text(values, kind)
+        return parsed.values, parsed.invalid
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        if kind == "bytes":
+            return values.cast(pa.binary()), np.zeros(len(values), dtype=bool)
+        text, undecodable = _decode(values)
+        parsed = parse_text(text, kind)
+        return parsed.values, parsed.invalid | undecodable
+    if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
+        if kind == "bytes":
+            return pa.nulls(len(values), pa.binary()), np.ones(len(values), dtype=bool)
+        return values.cast(pa.int64() if kind == "int" else pa.float64()), np.zeros(len(values), dtype=bool)
+    if pa.types.is_floating(arrow_type):
+        if kind == "bytes":
+            return pa.nulls(len(values), pa.binary()), np.ones(len(values), dtype=bool)
+        floats = values.cast(pa.float64())
+        if kind == "float":
+            return floats, np.zeros(len(values), dtype=bool)
+        numbers = _to_numpy(floats)
+        whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**63)
+        return pa.array(np.where(whole, numbers, 0).astype(np.int64), mask=~whole), ~whole
+    # Nested structs, dates and the like have no tf.Example form.
+    return pa.nulls(len(values), pa.binary()), np.ones(len(values), dtype=bool)
+
+
+def _outside_domain(typed: pa.Array, feature, schema) -> np.ndarray:
+    outside = np.zeros(len(typed), dtype=bool)
+    if feature.type == schema_pb2.BYTES:
+        allowed = string_domain_values(feature, schema)
+        if allowed is not None:
+            inside = pc.is_in(typed, value_set=pa.array([value.encode() for value in allowed], pa.binary()))
+            outside = ~_to_numpy(inside)
+    else:
+        domain = feature.int_domain if feature.type == schema_pb2.INT else feature.float_domain
+        numbers = typed.to_numpy(zero_copy_only=False)
+        with np.errstate(invalid="ignore"):
+            if domain.HasField("min"):
+                outside |= numbers < domain.min
+            if domain.HasField("max"):
+                outside |= numbers > domain.max
+    return outside & _to_numpy(typed.is_valid())
+
+
+def _outside_detail(value, feature, schema) -> str:
+    if feature.type == schema_pb2.BYTES:
+        allowed = string_domain_values(feature, schema)
+        listed = ", ".join(allowed[:5]) + (", ..." if len(allowed) > 5 else "")
+        return f"{_show(value)} is not in the domain ({listed})"
+    domain = feature.int_domain if feature.type == schema_pb2.INT else feature.float_domain
+    if domain.HasField("min") and value < domain.min:
+        return f"{value} is below the domain minimum {domain.min}"
+    return f"{value} is above the domain maximum {domain.max}"
+
+
+def _decode(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Binary -> string; values that are not UTF-8 become null and are flagged."""
+    try:
+        return values.cast(pa.string()), np.zeros(len(values), dtype=bool)
+    except pa.ArrowInvalid:
+        texts, bad = [], []
+        for value in values.to_pylist():
+            try:
+                texts.append(None if value is None else value.decode("utf-8"))
+                bad.append(False)
+            except UnicodeDecodeError:
+                texts.append(None)
+                bad.append(True)
+        return pa.array(texts, pa.string()), np.array(bad, dtype=bool)
+
+
+def _as_string(text: pa.Array) -> pa.Array:
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    return text if pa.types.is_string(text.type) else text.cast(pa.string())
+
+
+def _to_numpy(array) -> np.ndarray:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return np.asarray(array.to_numpy(zero_copy_only=False))
+
+
+def _show(value) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    text = repr(value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
