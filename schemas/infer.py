@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 from skewless.config import InputConfig
+from skewless.errors import InputError
 from skewless.schemas.readers import BATCH_ROWS, read_batches
 from skewless.schemas.row_checks import parse_text
 
@@ -69,6 +70,9 @@ def infer_schema(
         for name, array in zip(source.batch.schema.names, source.batch.columns):
             stats = columns.setdefault(name, _Column())
             _observe(stats, array, text_input, max_domain_size)
+    if rows == 0:
+        reason = f" ({rejected} rows do not split into the columns)" if rejected else ""
+        raise InputError(f"{', '.join(config.paths)}: no rows to infer a schema from{reason}")
     schema = schema_pb2.Schema()
     for name, stats in columns.items():
         _add_feature(schema, name, stats, rows, max_domain_size)

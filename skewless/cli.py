@@ -64,6 +64,81 @@ def run(
     typer.echo(result.summary())
 
 
+schema_app = typer.Typer(no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
+app.add_typer(schema_app, name="schema")
+
+# The CSV options of both schema commands, named as in the job config's `input:` section.
+_INPUTS = typer.Argument(..., help="Input files or globs.")
+_FORMAT = typer.Option(None, "--format", help="csv | tfrecord | parquet (default: from the file names).")
+_HEADER = typer.Option(False, "--header", help="CSV: the first line of each file names the columns.")
+_COLUMNS = typer.Option(None, "--columns", help="CSV: comma-separated column names (needed without --header).")
+_DELIMITER = typer.Option(",", "--delimiter", help="CSV: the field delimiter.")
+_SKIP_SPACE = typer.Option(
+    True, "--skip-initial-space/--no-skip-initial-space", help="CSV: strip the spaces that start a field."
+)
+
+
+@schema_app.command("infer")
+def schema_infer(
+    inputs: List[str] = _INPUTS,
+    format: Optional[str] = _FORMAT,
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Write the .pbtxt here (default: stdout)."),
+    header: bool = _HEADER,
+    columns: Optional[str] = _COLUMNS,
+    delimiter: str = _DELIMITER,
+    skip_initial_space: bool = _SKIP_SPACE,
+    max_domain_size: int = typer.Option(100, "--max-domain-size", help="Most distinct values of a categorical."),
+) -> None:
+    """Infer a schema from data: types, presence, categorical domains, value counts."""
+    from google.protobuf import text_format
+
+    from skewless.schemas import write_schema
+    from skewless.schemas.infer import infer_schema
+    from skewless.schemas.readers import input_config
+
+    try:
+        config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
+        inferred = infer_schema(config, max_domain_size=max_domain_size)
+        if out:
+            write_schema(inferred.schema, out)
+        else:
+            typer.echo(text_format.MessageToString(inferred.schema), nl=False)
+    except SkewlessError as error:
+        fail(str(error))
+    skipped = f", skipped {inferred.rejected} rows that do not split into columns" if inferred.rejected else ""
+    typer.echo(f"{len(inferred.schema.feature)} features from {inferred.rows} rows{skipped}", err=True)
+
+
+@schema_app.command("validate")
+def schema_validate(
+    inputs: List[str] = _INPUTS,
+    schema: str = typer.Option(..., "--schema", help="The schema (.pbtxt) the data must follow."),
+    format: Optional[str] = _FORMAT,
+    header: bool = _HEADER,
+    columns: Optional[str] = _COLUMNS,
+    delimiter: str = _DELIMITER,
+    skip_initial_space: bool = _SKIP_SPACE,
+    examples: int = typer.Option(3, "--examples", min=0, help="Example rows shown per anomaly."),
+) -> None:
+    """Check data against a schema; exit code 1 when any anomaly is found."""
+    from skewless.schemas import load_schema
+    from skewless.schemas.readers import input_config
+    from skewless.schemas.validate import print_report, validate
+
+    try:
+        loaded = load_schema(schema)
+        if columns is None and not header:
+            # Headerless CSV: the schema's features, in order, are the columns (other formats ignore this).
+            columns = ",".join(feature.name for feature in loaded.feature)
+        config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
+        report = validate(config, loaded, max_examples=examples)
+    except SkewlessError as error:
+        fail(str(error))
+    print_report(report)
+    if not report.clean:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
         app()
