@@ -1,1 +1,20 @@
-"""Beam jobs: sources, analyze/transform with tf.Transform, sinks; and tf.data readers of their output."""
+"""Beam jobs (sources, analyze/transform with tf.Transform, sinks) and the tf.data readers of their output.
+
+`run` imports Apache Beam; the readers do not, so a training container can use them without Beam.
+Names are imported on first use for that reason.
+"""
+
+from importlib import import_module
+
+_EXPORTS = {
+    "run": "skewless.pipelines.job",
+    "RunResult": "skewless.pipelines.job",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'skewless.pipelines' has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name]), name)
