@@ -1,0 +1,82 @@
+"""Config validation and the CLI's answer to bad input: one line, naming file, line and key; exit code 2."""
+
+import subprocess
+import sys
+
+import pytest
+
+from skewless.config import load_config
+from skewless.errors import ConfigError
+
+GOOD = """\
+name: t
+input:
+  format: synthetic
+  rows: 10
+features:
+  age: {transform: z_score}
+output:
+  dir: out
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_good_config_resolves_paths_against_its_folder(tmp_path):
+    config = load_config(write(tmp_path, GOOD))
+    assert config.resolve(config.output.dir) == str(tmp_path / "out")
+    assert config.output.splits == {"train": 0.8, "eval": 0.2}
+
+
+def test_unknown_transform_names_file_line_and_key(tmp_path):
+    path = write(tmp_path, GOOD.replace("z_score", "zscore"))
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}:6: features.age.transform: unknown value 'zscore'")
+
+
+def test_unknown_key_and_bad_splits(tmp_path):
+    with pytest.raises(ConfigError, match=r"job.yaml:4: input.rowz: unknown key"):
+        load_config(write(tmp_path, GOOD.replace("rows: 10", "rowz: 10")))
+    with pytest.raises(ConfigError, match="sum to 0.9, not 1"):
+        load_config(write(tmp_path, GOOD + "  splits: {train: 0.6, eval: 0.3}\n"))
+
+
+def test_option_of_another_transform_is_rejected():
+    with pytest.raises(ConfigError, match="hash_buckets only applies to transform hash"):
+        load_config({"name": "t", "input": {"format": "synthetic", "rows": 1},
+                     "features": {"a": {"transform": "z_score", "hash_buckets": 3}}, "output": {"dir": "o"}})
+
+
+def test_overrides_parse_yaml_values(tmp_path):
+    config = load_config(write(tmp_path, GOOD), overrides=["output.shards=3", "input.rows=99"])
+    assert config.output.shards == 3 and config.input.rows == 99
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    with pytest.raises(ConfigError, match=r"job.yaml:4: invalid YAML: mapping values are not allowed"):
+        load_config(write(tmp_path, "name: t\ninput:\n  format: csv\n   rows: 3\n"))
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "skewless", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_cli_bad_config_is_one_line_and_exit_2(tmp_path):
+    done = cli("run", str(write(tmp_path, GOOD.replace("z_score", "zscore"))))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "features.age.transform" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_unknown_column_and_missing_input(tmp_path):
+    done = cli("run", str(write(tmp_path, GOOD.replace("age:", "agee:"))))
+    assert done.returncode == 2 and "features.agee: no column 'agee'" in done.stderr
+    missing = GOOD.replace("format: synthetic\n  rows: 10", "format: csv\n  paths: [nope/*.csv]\n  header: true")
+    done = cli("run", str(write(tmp_path, missing)))
+    assert done.returncode == 2 and "no input file matches" in done.stderr and "nope/*.csv" in done.stderr
