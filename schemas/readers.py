@@ -16,6 +16,7 @@ import csv
 import glob
 import gzip
 import os
+import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator, Sequence
 
@@ -31,7 +32,9 @@ from skewless.schemas.row_checks import RowProblem
 BATCH_ROWS = 16_384
 _READ_BYTES = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
-_QUOTE = b'"'
+# Lines holding either go through Python's csv module: pyarrow would read a quote or a lone
+# carriage return across line ends, and the line number of every row would be lost.
+_NEEDS_CSV_MODULE = (b'"', b"\r")
 _FORMATS_BY_SUFFIX = {
     ".csv": "csv",
     ".csv.gz": "csv",
@@ -156,10 +159,11 @@ def parse_csv_lines(
 ) -> ParsedLines:
     """Splits CSV lines (without their newlines) into one string column per name.
 
-    Blank lines are skipped: they are no row. A line that is not UTF-8, has unbalanced quotes or
-    another number of fields than `columns` is rejected. Lines without a quote go through pyarrow's
-    CSV parser with quoting off, the rest through Python's `csv` module; both split unquoted fields
-    the same way, and `skip_initial_space` strips the spaces that start every field.
+    Blank lines are skipped: they are no row. A line that is not UTF-8, is malformed (unbalanced
+    quotes, a carriage return outside quotes) or has another number of fields than `columns` is
+    rejected. Lines without quotes go through pyarrow's CSV parser with quoting off, the rest
+    through Python's `csv` module; both split unquoted fields the same way, and
+    `skip_initial_space` strips the spaces that start every field.
     """
     columns = list(columns)
     rejected: list[RejectedRow] = []
@@ -168,7 +172,7 @@ def parse_csv_lines(
     for index, line in enumerate(lines):
         if not line.strip():
             continue
-        (quoted if _QUOTE in line else plain).append(index)
+        (quoted if any(mark in line for mark in _NEEDS_CSV_MODULE) else plain).append(index)
     _drop_undecodable(lines, numbers, plain, rejected)
     _drop_undecodable(lines, numbers, quoted, rejected)
 
@@ -200,7 +204,7 @@ def parse_csv_lines(
 def parse_header(line: bytes, delimiter: str, skip_initial_space: bool, where: str) -> list[str]:
     """The column names of a CSV header line; `where` ("file:line") names it in errors."""
     try:
-        text = line.decode("utf-8")
+        text = line.decode("utf-8").removeprefix("\ufeff")  # a byte order mark is no part of the name
         names = next(csv.reader([text], delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True))
     except (UnicodeDecodeError, csv.Error, StopIteration) as error:
         raise InputError(f"{where}: cannot read the CSV header: {error}") from None
@@ -266,7 +270,7 @@ def _parse_quoted(lines, numbers, indices, columns, delimiter, skip_initial_spac
         try:
             fields = next(csv.reader([text], delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True))
         except csv.Error as error:
-            problem = RowProblem("bad_quoting", None, f"malformed CSV quoting: {error}")
+            problem = RowProblem("malformed_csv", None, f"malformed CSV line: {error}")
             rejected.append(RejectedRow(number, bytes(lines[index]), problem))
             continue
         if len(fields) != len(columns):
@@ -318,12 +322,12 @@ def _numbered_lines(handle: BinaryIO, path: str) -> Iterator[tuple[int, bytes]]:
         for line in handle:
             number += 1
             yield number, line.rstrip(b"\r\n")
-    except (OSError, EOFError, gzip.BadGzipFile) as error:
+    except (OSError, EOFError, zlib.error) as error:  # corrupt or truncated gzip
         raise InputError(f"{path}: cannot read past line {number}: {error}") from None
 
 
-def _open_binary(path: str) -> BinaryIO:
-    """The file's bytes, gunzipped when it starts with the gzip magic number."""
+def _open_binary(path: str, gunzip: bool = True) -> BinaryIO:
+    """The file's bytes, gunzipped when `gunzip` and it starts with the gzip magic number."""
     try:
         if "://" in path:
             import tensorflow as tf
@@ -335,7 +339,7 @@ def _open_binary(path: str) -> BinaryIO:
         raise InputError(f"{path}: input file not found") from None
     except OSError as error:
         raise InputError(f"{path}: cannot open input: {error}") from None
-    if handle.read(2) == _GZIP_MAGIC:
+    if gunzip and handle.read(2) == _GZIP_MAGIC:
         handle.seek(0)
         return gzip.GzipFile(fileobj=handle)  # type: ignore[return-value]
     handle.seek(0)
@@ -345,7 +349,7 @@ def _open_binary(path: str) -> BinaryIO:
 def _parquet_batches(path: str, config: InputConfig, batch_rows: int) -> Iterator[SourceBatch]:
     import pyarrow.parquet as pq
 
-    with _open_binary(path) as handle:
+    with _open_binary(path, gunzip=False) as handle:  # Parquet compresses inside the file
         try:
             parquet = pq.ParquetFile(handle)
             first = 1

@@ -28,7 +28,7 @@ from skewless.schemas.schema_io import TYPE_NAMES
 PROBLEM_KINDS = {
     "wrong_field_count": "wrong number of CSV fields",
     "bad_utf8": "line is not UTF-8 text",
-    "bad_quoting": "malformed CSV quoting",
+    "malformed_csv": "malformed CSV line",
     "undecodable": "record is not a tf.train.Example",
     "missing_value": "required value missing",
     "wrong_type": "value of the wrong type",
@@ -39,6 +39,7 @@ PROBLEM_KINDS = {
 _INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 _FLOAT_TEXT = r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)\s*$"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_A_KIND = {"int": "an int", "float": "a float", "bytes": "bytes"}
 # Long values are cut in messages so a reason stays one readable line.
 _SHOWN_CHARS = 40
 
@@ -78,7 +79,7 @@ def parse_text(text: pa.Array, kind: str) -> ParsedText:
     trimmed = pc.utf8_trim_whitespace(text)
     missing = _to_numpy(pc.or_kleene(pc.is_null(trimmed), pc.equal(trimmed, "")))
     pattern = _INT_TEXT if kind == "int" else _FLOAT_TEXT
-    matches = _to_numpy(pc.match_substring_regex(trimmed, pattern, ignore_case=True)) & ~missing
+    matches = _to_numpy(pc.fill_null(pc.match_substring_regex(trimmed, pattern, ignore_case=True), False)) & ~missing
     target = pa.int64() if kind == "int" else pa.float64()
     good = trimmed.filter(pa.array(matches))
     if kind == "int":
@@ -163,33 +164,29 @@ def string_domain_values(feature: schema_pb2.Feature, schema: schema_pb2.Schema)
 
 def _check_column(column: pa.Array, feature, schema, required: bool):
     """Yields (row, problem) for one feature's column."""
-    arrow_type = column.type
-    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
         lengths = _to_numpy(pc.fill_null(pc.list_value_length(column), 0))
-        yield from _check_counts(lengths, feature, required)
+        yield from _missing(lengths == 0, feature, required)
+        yield from _check_counts(lengths, feature)
         rows = _to_numpy(pc.list_parent_indices(column))
         yield from _check_values(pc.list_flatten(column), rows, feature, schema)
-        return
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+    elif _is_text(column.type):
         parsed = parse_text(column, TYPE_NAMES[feature.type])
-        absent = parsed.missing
+        yield from _missing(parsed.missing, feature, required)
+        yield from _report(column, parsed.values, parsed.invalid, np.arange(len(column)), feature, schema)
     else:
         absent = _to_numpy(column.is_null())
+        yield from _missing(absent, feature, required)
+        yield from _check_values(column.filter(pa.array(~absent)), np.flatnonzero(~absent), feature, schema)
+
+
+def _missing(absent: np.ndarray, feature, required: bool):
     if required:
         for row in np.flatnonzero(absent):
             yield int(row), RowProblem("missing_value", feature.name, "required value is missing")
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
-        rows = np.arange(len(column))
-        yield from _report(column, parsed.values, parsed.invalid, rows, feature, schema)
-    else:
-        present = np.flatnonzero(~absent)
-        yield from _check_values(column.filter(pa.array(~absent)), present, feature, schema)
 
 
-def _check_counts(lengths: np.ndarray, feature, required: bool):
-    if required:
-        for row in np.flatnonzero(lengths == 0):
-            yield int(row), RowProblem("missing_value", feature.name, "required value is missing")
+def _check_counts(lengths: np.ndarray, feature):
     if not feature.HasField("value_count"):
         return
     low, high = feature.value_count.min, feature.value_count.max
@@ -216,7 +213,7 @@ def _report(values: pa.Array, typed: pa.Array, wrong: np.ndarray, rows: np.ndarr
         for row, value in zip(rows[wrong], shown):
             if row not in reported:
                 reported.add(row)
-                yield int(row), RowProblem("wrong_type", feature.name, f"{_show(value)} is not {_A[kind]}")
+                yield int(row), RowProblem("wrong_type", feature.name, f"{_show(value)} is not {_A_KIND[kind]}")
     outside = _outside_domain(typed, feature, schema) & ~wrong
     if outside.any():
         shown = typed.filter(pa.array(outside)).to_pylist()
@@ -226,13 +223,10 @@ def _report(values: pa.Array, typed: pa.Array, wrong: np.ndarray, rows: np.ndarr
                 yield int(row), RowProblem("out_of_domain", feature.name, _outside_detail(value, feature, schema))
 
 
-_A = {"int": "an int", "float": "a float", "bytes": "bytes"}
-
-
 def _typed(values: pa.Array, kind: str) -> tuple[pa.Array, np.ndarray]:
     """Values as int64 / float64 / binary, and which of them cannot be that type."""
     arrow_type = values.type
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+    if _is_text(arrow_type):
         parsed = parse_text(values, kind)
         return parsed.values, parsed.invalid
     if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
@@ -301,6 +295,10 @@ def _decode(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
                 texts.append(None)
                 bad.append(True)
         return pa.array(texts, pa.string()), np.array(bad, dtype=bool)
+
+
+def _is_text(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
 
 
 def _as_string(text: pa.Array) -> pa.Array:

@@ -18,6 +18,7 @@ from skewless.schemas.row_checks import PROBLEM_KINDS, check_batch, string_domai
 
 UNEXPECTED_COLUMN = "unexpected_column"
 _KIND_TITLES = {**PROBLEM_KINDS, UNEXPECTED_COLUMN: "column not in the schema"}
+_PIPED_WIDTH = 200
 
 
 @dataclass
@@ -94,7 +95,11 @@ def print_report(report: ValidationReport, console=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    console = console or Console()
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            # Piped or captured output has no width to fit; wrapping would cut file paths apart.
+            console = Console(width=_PIPED_WIDTH)
     if report.anomalies:
         table = Table(title="Schema anomalies", show_lines=True)
         table.add_column("anomaly")
