@@ -93,9 +93,12 @@ def input_config(
     """An `InputConfig` from command-line options; `format` defaults to what the file names say."""
     if isinstance(columns, str):
         columns = [name.strip() for name in columns.split(",") if name.strip()]
+    format = format or detect_format(inputs)
+    if format == "csv" and not header and not columns:
+        raise ConfigError("CSV input without --header needs --columns NAME,NAME,... (the column names in order)")
     try:
         return InputConfig(
-            format=format or detect_format(inputs),
+            format=format,
             paths=list(inputs),
             header=header,
             columns=list(columns) if columns else None,
