@@ -139,6 +139,23 @@ def schema_validate(
         raise typer.Exit(1)
 
 
+@app.command()
+def export(
+    run_dir: str = typer.Argument(..., help="The run directory (holds transform_graph/ and run.json)."),
+    model: str = typer.Option(..., "--model", help="The trained Keras model (.keras)."),
+    out: str = typer.Option(..., "--out", help="Where to write the SavedModel."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),
+) -> None:
+    """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
+    from skewless.layers import export_serving_model
+
+    try:
+        export_serving_model(run_dir, model, out, overwrite=overwrite)
+    except SkewlessError as error:
+        fail(str(error))
+    typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,258 @@
+"""Serving export: a SavedModel that takes raw data and runs the run's transform graph, then the model.
+
+`export_serving_model` writes three signatures:
+
+- ``serving_default``: ``examples`` (a batch of serialized raw ``tf.train.Example``) -> the model's outputs;
+- ``predict_raw``: one tensor of shape ``(batch,)`` per raw feature, by name -> the model's outputs;
+- ``transform_features``: ``examples`` -> the transformed features.
+
+None of them takes the label. Optional (VarLen) features left out of an Example get the config's
+default, exactly as in the batch job; `predict_raw` takes one value per row for every feature.
+The SavedModel carries the graph's assets and needs TensorFlow only (not skewless) to load.
+
+`transform_raw_rows` and `transform_raw_rows_exported` run the serving path on Python rows (the
+skew check compares them with the batch path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterable, Mapping
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from skewless.errors import InputError, OutputExistsError, SchemaError
+from skewless.layers.transform_graph import specs_from_json, specs_to_json
+from skewless.layers.transform_layer import TransformLayer
+
+EXAMPLES = "examples"
+# A copy of the raw schema beside the SavedModel (TF Serving's place for extra files), so clients
+# can build requests without the run directory.
+SPEC_FILE = os.path.join("assets.extra", "skewless_features.json")
+
+
+def export_serving_model(
+    run_dir: str | os.PathLike, model, export_dir: str | os.PathLike, overwrite: bool = False
+) -> str:
+    """Writes a TF Serving SavedModel of `model` behind the run's transform graph; returns `export_dir`.
+
+    `model` (a Keras model or the path of a ``.keras`` file) either contains a `TransformLayer` and
+    takes raw features, or takes transformed features: its inputs are named after transformed
+    features (any subset) and are fed by name, cast to each input's dtype, with a trailing axis
+    added where an input has shape ``(None, 1)``. A model with its own TransformLayer carries its
+    graph: `run_dir` is then not read. An existing `export_dir` is replaced only with `overwrite`.
+
+    Example:
+
+    ```python
+    from skewless.layers import export_serving_model
+
+    export_serving_model("out/census", "model.keras", "export/census/1")
+    ```
+    """
+    export_dir = os.fspath(export_dir)
+    if tf.io.gfile.exists(export_dir) and tf.io.gfile.listdir(export_dir):
+        if not overwrite:
+            raise OutputExistsError(f"{export_dir}: already exists (pass overwrite=True / --overwrite to replace it)")
+        tf.io.gfile.rmtree(export_dir)
+    if isinstance(model, (str, os.PathLike)):
+        model = _load_model(os.fspath(model))
+    inputs = _named_inputs(model)
+    transform = _find_transform_layer(model)
+    graph = transform if transform is not None else TransformLayer(run_dir)
+    serving_spec = {name: spec for name, spec in graph.raw_feature_spec.items() if name != graph.label}
+
+    if transform is not None:
+        kind, available, model_features = "raw feature", serving_spec, lambda raw: raw
+    else:
+        kind, available, model_features = "transformed feature", _served_transformed_features(graph), graph
+    _check_fed(inputs, available, kind, graph)
+
+    def predict(raw):
+        return _named_outputs(model(_feed(model, model_features(raw)), training=False))
+
+    def parse(examples):
+        return tf.io.parse_example(examples, serving_spec)
+
+    examples_spec = [tf.TensorSpec([None], tf.string, name=EXAMPLES)]
+    raw_spec = [
+        {name: tf.TensorSpec([None, *_shape(spec)], spec.dtype, name=name) for name, spec in serving_spec.items()}
+    ]
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    if transform is None:
+        archive.track(graph)
+    archive.add_endpoint("serving_default", lambda examples: predict(parse(examples)), examples_spec)
+    archive.add_endpoint("predict_raw", predict, raw_spec)
+    archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
+    archive.write_out(export_dir, verbose=False)
+    _write_spec_file(export_dir, graph, serving_spec)
+    return export_dir
+
+
+def read_spec_file(export_dir: str | os.PathLike) -> dict:
+    """The raw and transformed feature specs an export was written with: ``{"raw": ..., "label": ...}``."""
+    path = os.path.join(os.fspath(export_dir), SPEC_FILE)
+    if not tf.io.gfile.exists(path):
+        raise InputError(f"{path}: missing; {export_dir} was not written by skewless export")
+    data = json.loads(tf.io.gfile.GFile(path).read())
+    return {"raw": specs_from_json(data["raw"]), "transformed": specs_from_json(data["transformed"]),
+            "label": data["label"]}
+
+
+def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -> list[bytes]:
+    """Raw rows (dicts by feature name) as serialized ``tf.train.Example``, typed by the raw spec.
+
+    A value of None, or a feature left out of a row, is absent from its Example. Features that are
+    not in the spec are left out.
+    """
+    serialized = []
+    for index, row in enumerate(rows):
+        example = tf.train.Example()
+        for name, spec in raw_feature_spec.items():
+            value = row.get(name)
+            if value is None:
+                continue
+            values = np.asarray(value, dtype=object).reshape(-1).tolist()
+            feature = example.features.feature[name]
+            try:
+                if spec.dtype == tf.string:
+                    feature.bytes_list.value.extend(v if isinstance(v, bytes) else str(v).encode() for v in values)
+                elif spec.dtype.is_floating:
+                    feature.float_list.value.extend(float(v) for v in values)
+                else:
+                    feature.int64_list.value.extend(_exact_int(v) for v in values)
+            except (TypeError, ValueError):
+                raise InputError(f"row {index}: raw feature {name!r} = {value!r} is not a {spec.dtype.name}") from None
+        serialized.append(example.SerializeToString())
+    return serialized
+
+
+def transform_raw_rows(graph_dir: str | os.PathLike | TransformLayer, rows: Iterable[Mapping]) -> dict[str, np.ndarray]:
+    """The serving path in Python: raw rows (dicts) -> transformed features by the graph (NumPy arrays).
+
+    The rows go through ``tf.train.Example`` and ``tf.io.parse_example`` as a serving request does;
+    the label column is transformed too when every row has it. `graph_dir` may also be a
+    `TransformLayer` (reused across calls: loading a graph takes a while).
+    """
+    layer = graph_dir if isinstance(graph_dir, TransformLayer) else TransformLayer(graph_dir)
+    rows = list(rows)
+    spec = dict(layer.raw_feature_spec)
+    if layer.label in spec and not all(row.get(layer.label) is not None for row in rows):
+        del spec[layer.label]
+    features = tf.io.parse_example(tf.constant(serialize_raw_examples(rows, spec), tf.string), spec)
+    return _to_numpy(layer(features))
+
+
+def transform_raw_rows_exported(export_dir: str | os.PathLike, rows: Iterable[Mapping]) -> dict[str, np.ndarray]:
+    """Raw rows (dicts) -> transformed features by an export's ``transform_features`` signature."""
+    spec = read_spec_file(export_dir)["raw"]
+    loaded = tf.saved_model.load(os.fspath(export_dir))
+    examples = tf.constant(serialize_raw_examples(rows, spec), tf.string)
+    return _to_numpy(loaded.signatures["transform_features"](examples=examples))
+
+
+def _exact_int(value) -> int:
+    if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+        raise ValueError(value)
+    return int(value)
+
+
+def _to_numpy(features: Mapping) -> dict[str, np.ndarray]:
+    return {
+        name: (tf.sparse.to_dense(value) if isinstance(value, tf.SparseTensor) else value).numpy()
+        for name, value in features.items()
+    }
+
+
+def _load_model(path: str):
+    if not os.path.exists(path):
+        raise InputError(f"{path}: model file not found")
+    try:
+        return keras.models.load_model(path)
+    except (OSError, ValueError) as error:
+        raise InputError(f"{path}: cannot load the Keras model: {error}") from None
+
+
+def _find_transform_layer(model) -> TransformLayer | None:
+    """The model's TransformLayer, searching nested models too."""
+    found = [layer for layer in model._flatten_layers(include_self=False) if isinstance(layer, TransformLayer)]
+    if len(found) > 1:
+        raise SchemaError(f"model {model.name!r} has {len(found)} TransformLayers; export supports one")
+    return found[0] if found else None
+
+
+def _named_inputs(model) -> dict[str, keras.KerasTensor]:
+    """The model's inputs by the names they are fed by: dict keys, else the inputs' own names."""
+    try:
+        structure = model.input
+    except (AttributeError, ValueError):
+        raise SchemaError(f"model {model.name!r} has no defined inputs; build it with keras.Input") from None
+    if isinstance(structure, dict):
+        return dict(structure)
+    return {tensor.name: tensor for tensor in tf.nest.flatten(structure)}
+
+
+def _served_transformed_features(graph: TransformLayer) -> dict:
+    """The transformed features computable at serving time (those computed from the label are not)."""
+    return {name: spec for name, spec in graph.transformed_feature_spec.items() if name not in graph.label_outputs}
+
+
+def _check_fed(inputs: Mapping, available: Mapping, kind: str, graph: TransformLayer) -> None:
+    for name in inputs:
+        if name in available:
+            continue
+        if name in graph.label_outputs or name == graph.label:
+            raise SchemaError(f"model input {name!r} is computed from the label column; serving has no label")
+        raise SchemaError(
+            f"model input {name!r} is not a {kind} of the run (those are: {', '.join(sorted(available))})"
+        )
+
+
+def _feed(model, tensors: Mapping):
+    """The model's input structure, each input fed its tensor by name (see `_named_inputs`)."""
+    structure = model.input
+    if isinstance(structure, dict):
+        return {name: _fit(tensors[name], expected) for name, expected in structure.items()}
+    return keras.tree.map_structure(lambda expected: _fit(tensors[expected.name], expected), structure)
+
+
+def _fit(value, expected: keras.KerasTensor):
+    """`value` fitted to a model input: its dtype, sparse or dense, and its trailing axis of 1."""
+    if expected.sparse and not isinstance(value, tf.SparseTensor):
+        value = tf.RaggedTensor.from_tensor(value if value.shape.rank > 1 else value[:, tf.newaxis]).to_sparse()
+    elif not expected.sparse and isinstance(value, tf.SparseTensor):
+        value = tf.sparse.to_dense(value)
+    if isinstance(value, tf.SparseTensor):
+        return tf.SparseTensor(value.indices, tf.cast(value.values, expected.dtype), value.dense_shape)
+    if value.dtype != tf.string:
+        value = tf.cast(value, expected.dtype)
+    if len(expected.shape) == value.shape.rank + 1 and expected.shape[-1] == 1:
+        value = value[..., tf.newaxis]
+    return value
+
+
+def _named_outputs(outputs):
+    """Model outputs as a signature's dict (a single tensor is ``output_0``, as Keras exports it)."""
+    if isinstance(outputs, Mapping):
+        return dict(outputs)
+    return {f"output_{index}": tensor for index, tensor in enumerate(tf.nest.flatten(outputs))}
+
+
+def _shape(spec) -> list:
+    return list(spec.shape) if isinstance(spec, tf.io.FixedLenFeature) else []
+
+
+def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mapping) -> None:
+    path = os.path.join(export_dir, SPEC_FILE)
+    tf.io.gfile.makedirs(os.path.dirname(path))
+    data = {
+        "raw": specs_to_json(serving_spec),
+        "transformed": specs_to_json(_served_transformed_features(graph)),
+        "label": graph.label,
+    }
+    with tf.io.gfile.GFile(path, "w") as handle:
+        handle.write(json.dumps(data, indent=2, sort_keys=True))

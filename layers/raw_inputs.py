@@ -1,0 +1,47 @@
+"""`raw_inputs`: Keras inputs for a run's raw features, so the schema is written once (in the job config)."""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import tensorflow as tf
+
+from skewless.errors import InputError
+from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
+
+
+def raw_inputs(
+    graph_dir: str | os.PathLike, include_label: bool = False, label: str | None = FROM_RUN
+) -> dict[str, keras.KerasTensor]:
+    """One `keras.Input` per raw feature of the graph, named after it and typed from the raw schema.
+
+    Required (FixedLen) features are dense inputs of shape ``(None,)``; optional (VarLen) features are
+    sparse inputs of shape ``(None, None)``, as ``tf.io.parse_example`` produces them. The label column
+    (named in the run's ``run.json`` unless `label` is given) is left out unless `include_label`.
+
+    Example:
+
+    ```python
+    from skewless.layers import TransformLayer, raw_inputs
+
+    inputs = raw_inputs("out/census")           # {"age": <KerasTensor (None,) float32>, ...}
+    features = TransformLayer("out/census")(inputs)
+    ```
+    """
+    import tensorflow_transform as tft
+
+    graph_root = find_graph_dir(graph_dir)
+    label = label_column(graph_dir, label)
+    spec = tft.TFTransformOutput(graph_root).raw_feature_spec()
+    if include_label and label not in spec:
+        raise InputError(f"{graph_dir}: the label column {label!r} is not a raw feature of the graph")
+    inputs = {}
+    for name, feature in sorted(spec.items()):
+        if name == label and not include_label:
+            continue
+        if isinstance(feature, tf.io.VarLenFeature):
+            inputs[name] = keras.Input(shape=(None,), sparse=True, dtype=feature.dtype.name, name=name)
+        else:
+            inputs[name] = keras.Input(shape=tuple(feature.shape), dtype=feature.dtype.name, name=name)
+    return inputs

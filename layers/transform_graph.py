@@ -1,0 +1,78 @@
+"""The transform graph on disk: where it is in a run directory, its label column, its feature specs.
+
+A run directory (written by `skewless run`) holds the graph in ``transform_graph/`` and names the label
+column in ``run.json``; a bare tf.Transform output directory works too, with the label given explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import tensorflow as tf
+
+from skewless.errors import InputError, SchemaError
+
+GRAPH_SUBDIR = "transform_graph"
+RUN_SUMMARY = "run.json"
+# The default of every `label` argument: read the label column from the run's run.json.
+FROM_RUN = "<from run.json>"
+
+
+def find_graph_dir(directory: str | os.PathLike) -> str:
+    """The tf.Transform output directory inside `directory` (a run directory) or `directory` itself."""
+    directory = os.fspath(directory)
+    nested = os.path.join(directory, GRAPH_SUBDIR)
+    if tf.io.gfile.isdir(os.path.join(nested, "transform_fn")):
+        return nested
+    if tf.io.gfile.isdir(os.path.join(directory, "transform_fn")):
+        return directory
+    raise InputError(f"{directory}: not a run directory nor a transform graph (no transform_fn/ inside)")
+
+
+def label_column(directory: str | os.PathLike, label: str | None = FROM_RUN) -> str | None:
+    """`label`, or when it is `FROM_RUN` the raw label column named in the run.json beside the graph
+    (None when there is no run.json)."""
+    if label != FROM_RUN:
+        return label
+    directory = os.fspath(directory)
+    for candidate in (os.path.join(directory, RUN_SUMMARY), os.path.join(os.path.dirname(directory), RUN_SUMMARY)):
+        if tf.io.gfile.exists(candidate):
+            try:
+                summary = json.loads(tf.io.gfile.GFile(candidate).read())
+            except json.JSONDecodeError as error:
+                raise InputError(f"{candidate}: invalid JSON: {error}") from None
+            return (summary.get("label") or {}).get("column")
+    return None
+
+
+def spec_to_json(spec: tf.io.FixedLenFeature | tf.io.VarLenFeature) -> dict:
+    """A tf.io feature spec as a JSON-friendly dict (a Keras config must be plain JSON)."""
+    if isinstance(spec, tf.io.FixedLenFeature):
+        default = spec.default_value
+        if default is not None:
+            default = tf.nest.map_structure(_plain, tf.constant(default).numpy().tolist())
+        return {"kind": "fixed", "dtype": spec.dtype.name, "shape": list(spec.shape), "default": default}
+    if isinstance(spec, tf.io.VarLenFeature):
+        return {"kind": "var", "dtype": spec.dtype.name}
+    raise SchemaError(f"feature spec {spec!r} is not supported (only FixedLenFeature and VarLenFeature)")
+
+
+def spec_from_json(data: dict) -> tf.io.FixedLenFeature | tf.io.VarLenFeature:
+    """The inverse of `spec_to_json`."""
+    dtype = tf.as_dtype(data["dtype"])
+    if data["kind"] == "var":
+        return tf.io.VarLenFeature(dtype)
+    return tf.io.FixedLenFeature(data["shape"], dtype, default_value=data.get("default"))
+
+
+def specs_to_json(specs: dict) -> dict:
+    return {name: spec_to_json(spec) for name, spec in sorted(specs.items())}
+
+
+def specs_from_json(data: dict) -> dict:
+    return {name: spec_from_json(spec) for name, spec in data.items()}
+
+
+def _plain(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else value

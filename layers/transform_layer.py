@@ -1,0 +1,249 @@
+"""`TransformLayer`: the tf.Transform graph of a run as a Keras 3 layer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from skewless.errors import InputError
+from skewless.layers.transform_graph import (
+    FROM_RUN,
+    find_graph_dir,
+    label_column,
+    specs_from_json,
+    specs_to_json,
+)
+
+
+@keras.saving.register_keras_serializable(package="skewless")
+class TransformLayer(keras.layers.Layer):
+    """Applies the exact tf.Transform graph of a run to a dict of raw features.
+
+    Takes ``{raw feature name: tensor}`` and returns ``{transformed feature name: tensor}``, computed
+    by the graph the Beam job wrote, so training and serving cannot skew. FixedLen features are
+    tensors of shape ``(batch,)`` (``(batch, 1)`` is accepted too); VarLen (optional) features may be
+    sparse, ragged or dense, or left out, in which case the graph sees them missing in every row and
+    applies the config's default. The label column may be left out: the transformed features computed from it
+    are then not returned. Unknown keys are ignored.
+
+    The graph's files (vocabularies and every other asset) are saved inside the ``.keras`` file and
+    the exported SavedModel, so neither needs the run directory once written.
+
+    Args:
+        graph_dir: the run directory or its ``transform_graph/`` folder.
+        label: the raw label column; by default the one named in the run's ``run.json``.
+        graph_spec: filled by `get_config` so a model loaded from a ``.keras`` file can be rebuilt
+            before its assets are restored; leave it out.
+
+    Example:
+
+    ```python
+    import keras
+    from skewless.layers import TransformLayer, raw_inputs
+
+    inputs = raw_inputs("out/census")
+    features = TransformLayer("out/census")(inputs)
+    hidden = keras.layers.Concatenate()([keras.ops.expand_dims(features[name], -1) for name in ("age", "hours")])
+    model = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(hidden))
+    ```
+    """
+
+    def __init__(self, graph_dir, label=FROM_RUN, graph_spec=None, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+        self.graph_dir = os.fspath(graph_dir)
+        self._tft_layer = None
+        if graph_spec is None:
+            located = find_graph_dir(self.graph_dir)
+            self._load_graph(located)
+            self.label = label_column(self.graph_dir, label)
+            self._raw_spec = self._tft_output.raw_feature_spec()
+            self._transformed_spec = self._tft_output.transformed_feature_spec()
+            self._label_outputs = self._outputs_computed_from_label()
+        else:
+            # Rebuilt from a config: the graph is loaded by load_assets (a .keras file) or on first use.
+            self.label = None if label == FROM_RUN else label
+            self._raw_spec = specs_from_json(graph_spec["raw"])
+            self._transformed_spec = specs_from_json(graph_spec["transformed"])
+            self._label_outputs = list(graph_spec["label_outputs"])
+        # Nothing to build: the graph has no trainable state.
+        self.built = True
+
+    @property
+    def raw_feature_spec(self) -> dict:
+        """The graph's raw feature spec (tf.io feature specs by name), label included."""
+        return dict(self._raw_spec)
+
+    @property
+    def transformed_feature_spec(self) -> dict:
+        """The graph's transformed feature spec (tf.io feature specs by name), label included."""
+        return dict(self._transformed_spec)
+
+    @property
+    def label_outputs(self) -> list[str]:
+        """The transformed features computed from the label column (not returned without it)."""
+        return list(self._label_outputs)
+
+    def __call__(self, inputs, *args, **kwargs):
+        # Checked before Keras' __call__, which would wrap the one-line error into a multi-line one.
+        self._check_inputs(inputs)
+        return super().__call__(inputs, *args, **kwargs)
+
+    def call(self, inputs):
+        features = self._standardize(inputs)
+        return dict(self._graph()(features))
+
+    def compute_output_spec(self, inputs):
+        self._check_inputs(inputs)
+        outputs = {}
+        for name, spec in self._transformed_spec.items():
+            if self.label not in inputs and name in self._label_outputs:
+                continue
+            if isinstance(spec, tf.io.VarLenFeature):
+                outputs[name] = keras.KerasTensor((None, None), dtype=spec.dtype.name, sparse=True)
+            else:
+                outputs[name] = keras.KerasTensor((None, *spec.shape), dtype=spec.dtype.name)
+        return outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            graph_dir=self.graph_dir,
+            label=self.label,
+            graph_spec={
+                "raw": specs_to_json(self._raw_spec),
+                "transformed": specs_to_json(self._transformed_spec),
+                "label_outputs": list(self._label_outputs),
+            },
+        )
+        return config
+
+    def save_assets(self, dir_path):
+        """Copies the whole graph (SavedModel, vocabularies, metadata) into the .keras archive."""
+        self._graph()
+        shutil.copytree(self._graph_root, os.path.join(dir_path, "transform_graph"), dirs_exist_ok=True)
+
+    def load_assets(self, dir_path):
+        # The loader deletes `dir_path` afterwards, yet the lookup tables' asset files must outlive
+        # it (a loaded model can be exported again), so the layer keeps a copy of its own.
+        owned = tempfile.mkdtemp(prefix="skewless-graph-")
+        shutil.copytree(os.path.join(dir_path, "transform_graph"), owned, dirs_exist_ok=True)
+        weakref.finalize(self, shutil.rmtree, owned, ignore_errors=True)
+        self._load_graph(owned)
+
+    def _load_graph(self, graph_root: str) -> None:
+        import tensorflow_transform as tft
+
+        self._graph_root = graph_root
+        self._tft_output = tft.TFTransformOutput(graph_root)
+        # tf.init_scope: loading may first happen while tracing a tf.function (fit, export); the
+        # graph's tables and variables must be created eagerly, outside that trace.
+        with tf.init_scope():
+            self._tft_layer = self._tft_output.transform_features_layer()
+
+    def _graph(self):
+        if self._tft_layer is None:
+            self._load_graph(find_graph_dir(self.graph_dir))
+        return self._tft_layer
+
+    def _outputs_computed_from_label(self) -> list[str]:
+        """Transformed features the graph cannot compute without the label column."""
+        if self.label is None or self.label not in self._raw_spec:
+            return []
+        signature = {name: _placeholder_spec(spec) for name, spec in self._raw_spec.items() if name != self.label}
+        traced = tf.function(lambda features: dict(self._tft_layer(features))).get_concrete_function(signature)
+        return sorted(set(self._transformed_spec) - set(traced.structured_outputs))
+
+    def _check_inputs(self, inputs) -> None:
+        """Raises on a missing required feature or a wrong dtype, naming the feature."""
+        if not isinstance(inputs, dict):
+            raise InputError(f"TransformLayer takes a dict of raw features by name, got {type(inputs).__name__}")
+        for name, spec in self._raw_spec.items():
+            if name in inputs:
+                _check_dtype(name, inputs[name], spec.dtype)
+            elif isinstance(spec, tf.io.FixedLenFeature) and name != self.label:
+                raise InputError(
+                    f"raw feature {name!r} is required by the transform graph but missing from the inputs"
+                    f" (got {sorted(inputs)})"
+                )
+
+    def _standardize(self, inputs) -> dict:
+        """The inputs as the graph expects them: dtypes, shapes and sparse VarLen features."""
+        self._check_inputs(inputs)
+        features = {}
+        for name, spec in self._raw_spec.items():
+            value = inputs.get(name)
+            if value is None:
+                if name == self.label:
+                    continue
+                value = _missing(spec.dtype, _batch_size(next(iter(inputs.values()))))
+            elif isinstance(spec, tf.io.VarLenFeature):
+                value = _as_sparse(value, spec.dtype)
+            else:
+                value = _as_dense(value, spec)
+            features[name] = value
+        return features
+
+
+def _check_dtype(name: str, value, expected: tf.DType) -> None:
+    actual = _dtype_of(value)
+    if actual is None or actual == expected:
+        return
+    if expected == tf.string or actual == tf.string or (expected.is_integer and actual.is_floating):
+        raise InputError(f"raw feature {name!r} has dtype {actual.name}; the transform graph expects {expected.name}")
+
+
+def _dtype_of(value) -> tf.DType | None:
+    """The TF dtype of a tensor, KerasTensor or NumPy array (NumPy text and objects: string)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or isinstance(dtype, tf.DType):
+        return dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "OUS":
+        return tf.string
+    return tf.as_dtype(keras.backend.standardize_dtype(dtype))
+
+
+def _placeholder_spec(spec):
+    if isinstance(spec, tf.io.VarLenFeature):
+        return tf.SparseTensorSpec([None, None], spec.dtype)
+    return tf.TensorSpec([None, *spec.shape], spec.dtype)
+
+
+def _batch_size(value):
+    if isinstance(value, tf.SparseTensor):
+        return value.dense_shape[0]
+    if isinstance(value, tf.RaggedTensor):
+        return value.nrows()
+    return tf.shape(value, out_type=tf.int64)[0]
+
+
+def _missing(dtype, batch_size):
+    """A VarLen feature missing from a whole batch, as tf.io.parse_example gives it: no values."""
+    dense_shape = tf.stack([batch_size, tf.constant(0, tf.int64)])
+    return tf.SparseTensor(tf.zeros([0, 2], tf.int64), tf.zeros([0], dtype), dense_shape)
+
+
+def _as_sparse(value, dtype):
+    if isinstance(value, tf.SparseTensor):
+        return tf.sparse.SparseTensor(value.indices, tf.cast(value.values, dtype), value.dense_shape)
+    if not isinstance(value, tf.RaggedTensor):
+        value = tf.convert_to_tensor(value)
+        if value.shape.rank == 1:
+            value = value[:, tf.newaxis]
+        value = tf.RaggedTensor.from_tensor(value)
+    return tf.cast(value, dtype).to_sparse()
+
+
+def _as_dense(value, spec):
+    value = tf.cast(tf.convert_to_tensor(value), spec.dtype)
+    # A Keras input of shape (None, 1) feeds a scalar feature: the graph wants shape (None,).
+    if value.shape.rank == len(spec.shape) + 2 and value.shape[-1] == 1:
+        value = tf.squeeze(value, -1)
+    return value
