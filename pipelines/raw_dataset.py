@@ -1,0 +1,263 @@
+"""`make_raw_dataset`: a job's raw input as a tf.data pipeline, optionally transformed on the fly.
+
+For trying a model in a notebook before (re-)running the Beam job: the rows are read by the job's
+own `RowReader`, so they are typed, cleaned and skipped exactly as the job would (a row the job
+would quarantine is left out here), and batches look like ``tf.io.parse_example`` output of the raw
+feature spec: required features dense ``(batch,)``, optional ones sparse ``(batch, 1)``. With
+``transform=True`` each batch goes through `skewless.layers.TransformLayer`, so the features are the
+ones a model trained on the job's shards would see.
+
+Reading uses Apache Beam's file systems (as the job does), so this module is for machines that
+have Beam; `make_dataset` is the reader for training containers.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Sequence, Union
+
+import numpy as np
+import pyarrow as pa
+import tensorflow as tf
+
+from skewless.config import InputConfig, JobConfig, load_config
+from skewless.errors import ConfigError, InputError
+from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
+from skewless.pipelines.columns import RawColumn
+
+_log = logging.getLogger(__name__)
+
+# Formats whose work units start mid-file cheaply (a byte seek, a computed row range); the others
+# would re-read the head of the file for every unit, so they get one unit per file.
+_SPLITTABLE = ("csv", "synthetic")
+_UNITS_PER_INPUT = 4
+_KINDS = {tf.int64: "int", tf.float32: "float", tf.string: "bytes"}
+_FORMATS = {".csv": "csv", ".tfrecord": "tfrecord", ".parquet": "parquet"}
+
+
+def make_raw_dataset(
+    source: Union[JobConfig, InputConfig, dict, str, os.PathLike, Sequence[Union[str, os.PathLike]]],
+    graph_dir: Union[str, os.PathLike, None] = None,
+    batch_size: int = 256,
+    label: str | None = FROM_RUN,
+    transform: bool = False,
+    shuffle_buffer: int = 0,
+    seed: int | None = None,
+    num_epochs: int | None = 1,
+    drop_remainder: bool = False,
+) -> tf.data.Dataset:
+    """Batches of raw rows, straight from the input files (or generator) of a job.
+
+    Args:
+      source: a job config (`JobConfig`, a dict, or a YAML path), a job's `InputConfig`, or data
+        file paths (.csv with a header row, .tfrecord of tf.train.Example, .parquet; optionally .gz).
+      graph_dir: a run directory or its transform_graph/. Its raw feature spec then types the
+        columns; without it the config's schema, else the data's head, does.
+      batch_size: rows per batch.
+      label: the raw label column to return apart from the features. By default the config's
+        label column (or the one the run's run.json names); None returns only the features.
+      transform: map each batch through `TransformLayer(graph_dir)`; the features and label are
+        then the transformed ones (the transformed label is named like its column).
+      shuffle_buffer: rows held for shuffling (the work units are shuffled too); 0 keeps file order.
+      seed: makes the shuffled order the same on every run.
+      num_epochs: passes over the input; None repeats forever.
+      drop_remainder: drop the last, smaller batch of each epoch.
+
+    Returns:
+      A `tf.data.Dataset` of `(features, label)` pairs, or of `features` when there is no label.
+
+    Raises:
+      ConfigError: bad arguments, an unknown label, or data paths of an unknown format.
+      InputError: the input cannot be read.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    if transform and graph_dir is None:
+        raise ConfigError("transform=True needs graph_dir (the run whose transform graph to apply)")
+    config, input_config = _input_of(source)
+    input_config, paths = _expanded(config, input_config)
+    columns = _columns(config, input_config, paths, graph_dir)
+    if label == FROM_RUN:
+        label = _default_label(config, graph_dir)
+    if label is not None and label not in [column.name for column in columns]:
+        known = ", ".join(column.name for column in columns)
+        raise ConfigError(f"label {label!r} is not a raw column (columns: {known})")
+
+    from skewless.pipelines.sources import RowReader, input_sizes, plan_units
+
+    reader = RowReader(input_config, columns, allowed=_allowed_values(config))
+    units_wanted = len(paths) * (_UNITS_PER_INPUT if input_config.format in _SPLITTABLE else 1)
+    units = plan_units(input_config, paths, input_sizes(input_config, paths), max(units_wanted, 1))
+    shuffle = shuffle_buffer > 0
+
+    def unit_tables(index):
+        unit = units[int(index)]
+        for chunk in reader.read(unit):
+            if chunk.bad:
+                first = chunk.bad[0]
+                _log.warning(
+                    "skipped %d row(s) the job would quarantine; first: %s:%s: %s",
+                    len(chunk.bad), first.source, first.line, first.reason,
+                )
+            if chunk.table.num_rows:
+                yield _column_arrays(chunk.table, columns)
+
+    signature = _signature(columns)
+    indices = tf.data.Dataset.range(len(units))
+    if shuffle:
+        indices = indices.shuffle(len(units), seed=seed, reshuffle_each_iteration=True)
+    rows = indices.interleave(
+        lambda index: tf.data.Dataset.from_generator(unit_tables, args=(index,), output_signature=signature),
+        cycle_length=min(len(units), _UNITS_PER_INPUT),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    ).map(_features_of(columns)).unbatch()
+    if shuffle:
+        rows = rows.shuffle(shuffle_buffer, seed=None if seed is None else seed + 1, reshuffle_each_iteration=True)
+    batches = rows.batch(batch_size, drop_remainder=drop_remainder)
+    if transform:
+        batches = batches.map(_transformer(graph_dir, label))
+    if label is not None:
+        batches = batches.map(lambda features: (features, features.pop(label)))
+    if num_epochs != 1:
+        batches = batches.repeat(num_epochs)
+    return batches.prefetch(tf.data.AUTOTUNE)
+
+
+def _input_of(source) -> tuple[JobConfig | None, InputConfig]:
+    if isinstance(source, JobConfig):
+        return source, source.input
+    if isinstance(source, InputConfig):
+        return None, source
+    if isinstance(source, dict):
+        config = load_config(source)
+        return config, config.input
+    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    paths = [os.fspath(path) for path in paths]
+    if len(paths) == 1 and paths[0].endswith((".yaml", ".yml")):
+        config = load_config(paths[0])
+        return config, config.input
+    formats = {_format_of(path) for path in paths}
+    if len(formats) != 1:
+        raise ConfigError(f"the data files mix formats ({', '.join(sorted(formats))}); read one format at a time")
+    return None, InputConfig(format=formats.pop(), paths=paths, header=True)
+
+
+def _format_of(path: str) -> str:
+    name = path.removesuffix(".gz")
+    for suffix, data_format in _FORMATS.items():
+        if name.endswith(suffix):
+            return data_format
+    raise ConfigError(
+        f"{path}: cannot tell the format from the name (expected {', '.join(_FORMATS)}, optionally .gz); "
+        "pass a config to read other files"
+    )
+
+
+def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[InputConfig, list[str]]:
+    """The input files, and for a CSV with a header the column names read from it."""
+    from skewless.pipelines.job import _csv_header
+    from skewless.pipelines.sources import expand_paths
+
+    if input_config.format == "synthetic":
+        return input_config, []
+    resolve = config.resolve if config is not None else os.path.abspath
+    paths = expand_paths(input_config, resolve)
+    if input_config.format == "csv" and input_config.header and not input_config.columns:
+        input_config = input_config.model_copy(update={"columns": _csv_header(paths[0], input_config.delimiter)})
+    return input_config, paths
+
+
+def _columns(config: JobConfig | None, input_config: InputConfig, paths: list[str], graph_dir) -> list[RawColumn]:
+    """The raw columns to read, typed by the graph's raw feature spec, the config, or the data."""
+    if graph_dir is not None:
+        import tensorflow_transform as tft
+
+        spec = tft.TFTransformOutput(find_graph_dir(graph_dir)).raw_feature_spec()
+        return [
+            RawColumn(name, _KINDS[feature.dtype], optional=isinstance(feature, tf.io.VarLenFeature))
+            for name, feature in spec.items()
+        ]
+    if config is not None:
+        from skewless.pipelines.raw_types import resolve_columns
+
+        return resolve_columns(config, input_config, paths)
+    from skewless.pipelines.raw_types import infer_types
+
+    return [RawColumn(name, kind) for name, kind in infer_types(input_config, paths).items()]
+
+
+def _default_label(config: JobConfig | None, graph_dir) -> str | None:
+    if config is not None:
+        return config.label.column if config.label is not None else None
+    if graph_dir is not None:
+        return label_column(graph_dir)
+    return None
+
+
+def _allowed_values(config: JobConfig | None) -> dict[str, list[str]]:
+    """The values the job accepts per column (a label map's keys); other rows go to quarantine."""
+    if config is None:
+        return {}
+    from skewless.pipelines.job import _allowed_values as job_allowed_values
+
+    return job_allowed_values(config)
+
+
+def _signature(columns: list[RawColumn]) -> dict:
+    signature = {}
+    for column in columns:
+        signature[column.name] = tf.TensorSpec([None], column.tf_dtype())
+        if column.optional:
+            signature[_present(column.name)] = tf.TensorSpec([None], tf.bool)
+    return signature
+
+
+def _present(name: str) -> str:
+    # "/" cannot occur in a column name the job accepts as a feature, so this never collides.
+    return f"{name}/present"
+
+
+def _column_arrays(table: pa.Table, columns: list[RawColumn]) -> dict[str, np.ndarray]:
+    """An Arrow chunk as NumPy columns; an optional column gives its values and a presence mask."""
+    arrays = {}
+    for column in columns:
+        values = table.column(column.name).combine_chunks()
+        if column.optional:
+            arrays[_present(column.name)] = values.is_valid().to_numpy(zero_copy_only=False)
+            values = values.drop_null()
+        arrays[column.name] = values.to_numpy(zero_copy_only=False)
+    return arrays
+
+
+def _features_of(columns: list[RawColumn]):
+    """Chunk arrays -> features as `parse_example` gives them: optional columns as (rows, 1) sparse."""
+
+    def convert(arrays: dict) -> dict:
+        features = {}
+        for column in columns:
+            values = arrays[column.name]
+            if not column.optional:
+                features[column.name] = values
+                continue
+            present = arrays[_present(column.name)]
+            rows = tf.where(present)
+            features[column.name] = tf.SparseTensor(
+                indices=tf.concat([rows, tf.zeros_like(rows)], axis=1),
+                values=values,
+                dense_shape=tf.stack([tf.shape(present, out_type=tf.int64)[0], tf.constant(1, tf.int64)]),
+            )
+        return features
+
+    return convert
+
+
+def _transformer(graph_dir, label: str | None):
+    from skewless.layers.transform_layer import TransformLayer
+
+    layer = TransformLayer(graph_dir, label=label)
+
+    def apply(features: dict) -> dict:
+        return layer(features)
+
+    return apply
