@@ -1,0 +1,451 @@
+"""Issue 6's benchmark: `skewless run` against stock tf.Transform and a no-Beam near-limit, on the same census rows.
+
+One invocation runs, back to back and each as its own process, the stock reference (stock_tft.py), the near-limit
+reference (near_limit.py) and `skewless run` on a config this script writes (same transforms, gzip, 4 shards,
+one split). For each it measures wall seconds, rows/s and the peak resident memory of the whole process tree
+(psutil, every 0.2 s, summed over the process and all its children). Then it parses the TFRecords each wrote and
+checks that the values equal the stock output's, and prints a Markdown table.
+
+    python tests/benchmarks/bench_job.py                  # 1,009,391 rows: stock, near-limit, skewless
+    python tests/benchmarks/bench_job.py --skip-stock     # reuse the last stock output and figures for these rows
+    python tests/benchmarks/bench_job.py --only skewless --rows 100000
+    python tests/benchmarks/bench_job.py --scale          # skewless at 100k, 1M, 5M rows: linear time, flat memory
+
+Inputs and outputs live under --cache-dir (default /tmp/skewless-bench), never in the repository.
+Summed RSS counts pages shared between forked workers once per process, so it overstates multi-process jobs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import psutil  # noqa: E402
+import yaml  # noqa: E402
+
+from census_data import (  # noqa: E402
+    CATEGORICAL_COLUMNS,
+    COLUMNS,
+    DEFAULT_CACHE_DIR,
+    LABEL_COLUMN,
+    LABEL_MAP,
+    MILLION_ROWS,
+    NUMERIC_COLUMNS,
+    census_csv,
+)
+
+HERE = Path(__file__).resolve().parent
+JOBS = ("stock", "near_limit", "skewless")
+SCALE_ROWS = (100_000, MILLION_ROWS, 5_000_000)
+SHARDS = 4
+POLL_SECONDS = 0.2
+TOLERANCE = 1e-5
+CHILD_ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONUNBUFFERED": "1"}
+
+
+@dataclass
+class Measurement:
+    job: str
+    rows: int
+    seconds: float
+    cpu_seconds: float
+    peak_rss_bytes: int
+    returncode: int
+    output_bytes: int
+    when: str
+    load_average: float
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds
+
+
+# --- running and measuring -------------------------------------------------------------------------------------
+
+
+def tree_rss(process: psutil.Process) -> int:
+    """Resident bytes of a process and all its descendants (processes that exit mid-scan count as 0)."""
+    total = 0
+    try:
+        members = [process] + process.children(recursive=True)
+    except psutil.Error:
+        return 0
+    for member in members:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def measure(job: str, command: list[str], rows: int, output_dir: Path, log_path: Path) -> Measurement:
+    """Runs `command` to completion, polling the tree's RSS; the log keeps its stdout and stderr.
+
+    CPU seconds come from the rusage of reaped children, so they cover the whole tree; unlike wall seconds they
+    barely move when other work shares the cores.
+    """
+    shutil.rmtree(output_dir, ignore_errors=True)
+    when = datetime.datetime.now().isoformat(timespec="seconds")
+    load = os.getloadavg()[0]
+    peak = 0
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(log_path, "wb") as log:
+        start = time.perf_counter()
+        process = psutil.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=CHILD_ENV)
+        while process.poll() is None:
+            peak = max(peak, tree_rss(process))
+            time.sleep(POLL_SECONDS)
+        seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    written = sum(path.stat().st_size for path in output_dir.rglob("*.tfrecord*")) if output_dir.exists() else 0
+    return Measurement(job, rows, seconds, cpu, peak, process.returncode, written, when, load)
+
+
+def skewless_command() -> list[str]:
+    installed = shutil.which("skewless")
+    return [installed] if installed else [sys.executable, "-c", "from skewless.cli import main; main()"]
+
+
+def skewless_missing() -> str | None:
+    """Why `skewless run` cannot be benchmarked yet, or None when the job and its CLI command exist."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "from skewless.pipelines import run"], capture_output=True, text=True, env=CHILD_ENV
+    )
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["import failed"])[-1]
+        return f"`from skewless.pipelines import run` fails: {last}"
+    cli = subprocess.run(skewless_command() + ["run", "--help"], capture_output=True, text=True, env=CHILD_ENV)
+    if cli.returncode != 0:
+        return "`skewless run --help` fails: " + (cli.stderr.strip().splitlines() or ["no output"])[-1]
+    return None
+
+
+def write_skewless_config(csv_path: Path, output_dir: Path, config_path: Path) -> Path:
+    """The stock reference's transforms as a skewless job config, validated before it is used."""
+    from skewless.config import load_config
+
+    config = {
+        "name": "census-benchmark",
+        "input": {"format": "csv", "paths": [str(csv_path)], "columns": list(COLUMNS), "delimiter": ","},
+        "features": {
+            **{name: {"transform": "z_score"} for name in NUMERIC_COLUMNS},
+            **{name: {"transform": "vocabulary", "num_oov_buckets": 1} for name in CATEGORICAL_COLUMNS},
+        },
+        "label": {"column": LABEL_COLUMN, "map": dict(LABEL_MAP)},
+        # One split: every row lands in the output, so its row set equals the stock reference's.
+        "output": {"dir": str(output_dir), "splits": {"train": 1.0}, "compression": "gzip", "shards": SHARDS},
+    }
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    load_config(config_path)
+    return config_path
+
+
+def job_command(job: str, csv_path: Path, output_dir: Path, work_dir: Path, args: argparse.Namespace) -> list[str]:
+    if job == "stock":
+        script = [sys.executable, str(HERE / "stock_tft.py"), "--input", str(csv_path), "--output", str(output_dir)]
+        return script + shlex.split(args.stock_args)
+    if job == "near_limit":
+        return [sys.executable, str(HERE / "near_limit.py"), "--input", str(csv_path), "--output", str(output_dir)]
+    config = write_skewless_config(csv_path, output_dir, work_dir / "skewless.yaml")
+    return skewless_command() + ["run", str(config)] + shlex.split(args.skewless_args)
+
+
+# --- checking the values ---------------------------------------------------------------------------------------
+
+
+def graph_dir(job: str, output_dir: Path) -> Path | None:
+    """Where a job's transform graph is: stock writes it beside data/, skewless in transform_graph/."""
+    return {"stock": output_dir, "skewless": output_dir / "transform_graph"}.get(job)
+
+
+def read_examples(output_dir: Path, feature_spec: dict) -> dict[str, np.ndarray]:
+    """Every tf.Example in OUTPUT/data/*.tfrecord*, parsed with `feature_spec` into one array per feature."""
+    import tensorflow as tf
+
+    files = sorted(str(path) for path in (output_dir / "data").glob("*.tfrecord*"))
+    if not files:
+        raise FileNotFoundError(f"no TFRecord files in {output_dir / 'data'}")
+    compression = "GZIP" if files[0].endswith(".gz") else ""
+    dataset = (
+        tf.data.TFRecordDataset(files, compression_type=compression, num_parallel_reads=len(files))
+        .batch(16_384)
+        .map(lambda records: tf.io.parse_example(records, feature_spec), num_parallel_calls=tf.data.AUTOTUNE)
+    )
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in feature_spec}
+    for batch in dataset.as_numpy_iterator():
+        for name, values in batch.items():
+            parts[name].append(values)
+    return {name: np.concatenate(values) for name, values in parts.items()}
+
+
+def sorted_rows(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The rows in a canonical order: sorted by every column, integer ids first.
+
+    Equal raw values give bit-identical outputs within one job and distinct raw values differ by far more than
+    float noise, so two jobs with the same rows sort them into the same order.
+    """
+    names = sorted(columns, key=lambda name: (columns[name].dtype.kind == "f", name))
+    order = np.lexsort([columns[name] for name in reversed(names)])
+    return {name: values[order] for name, values in columns.items()}
+
+
+def compare_rows(reference: dict[str, np.ndarray], candidate: dict[str, np.ndarray]) -> list[str]:
+    """Differences between two outputs' row multisets, one line each; empty when they hold the same values."""
+    if set(reference) != set(candidate):
+        return [f"features differ: only in stock {sorted(set(reference) - set(candidate))}, "
+                f"only in candidate {sorted(set(candidate) - set(reference))}"]
+    sizes = {len(values) for values in reference.values()} | {len(values) for values in candidate.values()}
+    if len(sizes) != 1:
+        return [f"row counts differ: stock {len(next(iter(reference.values()))):,}, "
+                f"candidate {len(next(iter(candidate.values()))):,}"]
+    # Each feature's values on their own first: a difference there names the feature that is wrong.
+    problems = []
+    for name in sorted(reference):
+        problem = _column_difference(name, np.sort(reference[name]), np.sort(candidate[name]))
+        if problem:
+            problems.append(problem)
+    if problems:
+        return problems
+    # Then whole rows: the same values per feature could still be combined into other rows.
+    reference, candidate = sorted_rows(reference), sorted_rows(candidate)
+    for name in sorted(reference):
+        problem = _column_difference(name, reference[name], candidate[name])
+        if problem:
+            problems.append(f"rows differ although each feature's values match: {problem}")
+    return problems
+
+
+def _column_difference(name: str, want: np.ndarray, got: np.ndarray) -> str | None:
+    if want.dtype.kind == "f":
+        if np.allclose(got, want, rtol=TOLERANCE, atol=TOLERANCE):
+            return None
+        worst = float(np.max(np.abs(got.astype(np.float64) - want)))
+        return f"{name}: values differ beyond {TOLERANCE:g} (max abs difference {worst:.3g})"
+    if np.array_equal(got, want):
+        return None
+    return f"{name}: {int(np.sum(got != want)):,} of {len(want):,} ids differ"
+
+
+def compare_vocabularies(stock_graph: Path, candidate_graph: Path) -> list[str]:
+    """Each categorical feature's vocabulary against stock's, where the candidate's file name ends with the feature."""
+    import tensorflow_transform as tft
+
+    stock, candidate = tft.TFTransformOutput(str(stock_graph)), tft.TFTransformOutput(str(candidate_graph))
+    assets = [path.name for path in (candidate_graph / "transform_fn" / "assets").glob("*")]
+    problems = []
+    for name in CATEGORICAL_COLUMNS:
+        matches = [asset for asset in assets if asset == name or asset.endswith(f"_{name}")]
+        if len(matches) != 1:
+            problems.append(f"{name}: no single vocabulary file named after the feature (ids compared above only)")
+        elif candidate.vocabulary_by_name(matches[0]) != stock.vocabulary_by_name(name):
+            problems.append(f"{name}: vocabulary {matches[0]} differs from stock's")
+    return problems
+
+
+def check_against_stock(stock_dir: Path, job: str, output_dir: Path) -> tuple[bool, list[str]]:
+    """(same values?, notes): the job's features, rows and vocabularies against the stock output's."""
+    import tensorflow_transform as tft
+
+    spec = tft.TFTransformOutput(str(stock_dir)).transformed_feature_spec()
+    notes = []
+    own_graph = graph_dir(job, output_dir)
+    if own_graph is not None:
+        own_spec = tft.TFTransformOutput(str(own_graph)).transformed_feature_spec()
+        if own_spec != spec:
+            return False, [f"transformed feature spec differs: stock {spec}, {job} {own_spec}"]
+    problems = compare_rows(read_examples(stock_dir, spec), read_examples(output_dir, spec))
+    if own_graph is not None and not problems:
+        notes = compare_vocabularies(stock_dir, own_graph)
+        problems = [note for note in notes if "differs" in note]
+        notes = [note for note in notes if note not in problems]
+    return not problems, problems + notes
+
+
+# --- reporting -------------------------------------------------------------------------------------------------
+
+
+def machine_line() -> str:
+    model = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+         if line.startswith("model name")),
+        platform.processor() or "unknown CPU",
+    )
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    versions = ", ".join(
+        f"{package} {metadata.version(package)}"
+        for package in ("tensorflow", "tensorflow-transform", "tfx-bsl", "apache-beam", "pyarrow")
+    )
+    return (
+        f"{datetime.datetime.now().isoformat(timespec='minutes')} | {model}, {psutil.cpu_count()} logical cores, "
+        f"{psutil.virtual_memory().total / 2**30:.0f} GB RAM | load average at start {load} | "
+        f"Python {platform.python_version()}, {versions}"
+    )
+
+
+def gb(size: int) -> str:
+    return f"{size / 1e9:.2f} GB"
+
+
+def print_table(measurements: list[Measurement], stock: Measurement | None) -> None:
+    print("| job | started (load avg) | rows | wall s | CPU s | rows/s | peak RSS (tree) | output "
+          "| throughput vs stock | CPU s vs stock | peak RSS vs stock |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for m in measurements:
+        if stock:
+            ratios = (f"{m.rows_per_second / stock.rows_per_second:.2f}x | {m.cpu_seconds / stock.cpu_seconds:.2f}x | "
+                      f"{m.peak_rss_bytes / stock.peak_rss_bytes:.2f}x")
+        else:
+            ratios = "n/a | n/a | n/a"
+        print(f"| {m.job} | {m.when} ({m.load_average:.1f}) | {m.rows:,} | {m.seconds:.1f} | {m.cpu_seconds:.1f} | "
+              f"{m.rows_per_second:,.0f} | {gb(m.peak_rss_bytes)} | {m.output_bytes / 1e6:.0f} MB | {ratios} |")
+
+
+def earlier_stock(previous: dict) -> Measurement | None:
+    """The stock figures an earlier invocation saved, if they have this version's fields."""
+    try:
+        return Measurement(**previous["stock"])
+    except (KeyError, TypeError):
+        return None
+
+
+def report_failure(job: str, log_path: Path, returncode: int) -> None:
+    tail = log_path.read_text(errors="replace").strip().splitlines()[-15:]
+    print(f"{job} FAILED (exit code {returncode}); last lines of {log_path}:", *tail, sep="\n    ")
+
+
+# --- the two modes ---------------------------------------------------------------------------------------------
+
+
+def compare_jobs(args: argparse.Namespace) -> int:
+    """Runs the chosen jobs on the same file, prints the table, checks values against stock. Exit 1 on a failure."""
+    jobs = [job for job in (args.only or JOBS) if not (args.skip_stock and job == "stock")]
+    csv_path, source = census_csv(args.rows, args.cache_dir)
+    work_dir = Path(args.cache_dir) / "runs" / str(args.rows)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    results_path = work_dir / "results.json"
+    previous = json.loads(results_path.read_text()) if results_path.exists() else {}
+    print(f"machine: {machine_line()}")
+    print(f"input: {csv_path} ({source})\n")
+
+    failed = False
+    measurements = []
+    for job in jobs:
+        if job == "skewless":
+            missing = skewless_missing()
+            if missing:
+                print(f"skewless: skipped, the job does not exist yet: {missing}")
+                continue
+        output_dir = work_dir / job
+        log_path = work_dir / f"{job}.log"
+        command = job_command(job, csv_path, output_dir, work_dir, args)
+        print(f"running {job}: {shlex.join(command)}", flush=True)
+        m = measure(job, command, args.rows, output_dir, log_path)
+        print(f"  {m.seconds:.1f} s wall, {m.cpu_seconds:.1f} s CPU, peak RSS {gb(m.peak_rss_bytes)}, log {log_path}", flush=True)
+        if m.returncode != 0:
+            report_failure(job, log_path, m.returncode)
+            failed = True
+            continue
+        measurements.append(m)
+        previous[job] = asdict(m)
+    results_path.write_text(json.dumps(previous, indent=2))
+
+    stock = next((m for m in measurements if m.job == "stock"), None)
+    if stock is None and (work_dir / "stock" / "transform_fn").exists():
+        stock = earlier_stock(previous)
+        if stock is not None:
+            measurements.insert(0, stock)
+            print(f"\nstock: not run now; figures and output from the run of {stock.when}")
+    print()
+    print_table(measurements, stock)
+
+    if (work_dir / "stock" / "transform_fn").exists():
+        print()
+        for m in measurements:
+            if m.job == "stock":
+                continue
+            same, notes = check_against_stock(work_dir / "stock", m.job, work_dir / m.job)
+            print(f"values {m.job} vs stock: {'SAME' if same else 'DIFFERENT'}")
+            for note in notes:
+                print(f"    {note}")
+            failed |= not same
+    else:
+        print("\nvalues: not checked (no stock output for these rows; run without --skip-stock once)")
+    return 1 if failed else 0
+
+
+def scale(args: argparse.Namespace) -> int:
+    """`skewless run` at several sizes: time should grow linearly and peak memory stay flat."""
+    missing = skewless_missing()
+    if missing:
+        print(f"--scale needs the skewless job, which does not exist yet: {missing}")
+        return 1
+    print(f"machine: {machine_line()}\n")
+    measurements = []
+    for rows in args.scale_rows:
+        csv_path, source = census_csv(rows, args.cache_dir)
+        work_dir = Path(args.cache_dir) / "runs" / str(rows)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        output_dir, log_path = work_dir / "skewless", work_dir / "skewless.log"
+        command = job_command("skewless", csv_path, output_dir, work_dir, args)
+        print(f"running skewless on {rows:,} rows ({source})", flush=True)
+        m = measure("skewless", command, rows, output_dir, log_path)
+        if m.returncode != 0:
+            report_failure("skewless", log_path, m.returncode)
+            return 1
+        measurements.append(m)
+        shutil.rmtree(output_dir, ignore_errors=True)  # 5M rows of output is large; the figures are what matter
+    print("\n| rows | started (load avg) | wall s | CPU s | rows/s | wall s per 1M rows | peak RSS (tree) |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for m in measurements:
+        print(f"| {m.rows:,} | {m.when} ({m.load_average:.1f}) | {m.seconds:.1f} | {m.cpu_seconds:.1f} | "
+              f"{m.rows_per_second:,.0f} | {m.seconds / m.rows * 1e6:.1f} | {gb(m.peak_rss_bytes)} |")
+    by_rows = {m.rows: m for m in measurements}
+    if MILLION_ROWS in by_rows and 5_000_000 in by_rows:
+        one, five = by_rows[MILLION_ROWS], by_rows[5_000_000]
+        memory = five.peak_rss_bytes / one.peak_rss_bytes
+        wall = (five.seconds / five.rows) / (one.seconds / one.rows)
+        cpu = (five.cpu_seconds / five.rows) / (one.cpu_seconds / one.rows)
+        print(f"\npeak RSS 5M / 1M: {memory:.2f} ({'flat, within 20%' if memory <= 1.2 else 'NOT within 20%'})")
+        print(f"time per row 5M / 1M: wall {wall:.2f}, CPU {cpu:.2f} "
+              "(1.00 = linear; below 1 = fixed start-up cost amortized)")
+        return 0 if memory <= 1.2 else 1
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=MILLION_ROWS, help="census rows (default 31 x adult.data)")
+    parser.add_argument("--only", type=lambda text: text.split(","), metavar="JOB[,JOB]",
+                        help=f"run only these jobs, of {', '.join(JOBS)}")
+    parser.add_argument("--skip-stock", action="store_true",
+                        help="do not rerun stock; compare against its last output and figures for --rows")
+    parser.add_argument("--scale", action="store_true", help="run skewless alone at 100k, 1M and 5M rows")
+    parser.add_argument("--scale-rows", type=int, nargs="+", default=list(SCALE_ROWS), help=argparse.SUPPRESS)
+    parser.add_argument("--stock-args", default="", help="extra Beam flags for the stock reference, one string")
+    parser.add_argument("--skewless-args", default="", help="extra flags for `skewless run`, one string")
+    parser.add_argument("--cache-dir", default=str(DEFAULT_CACHE_DIR), help="inputs, outputs, logs (not the repo)")
+    args = parser.parse_args()
+    unknown = set(args.only or ()) - set(JOBS)
+    if unknown:
+        parser.error(f"--only: unknown job(s) {sorted(unknown)}; choose from {', '.join(JOBS)}")
+    return scale(args) if args.scale else compare_jobs(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
