@@ -55,6 +55,34 @@ def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, names)
 
 
+class ChunkTransformer:
+    """The graph applied to raw tables and encoded: the one code path of the job and of `skewless verify`."""
+
+    def __init__(self, graph_dir: str, columns: list[RawColumn]):
+        import tensorflow_transform as tft
+        from tfx_bsl.coders import example_coder
+        from tfx_bsl.tfxio import tensor_adapter, tensor_representation_util
+
+        from skewless.pipelines.columns import raw_schema
+
+        self.columns = columns
+        self.output = tft.TFTransformOutput(graph_dir)
+        representations = tensor_representation_util.InferTensorRepresentationsFromSchema(raw_schema(columns))
+        self._adapter = tensor_adapter.TensorAdapter(
+            tensor_adapter.TensorAdapterConfig(arrow_schema(columns), representations)
+        )
+        self._encoder = example_coder.RecordBatchToExamplesEncoder(self.output.transformed_metadata.schema)
+
+    def transform(self, table: pa.Table) -> dict:
+        """Raw rows (typed columns, nulls where missing) -> transformed tensors, one row each."""
+        batch = to_record_batch(table, self.columns)
+        return self.output.transform_raw_features(self._adapter.ToBatchTensors(batch, produce_eager_tensors=True))
+
+    def encode(self, batch: pa.RecordBatch) -> list[bytes]:
+        """Transformed rows (`tensors_to_record_batch`) -> serialized tf.train.Examples."""
+        return self._encoder.encode(batch)
+
+
 class TransformUnitFn(beam.DoFn):
     """Transforms and writes one work unit; yields its summary (rows per split, shards, quarantine)."""
 
@@ -78,34 +106,18 @@ class TransformUnitFn(beam.DoFn):
         self._compression = compression
         self._unit_count = unit_count
         self._vocabulary_features = vocabulary_features
-        self._graph = None
-
-    def _load(self):
-        if self._graph is None:
-            import tensorflow_transform as tft
-            from tfx_bsl.coders import example_coder
-            from tfx_bsl.tfxio import tensor_adapter, tensor_representation_util
-
-            from skewless.pipelines.columns import raw_schema
-
-            output = tft.TFTransformOutput(self._graph_dir)
-            representations = tensor_representation_util.InferTensorRepresentationsFromSchema(
-                raw_schema(self._columns)
-            )
-            adapter = tensor_adapter.TensorAdapter(
-                tensor_adapter.TensorAdapterConfig(arrow_schema(self._columns), representations)
-            )
-            encoder = example_coder.RecordBatchToExamplesEncoder(output.transformed_metadata.schema)
-            vocab_sizes = {
-                name: output.vocabulary_size_by_name(vocabulary_filename(name)) for name in self._vocabulary_features
-            }
-            self._graph = (output, adapter, encoder, vocab_sizes)
-        return self._graph
+        self._transformer = None
 
     def process(self, unit: WorkUnit, graph_ready=None):
         from apache_beam.io.filesystems import FileSystems
 
-        output, adapter, encoder, vocab_sizes = self._load()
+        if self._transformer is None:
+            self._transformer = ChunkTransformer(self._graph_dir, self._columns)
+        transformer = self._transformer
+        vocab_sizes = {
+            name: transformer.output.vocabulary_size_by_name(vocabulary_filename(name))
+            for name in self._vocabulary_features
+        }
         writers = {
             split: ShardWriter(
                 FileSystems.join(self._output_dir, "data", shard_name(split, unit.index, self._unit_count, self._compression)),
@@ -122,16 +134,15 @@ class TransformUnitFn(beam.DoFn):
                 quarantine.extend(row.to_json() for row in chunk.bad)
                 if chunk.table.num_rows == 0:
                     continue
-                batch = to_record_batch(chunk.table, self._columns)
-                transformed = output.transform_raw_features(adapter.ToBatchTensors(batch, produce_eager_tensors=True))
+                transformed = transformer.transform(chunk.table)
                 for name, size in vocab_sizes.items():
                     oov[name] += int(np.count_nonzero(transformed[name].numpy() >= size))
-                encoded = tensors_to_record_batch(transformed)
+                batch = tensors_to_record_batch(transformed)
                 split_index = split_of(chunk.keys, self._fractions)
                 for index, split in enumerate(self._split_names):
                     rows = np.flatnonzero(split_index == index)
                     if len(rows):
-                        writers[split].write_all(encoder.encode(encoded.take(pa.array(rows))))
+                        writers[split].write_all(transformer.encode(batch.take(pa.array(rows))))
         except BaseException:
             for writer in writers.values():
                 writer.abort()
