@@ -58,13 +58,13 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None) -> 
     output_dir = config.resolve(config.output.dir)
     if os.path.exists(output_dir) and not overwrite:
         raise OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
-    plan = _plan(config)
+    job_plan = plan(config)
     staging = f"{output_dir.rstrip('/')}.staging-{uuid.uuid4().hex[:8]}"
     os.makedirs(staging)
     try:
-        _run_pipeline(config, plan, staging, beam_args or [])
+        _run_pipeline(config, job_plan, staging, beam_args or [])
         pipeline_seconds = time.time() - started
-        report = _assemble(config, plan, staging, started, pipeline_seconds)
+        report = _assemble(config, job_plan, staging, started, pipeline_seconds)
         _publish(staging, output_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -80,7 +80,8 @@ class _Plan:
     estimated_bytes: int
 
 
-def _plan(config: JobConfig) -> _Plan:
+def plan(config: JobConfig) -> _Plan:
+    """Resolves inputs, column types and work units; the job and `skewless verify` share it."""
     from skewless.pipelines import shards, sources
     from skewless.pipelines.raw_types import resolve_columns
 
@@ -131,7 +132,7 @@ def _pipeline_options(config: JobConfig, beam_args: list[str]):
         raise ConfigError(f"runner options: {error}") from None
 
 
-def _run_pipeline(config: JobConfig, plan: _Plan, staging: str, beam_args: list[str]) -> None:
+def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: list[str]) -> None:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
     from apache_beam.io.filesystems import FileSystems
@@ -144,8 +145,8 @@ def _run_pipeline(config: JobConfig, plan: _Plan, staging: str, beam_args: list[
     from skewless.pipelines.transform import TransformUnitFn
 
     graph_dir = os.path.join(staging, "transform_graph")
-    reader = RowReader(plan.input_config, plan.columns, config.output.split_key, _allowed_values(config))
-    columns = plan.columns
+    reader = RowReader(job_plan.input_config, job_plan.columns, config.output.split_key, _allowed_values(config))
+    columns = job_plan.columns
     adapter_config = tensor_adapter.TensorAdapterConfig(
         arrow_schema(columns),
         tensor_representation_util.InferTensorRepresentationsFromSchema(raw_schema(columns)),
@@ -156,7 +157,7 @@ def _run_pipeline(config: JobConfig, plan: _Plan, staging: str, beam_args: list[
         with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
             tables = (
                 pipeline
-                | "PlanAnalysis" >> beam.Create(plan.units, reshuffle=True)
+                | "PlanAnalysis" >> beam.Create(job_plan.units, reshuffle=True)
                 | "ReadForAnalysis" >> beam.FlatMap(lambda unit, r=reader: (c.table for c in r.read(unit)))
             )
             batches = tables | "ToRecordBatches" >> beam.Map(to_record_batch, columns)
@@ -171,7 +172,7 @@ def _run_pipeline(config: JobConfig, plan: _Plan, staging: str, beam_args: list[
         )
         _ = (
             pipeline
-            | "PlanTransform" >> beam.Create(plan.units, reshuffle=True)
+            | "PlanTransform" >> beam.Create(job_plan.units, reshuffle=True)
             | "TransformAndWrite"
             >> beam.ParDo(
                 TransformUnitFn(
@@ -181,7 +182,7 @@ def _run_pipeline(config: JobConfig, plan: _Plan, staging: str, beam_args: list[
                     staging,
                     config.output.splits,
                     config.output.compression,
-                    len(plan.units),
+                    len(job_plan.units),
                     vocabulary_features,
                 ),
                 graph_ready=beam.pvalue.AsSingleton(graph_written),
@@ -208,12 +209,12 @@ def _write_json(value, path: str) -> None:
         handle.write(json.dumps(value, sort_keys=True).encode())
 
 
-def _assemble(config: JobConfig, plan: _Plan, staging: str, started: float, pipeline_seconds: float) -> dict:
+def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, pipeline_seconds: float) -> dict:
     """Sums the units' summaries into run.json, and refuses output past max_bad_fraction."""
     with open(os.path.join(staging, STATS_FILE)) as handle:
         raw_stats = json.load(handle)
     parts = []
-    for unit in plan.units:
+    for unit in job_plan.units:
         with open(_part_path(staging, unit.index)) as handle:
             parts.append(json.load(handle))
     read = sum(p["read"] for p in parts)
@@ -229,8 +230,8 @@ def _assemble(config: JobConfig, plan: _Plan, staging: str, started: float, pipe
         raise InputError("the input holds no rows")
     shards = {split: [p["shards"][split] for p in parts] for split in config.output.splits}
     written = {split: sum(s["rows"] for s in shards[split]) for split in shards}
-    features = _feature_report(config, plan.columns, raw_stats, parts, staging)
-    _write_metadata(config, plan.columns, staging)
+    features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
+    _write_metadata(config, job_plan.columns, staging)
     shutil.rmtree(os.path.join(staging, PARTS_DIR))
     os.remove(os.path.join(staging, STATS_FILE))
     report = {

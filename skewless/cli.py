@@ -156,6 +156,29 @@ def export(
     typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
 
 
+@app.command()
+def verify(
+    run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
+    sample: int = typer.Option(1000, "--sample", "-n", min=1, help="Raw rows to take from the run's input."),
+    export_dir: Optional[str] = typer.Option(
+        None, "--export", help="Check this export's transform_features signature instead of TransformLayer."
+    ),
+) -> None:
+    """Skew check: the batch path and the serving path must transform the same raw rows identically.
+
+    Exits 1 on any difference.
+    """
+    from skewless.pipelines.verify import print_result, verify as run_verify
+
+    try:
+        result = run_verify(run_dir, sample=sample, export_dir=export_dir)
+    except SkewlessError as error:
+        fail(str(error))
+    print_result(result)
+    if result.differences:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
         app()
