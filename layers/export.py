@@ -50,7 +50,7 @@ def export_serving_model(
     ```python
     from skewless.layers import export_serving_model
 
-    export_serving_model("out/census", "model.keras", "export/census/1")
+    export_serving_model("out/example", "model.keras", "export/example/1")
     ```
     """
     export_dir = os.fspath(export_dir)

@@ -25,8 +25,8 @@ def raw_inputs(
     ```python
     from skewless.layers import TransformLayer, raw_inputs
 
-    inputs = raw_inputs("out/census")           # {"age": <KerasTensor (None,) float32>, ...}
-    features = TransformLayer("out/census")(inputs)
+    inputs = raw_inputs("out/example")           # {"age": <KerasTensor shape=(None,), dtype=int64>, ...}
+    features = TransformLayer("out/example")(inputs)
     ```
     """
     import tensorflow_transform as tft

@@ -41,16 +41,17 @@ class TransformLayer(keras.layers.Layer):
         graph_spec: filled by `get_config` so a model loaded from a ``.keras`` file can be rebuilt
             before its assets are restored; leave it out.
 
-    Example:
+    Example (after ``skewless run configs/example.yaml``):
 
     ```python
     import keras
     from skewless.layers import TransformLayer, raw_inputs
 
-    inputs = raw_inputs("out/census")
-    features = TransformLayer("out/census")(inputs)
-    hidden = keras.layers.Concatenate()([keras.ops.expand_dims(features[name], -1) for name in ("age", "hours")])
-    model = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(hidden))
+    inputs = raw_inputs("out/example")
+    features = TransformLayer("out/example")(inputs)
+    numeric = [keras.ops.expand_dims(features[name], -1) for name in ("age", "fnlwgt")]
+    output = keras.layers.Dense(1, activation="sigmoid")(keras.layers.Concatenate()(numeric))
+    model = keras.Model(inputs, output)
     ```
     """
 
