@@ -33,7 +33,8 @@ class TransformLayer(keras.layers.Layer):
     are then not returned. Unknown keys are ignored.
 
     The graph's files (vocabularies and every other asset) are saved inside the ``.keras`` file and
-    the exported SavedModel, so neither needs the run directory once written.
+    the exported SavedModel, so neither needs the run directory once written. Loading a ``.keras``
+    file needs ``import skewless.layers`` first (which registers the layer), no ``custom_objects``.
 
     Args:
         graph_dir: the run directory or its ``transform_graph/`` folder.
