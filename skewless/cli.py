@@ -179,6 +179,26 @@ def verify(
         raise typer.Exit(1)
 
 
+@app.command()
+def report(
+    run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
+    open_: bool = typer.Option(False, "--open", help="Open the report in the default web browser."),
+) -> None:
+    """Re-render RUN_DIR/report.html: run summary, per-feature statistics and charts, quarantine reasons."""
+    from skewless.report import render_report
+
+    try:
+        path = render_report(run_dir)
+    except SkewlessError as error:
+        fail(str(error))
+    typer.echo(path)
+    if open_:
+        import pathlib
+        import webbrowser
+
+        webbrowser.open(pathlib.Path(path).resolve().as_uri())
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,51 @@
+"""The run report: RUN_DIR/report.html, one self-contained page about a run (summary, features, quarantine).
+
+It reads only the run directory's small files (run.json, config.yaml, quarantine/, vocabulary assets),
+never TensorFlow or Apache Beam, so it renders in well under a second and anywhere the run can be read.
+
+Example:
+
+```python
+from skewless.report import render_report
+
+path = render_report("out/example")   # "out/example/report.html"
+```
+"""
+
+from __future__ import annotations
+
+import os
+
+from skewless.report.page import render_page
+from skewless.report.run_files import CONFIG_FILE, load_config, load_summary, quarantine_reasons, vocabulary
+
+REPORT_FILE = "report.html"
+
+__all__ = ["REPORT_FILE", "render_report"]
+
+
+def render_report(run_dir: str | os.PathLike) -> str:
+    """Writes RUN_DIR/report.html from the run's files and returns its path.
+
+    Raises InputError when RUN_DIR has no readable run.json.
+    """
+    run_dir = os.fspath(run_dir)
+    summary = load_summary(run_dir)
+    config_path = os.path.join(run_dir, CONFIG_FILE)
+    config_text = ""
+    if os.path.exists(config_path):
+        with open(config_path, encoding="utf-8", errors="replace") as handle:
+            config_text = handle.read()
+    vocabularies = {
+        name: vocabulary(run_dir, name) for name, feature in summary["features"].items() if "vocabulary_size" in feature
+    }
+    page = render_page(
+        os.path.abspath(run_dir), summary, load_config(run_dir), quarantine_reasons(run_dir), vocabularies, config_text
+    )
+    path = os.path.join(run_dir, REPORT_FILE)
+    # Written beside and renamed, so a browser reloading the page never sees half of it.
+    partial = f"{path}.partial"
+    with open(partial, "w", encoding="utf-8") as handle:
+        handle.write(page)
+    os.replace(partial, path)
+    return path
