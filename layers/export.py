@@ -94,7 +94,7 @@ def export_serving_model(
 
 
 def read_spec_file(export_dir: str | os.PathLike) -> dict:
-    """The raw and transformed feature specs an export was written with: ``{"raw": ..., "label": ...}``."""
+    """What an export serves: ``{"raw": raw spec without the label, "transformed": ..., "label": column}``."""
     path = os.path.join(os.fspath(export_dir), SPEC_FILE)
     if not tf.io.gfile.exists(path):
         raise InputError(f"{path}: missing; {export_dir} was not written by skewless export")
@@ -173,16 +173,23 @@ def _load_model(path: str):
         raise InputError(f"{path}: model file not found")
     try:
         return keras.models.load_model(path)
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: cannot load the Keras model: {error}") from None
+    except (OSError, TypeError, ValueError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InputError(f"{path}: cannot load the Keras model: {first_line}") from None
 
 
 def _find_transform_layer(model) -> TransformLayer | None:
     """The model's TransformLayer, searching nested models too."""
-    found = [layer for layer in model._flatten_layers(include_self=False) if isinstance(layer, TransformLayer)]
+    found = [layer for layer in _all_layers(model) if isinstance(layer, TransformLayer)]
     if len(found) > 1:
         raise SchemaError(f"model {model.name!r} has {len(found)} TransformLayers; export supports one")
     return found[0] if found else None
+
+
+def _all_layers(model):
+    for layer in getattr(model, "layers", []):
+        yield layer
+        yield from _all_layers(layer)
 
 
 def _named_inputs(model) -> dict[str, keras.KerasTensor]:
@@ -193,7 +200,7 @@ def _named_inputs(model) -> dict[str, keras.KerasTensor]:
         raise SchemaError(f"model {model.name!r} has no defined inputs; build it with keras.Input") from None
     if isinstance(structure, dict):
         return dict(structure)
-    return {tensor.name: tensor for tensor in tf.nest.flatten(structure)}
+    return {tensor.name: tensor for tensor in keras.tree.flatten(structure)}
 
 
 def _served_transformed_features(graph: TransformLayer) -> dict:
