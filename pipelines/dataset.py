@@ -25,6 +25,10 @@ from skewless.errors import ConfigError, InputError
 _MAX_PARALLEL_FILES = 16
 # Large reads amortize the per-call cost of the gzip decoder.
 _READ_BUFFER_BYTES = 1 << 20
+# Each file hands its records to the parallel interleave in chunks: the interleave's cost per element
+# (thread hand-offs) is then paid once per chunk. One record per element roughly doubled the
+# reader's CPU time on 1M rows.
+_READ_CHUNK = 64
 _SHARD_NAME = re.compile(r"^(?P<split>.+)-\d+-of-\d+\.tfrecord(\.gz)?$")
 
 
@@ -66,7 +70,8 @@ def make_dataset(
         keeps tf.data's default (deterministic).
       data_service: "grpc://host:port" of a tf.data service dispatcher; reading, shuffling and
         parsing then run on its workers, which share out the shard files so that every row is
-        read once per epoch. The workers must be able to open the shard paths.
+        read once per epoch. Each worker batches the rows of its own files, so an epoch can end
+        with a short batch per worker. The workers must be able to open the shard paths.
       features: the names of the features to read (default: all but the label).
 
     Returns:
@@ -93,11 +98,11 @@ def make_dataset(
     if shuffle and snapshot_dir is None:
         files = files.shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
     records = files.interleave(
-        _read_records,
+        _read_chunks,
         cycle_length=min(len(paths), _MAX_PARALLEL_FILES),
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=deterministic,
-    )
+    ).unbatch()
     if snapshot_dir is not None:
         records = records.snapshot(os.fspath(snapshot_dir), compression="AUTO")
     if shuffle:
@@ -218,9 +223,10 @@ def _parse_spec(run_dir: str, label: str | None, features: Sequence[str] | None)
     return {name: spec[name] for name in names}
 
 
-def _read_records(path: tf.Tensor) -> tf.data.Dataset:
+def _read_chunks(path: tf.Tensor) -> tf.data.Dataset:
     compression = tf.where(tf.strings.regex_full_match(path, r".*\.gz"), "GZIP", "")
-    return tf.data.TFRecordDataset(path, compression_type=compression, buffer_size=_READ_BUFFER_BYTES)
+    records = tf.data.TFRecordDataset(path, compression_type=compression, buffer_size=_READ_BUFFER_BYTES)
+    return records.batch(_READ_CHUNK)
 
 
 def _parser(spec: dict, label: str | None):

@@ -16,7 +16,7 @@ import tensorflow as tf
 from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io, schema_utils
 
 from skewless.errors import ConfigError, InputError
-from skewless.pipelines.dataset import make_dataset
+from skewless.pipelines.dataset import _READ_CHUNK, make_dataset
 
 TRAIN_SHARDS = [range(0, 50), range(50, 90), range(90, 127)]
 EVAL_SHARDS = [range(127, 160)]
@@ -86,16 +86,12 @@ def test_reads_every_row_once_per_epoch_with_its_values(run_dir):
 
 def test_without_shuffle_rows_come_in_file_order(run_dir):
     ids = _ids(make_dataset(run_dir, batch_size=10, shuffle_buffer=0, deterministic=True))
-    # the interleave takes one row from each shard in turn until the shorter shards run out
+    # the interleave takes a chunk of rows from each shard in turn until the shorter shards run out
+    chunks = [[list(rows[i:i + _READ_CHUNK]) for i in range(0, len(rows), _READ_CHUNK)] for rows in TRAIN_SHARDS]
     expected = []
-    iterators = [iter(rows) for rows in TRAIN_SHARDS]
-    while iterators:
-        for iterator in list(iterators):
-            row = next(iterator, None)
-            if row is None:
-                iterators.remove(iterator)
-            else:
-                expected.append(row)
+    for turn in range(max(map(len, chunks))):
+        for shard in chunks:
+            expected.extend(shard[turn] if turn < len(shard) else [])
     assert ids == expected
 
 
