@@ -1,0 +1,83 @@
+"""Shard sizing (`output.shards: auto`) and work units: the arithmetic pinned, every line owned once."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from skewless.config import InputConfig, load_config
+from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.shards import MB, auto_shard_count, shard_name
+from skewless.pipelines.sources import RowReader, plan_units
+
+CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    "size, readers, expected",
+    [
+        (300 * 1024, 1, 1),  # small data: one file
+        (2 * MB, 1, 2),  # no file under ~1 MB
+        (123 * MB, 1, 10),  # the 1M-row census CSV: 10 files for one reader
+        (5 * 1024 * MB, 1, 40),  # 5 GB: 128 MB files
+        (1024 * MB, 4, 40),  # 10 files per reader beats the size rule
+        (30 * 1024 * MB, 4, 240),  # 30 GB: the size rule beats 10 per reader
+    ],
+)
+def test_auto_shard_count(size, readers, expected):
+    assert auto_shard_count(size, 128, readers) == expected
+
+
+def test_auto_shard_count_follows_the_target_size():
+    assert auto_shard_count(1000 * MB, target_shard_mb=200) == 10
+    assert auto_shard_count(1000 * MB, target_shard_mb=50) == 20
+
+
+def test_shard_names():
+    assert shard_name("train", 3, 12, "gzip") == "train-00003-of-00012.tfrecord.gz"
+    assert shard_name("eval", 0, 1, "none") == "eval-00000-of-00001.tfrecord"
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+def test_shipped_configs_are_valid(path):
+    config = load_config(path)
+    assert config.features
+
+
+def test_units_partition_the_inputs_in_order():
+    config = InputConfig(format="csv", paths=["a", "b"], columns=["x"])
+    units = plan_units(config, ["a", "b"], [100, 50], 3)
+    assert [[(s.path, s.start, s.stop) for s in u.segments] for u in units] == [
+        [("a", 0, 50)],
+        [("a", 50, 100)],
+        [("b", 0, 50)],
+    ]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(st.integers(min_value=0, max_value=10**6), min_size=0, max_size=60),
+    blank_every=st.integers(min_value=0, max_value=7),
+    units=st.integers(min_value=1, max_value=9),
+    crlf=st.booleans(),
+)
+def test_byte_range_units_read_every_row_exactly_once(tmp_path_factory, lines, blank_every, units, crlf):
+    folder = tmp_path_factory.mktemp("csv")
+    newline = "\r\n" if crlf else "\n"
+    text = ""
+    for index, value in enumerate(lines):
+        if blank_every and index % blank_every == 0:
+            text += newline  # blank lines are not rows
+        text += f"{value},{index}{newline}"
+    path = folder / "data.csv"
+    path.write_bytes(text.encode())
+    config = InputConfig(format="csv", paths=[str(path)], columns=["value", "index"])
+    columns = [RawColumn("value", "int"), RawColumn("index", "int")]
+    reader = RowReader(config, columns)
+    seen = []
+    for unit in plan_units(config, [str(path)], [len(text.encode())], units):
+        for chunk in reader.read(unit):
+            assert not chunk.bad
+            seen.extend(chunk.table.column("index").to_pylist())
+    assert seen == list(range(len(lines)))
