@@ -25,6 +25,7 @@ from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyB
 from skewless.pipelines.columns import RawColumn
 
 STATS_FILE = "_stats.json"
+STAGING_MARK = ".staging-"
 PARTS_DIR = "_parts"
 
 
@@ -59,7 +60,8 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None) -> 
     if os.path.exists(output_dir) and not overwrite:
         raise OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
     job_plan = plan(config)
-    staging = f"{output_dir.rstrip('/')}.staging-{uuid.uuid4().hex[:8]}"
+    _remove_stale_staging(output_dir)
+    staging = f"{output_dir.rstrip('/')}{STAGING_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.makedirs(staging)
     try:
         _run_pipeline(config, job_plan, staging, beam_args or [])
@@ -145,7 +147,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
     from skewless.pipelines.transform import TransformUnitFn
 
     graph_dir = os.path.join(staging, "transform_graph")
-    reader = RowReader(job_plan.input_config, job_plan.columns, config.output.split_key, _allowed_values(config))
+    reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     columns = job_plan.columns
     adapter_config = tensor_adapter.TensorAdapterConfig(
         arrow_schema(columns),
@@ -303,8 +305,45 @@ def _versions() -> dict:
 
 
 def _publish(staging: str, output_dir: str) -> None:
-    """Moves the finished staging directory into place; an old output is removed only at this point."""
-    if os.path.exists(output_dir):
-        shutil.rmtree(output_dir)
+    """Moves the finished staging directory into place.
+
+    An old output is first renamed aside (to a staging name, so a later run removes it if this one is
+    killed), then deleted: at every moment the output path holds a whole run or nothing.
+    """
     os.makedirs(os.path.dirname(os.path.abspath(output_dir)), exist_ok=True)
+    old = None
+    if os.path.exists(output_dir):
+        old = f"{output_dir.rstrip('/')}{STAGING_MARK}{os.getpid()}-replaced-{uuid.uuid4().hex[:8]}"
+        os.rename(output_dir, old)
     os.rename(staging, output_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove_stale_staging(output_dir: str) -> None:
+    """Deletes staging directories of `output_dir` left by killed runs (whose process is gone).
+
+    A staging directory is named ``<output>.staging-<pid>-<token>``; one whose process still runs
+    belongs to a concurrent run and is left alone.
+    """
+    parent, name = os.path.split(os.path.abspath(output_dir))
+    if not os.path.isdir(parent):
+        return
+    for entry in os.listdir(parent):
+        if not entry.startswith(name + STAGING_MARK):
+            continue
+        pid = entry[len(name + STAGING_MARK) :].split("-", 1)[0]
+        if not pid.isdigit() or not _process_alive(int(pid)):
+            shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # a staging dir named with our own pid is from an earlier process that had this pid
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

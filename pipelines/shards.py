@@ -25,6 +25,8 @@ import struct
 import uuid
 import zlib
 
+import google_crc32c
+
 MB = 1 << 20
 SYNTHETIC_ROW_BYTES = 100
 
@@ -40,9 +42,8 @@ def shard_name(split: str, index: int, count: int, compression: str) -> str:
     return f"{split}-{index:05d}-of-{count:05d}{suffix}"
 
 
-def _masked_crc(data: bytes) -> int:
-    import google_crc32c
-
+def masked_crc(data: bytes) -> int:
+    """TFRecord's checksum: CRC32C, rotated right by 15 bits plus a constant."""
     crc = google_crc32c.value(data)
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
@@ -69,9 +70,9 @@ class ShardWriter:
         for record in records:
             header = struct.pack("<Q", len(record))
             parts.append(header)
-            parts.append(struct.pack("<I", _masked_crc(header)))
+            parts.append(struct.pack("<I", masked_crc(header)))
             parts.append(record)
-            parts.append(struct.pack("<I", _masked_crc(record)))
+            parts.append(struct.pack("<I", masked_crc(record)))
         self._emit(b"".join(parts))
         self.records += len(records)
 

@@ -11,31 +11,33 @@ newlines are not supported in splittable CSV). Files that cannot be split (gzip 
 
 Every reader returns `Chunk`s: the rows that decoded, typed as the raw columns say, each with a split
 key, plus the rows that did not (`BadRow`, with file, line or record number and the reason) so that
-the job can put them in quarantine instead of dropping them.
+the job can put them in quarantine instead of dropping them. What makes a row bad is decided where
+`skewless schema validate` decides it: CSV lines are split by `schemas.readers.parse_csv_block`, text
+is parsed by `schemas.row_checks.parse_text` and every row is judged by `check_batch` against the
+job's schema (`job_schema`). Damaged files (a TFRecord CRC, a cut gzip stream) are an `InputError`.
 """
 
 from __future__ import annotations
 
-import io
-import re
+import json
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.config import InputConfig
+from skewless.config import InputConfig, JobConfig
 from skewless.errors import InputError
 from skewless.pipelines.columns import ARROW_TYPES, RawColumn
+from skewless.pipelines.input_files import count_records, is_gzip, open_input, read_records
 
 CSV_BLOCK_BYTES = 8 << 20
 ROW_CHUNK = 65_536
-
-_NUMBER_PATTERNS = {
-    "int": r"^[+-]?\d+$",
-    "float": r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[iI]nf(inity)?|[nN]a[nN])$",
-}
+# Bad records are kept in quarantine by their first bytes, in hex.
+RAW_RECORD_BYTES = 200
+_KEY_SEED = 0x9E3779B97F4A7C15
+_NULL_HASH = 0x5BD1E9955BD1E995
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,10 @@ def expand_paths(input_config: InputConfig, resolve) -> list[str]:
 
 
 def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
-    """Per input, the size that work is divided by: bytes (CSV), rows (Parquet, synthetic), records (TFRecord)."""
+    """Per input, the size that work is divided by: bytes (CSV), rows (Parquet, synthetic), records (TFRecord).
+
+    Counting TFRecord records checks every record, so a damaged file fails here, before the job starts.
+    """
     from apache_beam.io.filesystems import FileSystems
 
     if input_config.format == "synthetic":
@@ -105,7 +110,7 @@ def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
 
         return [pq.ParquetFile(FileSystems.open(p)).metadata.num_rows for p in paths]
     if input_config.format == "tfrecord":
-        return [_count_records(p) for p in paths]
+        return [count_records(p) for p in paths]
     return [FileSystems.match([p])[0].metadata_list[0].size_in_bytes for p in paths]
 
 
@@ -117,7 +122,7 @@ def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], nu
     """
     if input_config.format == "synthetic":
         paths = ["synthetic"]
-    splittable = [not (input_config.format == "csv" and _is_gzip(p)) for p in paths]
+    splittable = [not (input_config.format == "csv" and is_gzip(p)) for p in paths]
     total = sum(sizes)
     if total == 0:
         return [WorkUnit(0, tuple(Segment(p, 0, -1) for p in paths))]
@@ -139,18 +144,42 @@ def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], nu
     return [WorkUnit(i, tuple(segments)) for i, segments in enumerate(units)]
 
 
-def _is_gzip(path: str) -> bool:
-    return path.endswith(".gz") or path.endswith(".gzip")
+# ------------------------------------------------------------------------------------------ what is bad
 
 
-def _count_records(path: str) -> int:
-    import tensorflow as tf
+def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[str]] | None = None):
+    """The tf.metadata Schema rows are judged by: the job's raw columns with their types, one value each.
 
-    compression = "GZIP" if _is_gzip(path) else ""
-    try:
-        return int(tf.data.TFRecordDataset(path, compression_type=compression).reduce(0, lambda n, _: n + 1))
-    except tf.errors.OpError as error:
-        raise InputError(f"{path}: corrupt TFRecord file: {error.message.splitlines()[0]}") from None
+    Every column requires its value (`check_batch` is told which have a `default` and may lack one).
+    From `schema` (the config's) come the domains: string domains, int and float min/max. `allowed`
+    (column -> values, e.g. a label map's keys) narrows a string column's domain further.
+    """
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    from skewless.schemas.row_checks import string_domain_values
+
+    types = {"int": schema_pb2.INT, "float": schema_pb2.FLOAT, "bytes": schema_pb2.BYTES}
+    declared = {feature.name: feature for feature in schema.feature} if schema is not None else {}
+    result = schema_pb2.Schema()
+    for column in columns:
+        feature = result.feature.add(name=column.name, type=types[column.kind])
+        feature.presence.min_fraction = 1.0
+        feature.value_count.min, feature.value_count.max = 1, 1
+        values = None
+        source = declared.get(column.name)
+        if source is not None:
+            if column.kind == "bytes":
+                values = string_domain_values(source, schema)
+            elif column.kind == "int" and source.HasField("int_domain"):
+                feature.int_domain.CopyFrom(source.int_domain)
+            elif column.kind == "float" and source.HasField("float_domain"):
+                feature.float_domain.CopyFrom(source.float_domain)
+        if column.kind == "bytes" and column.name in (allowed or {}):
+            narrower = allowed[column.name]
+            values = narrower if values is None else [value for value in narrower if value in values]
+        if values is not None:
+            feature.string_domain.value.extend(values)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -159,7 +188,7 @@ def _count_records(path: str) -> int:
 class RowReader:
     """Reads work units of one input config as typed tables of the raw columns.
 
-    Holds only plain data (the config, the columns), so it pickles to Beam workers.
+    Holds only plain data (the config, the columns, a schema proto), so it pickles to Beam workers.
     """
 
     def __init__(
@@ -168,21 +197,37 @@ class RowReader:
         columns: list[RawColumn],
         split_key: str | None = None,
         allowed: dict[str, list[str]] | None = None,
+        schema=None,
     ):
         self.config = input_config
         self.columns = columns
         self.split_key = split_key
-        # column -> the only values it may hold (a label map's keys, a schema's string domain)
+        # column -> the only values it may hold (a label map's keys)
         self.allowed = allowed or {}
+        self.schema = job_schema(columns, schema, self.allowed)
+        self._optional = [c.name for c in columns if c.optional]
+
+    @classmethod
+    def for_job(cls, config: JobConfig, input_config: InputConfig, columns: list[RawColumn]) -> "RowReader":
+        """The reader of `skewless run`: the config's split key, its schema's domains, its label map's keys."""
+        schema = None
+        if config.schema_path:
+            from skewless.schemas import load_schema
+
+            schema = load_schema(config.resolve(config.schema_path))
+        allowed = {}
+        if config.label is not None and config.label.map is not None:
+            allowed[config.label.column] = list(config.label.map)
+        return cls(input_config, columns, config.output.split_key, allowed, schema)
 
     def read(self, unit: WorkUnit) -> Iterator[Chunk]:
+        reader = {
+            "csv": self._read_csv,
+            "synthetic": self._read_synthetic,
+            "parquet": self._read_parquet,
+            "tfrecord": self._read_tfrecord,
+        }[self.config.format]
         for segment in unit.segments:
-            reader = {
-                "csv": self._read_csv,
-                "synthetic": self._read_synthetic,
-                "parquet": self._read_parquet,
-                "tfrecord": self._read_tfrecord,
-            }[self.config.format]
             yield from reader(segment)
 
     # -- synthetic
@@ -192,7 +237,8 @@ class RowReader:
 
         stop = self.config.rows if segment.stop < 0 else segment.stop
         for first, table in synthetic_rows(self.config.seed, segment.start, stop, ROW_CHUNK):
-            yield self._finish(table, "synthetic", first + 1, raw_strings=None)
+            batch = _as_batch(table)
+            yield self._chunk(batch, _row_numbers(first + 1, batch.num_rows), [], "synthetic", _row_as_json(batch))
 
     # -- parquet
 
@@ -202,16 +248,19 @@ class RowReader:
 
         with FileSystems.open(segment.path) as handle:
             parquet = pq.ParquetFile(handle)
-            missing = [c.name for c in self.columns if c.name not in parquet.schema_arrow.names]
+            names = [c.name for c in self.columns]
+            missing = [name for name in names if name not in parquet.schema_arrow.names]
             if missing:
                 raise InputError(f"{segment.path}: no column {', '.join(missing)} in the Parquet file")
+            if self.split_key and self.split_key not in names and self.split_key in parquet.schema_arrow.names:
+                names.append(self.split_key)
             stop = parquet.metadata.num_rows if segment.stop < 0 else segment.stop
             row = 0
-            for batch in parquet.iter_batches(batch_size=ROW_CHUNK, columns=[c.name for c in self.columns]):
+            for batch in parquet.iter_batches(batch_size=ROW_CHUNK, columns=names):
                 lo, hi = max(segment.start, row), min(stop, row + batch.num_rows)
                 if lo < hi:
-                    table = pa.Table.from_batches([batch.slice(lo - row, hi - lo)])
-                    yield self._finish_typed(table, segment.path, lo + 1)
+                    part = batch.slice(lo - row, hi - lo)
+                    yield self._chunk(part, _row_numbers(lo + 1, hi - lo), [], segment.path, _row_as_json(part))
                 row += batch.num_rows
                 if row >= stop:
                     break
@@ -219,255 +268,221 @@ class RowReader:
     # -- tfrecord of tf.train.Example
 
     def _read_tfrecord(self, segment: Segment) -> Iterator[Chunk]:
-        import tensorflow as tf
         from tfx_bsl.coders import example_coder
 
         decoder = example_coder.ExamplesToRecordBatchDecoder()
-        compression = "GZIP" if _is_gzip(segment.path) else ""
-        dataset = tf.data.TFRecordDataset(segment.path, compression_type=compression)
-        if segment.stop >= 0:
-            dataset = dataset.take(segment.stop)
-        dataset = dataset.skip(segment.start).batch(ROW_CHUNK)
-        record = segment.start
-        iterator = iter(dataset)
-        while True:
-            try:
-                records = next(iterator).numpy().tolist()
-            except StopIteration:
-                return
-            except tf.errors.OpError as error:
-                raise InputError(
-                    f"{segment.path}: corrupt TFRecord data after record {record}: "
-                    f"{error.message.splitlines()[0]}"
-                ) from None
-            yield self._decode_examples(decoder, records, segment.path, record + 1)
-            record += len(records)
+        first = segment.start + 1  # 1-based number of records[0]
+        records: list[bytes] = []
+        for record in read_records(segment.path, segment.start, segment.stop):
+            records.append(record)
+            if len(records) == ROW_CHUNK:
+                yield from self._decode(decoder, records, segment.path, first)
+                first += len(records)
+                records = []
+        if records:
+            yield from self._decode(decoder, records, segment.path, first)
 
-    def _decode_examples(self, decoder, records: list[bytes], source: str, first: int) -> Chunk:
-        try:
-            batch = decoder.DecodeBatch(records)
-        except Exception:
-            # One undecodable record spoils the batch: find it (and any others) one by one.
-            good, bad = [], []
-            for i, record in enumerate(records):
-                try:
-                    decoder.DecodeBatch([record])
-                    good.append(record)
-                except Exception as error:
-                    bad.append(BadRow(source, first + i, f"not a tf.train.Example: {error}", record[:200].hex()))
-            chunk = self._decode_examples(decoder, good, source, first) if good else self._empty()
-            chunk.bad = bad + chunk.bad
-            return chunk
-        arrays = {}
-        bad: list[BadRow] = []
-        keep = np.ones(batch.num_rows, dtype=bool)
-        for column in self.columns:
-            if column.name not in batch.schema.names:
-                arrays[column.name] = pa.nulls(batch.num_rows, ARROW_TYPES[column.kind])
-                continue
-            values = batch.column(batch.schema.get_field_index(column.name))
-            lengths = pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False)
-            for i in np.flatnonzero(lengths > 1):
-                keep[i] = False
-                bad.append(BadRow(source, first + i, f"{column.name}: {lengths[i]} values, expected one", ""))
-            # a row with no value becomes null; rows with several are dropped above
-            flat_index = pc.list_parent_indices(values).to_numpy()
-            flat = pc.list_flatten(values)
-            dense = np.full(batch.num_rows, -1, dtype=np.int64)
-            dense[flat_index] = np.arange(len(flat_index))
-            taken = flat.take(pa.array(np.where(dense < 0, 0, dense), mask=dense < 0)) if len(flat) else (
-                pa.nulls(batch.num_rows, flat.type)
+    def _decode(self, decoder, records: list[bytes], path: str, first: int) -> Iterator[Chunk]:
+        from skewless.schemas.readers import decode_examples
+
+        def hex_head(record: bytes) -> str:
+            return record[:RAW_RECORD_BYTES].hex()
+
+        for decoded in decode_examples(decoder, records, path, first):
+            numbers = decoded.numbers
+            yield self._chunk(
+                decoded.batch, numbers, decoded.rejected, path,
+                lambda row, numbers=numbers: hex_head(records[numbers[row] - first]), raw_rejected=hex_head,
             )
-            try:
-                arrays[column.name] = taken.cast(ARROW_TYPES[column.kind])
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                raise InputError(
-                    f"{source}: feature {column.name} holds {flat.type} values, the schema says {column.kind}"
-                ) from None
-        table = pa.table(arrays)
-        if not keep.all():
-            table = table.filter(pa.array(keep))
-        chunk = self._finish_typed(table, source, None)
-        chunk.bad = bad + chunk.bad
-        return chunk
 
     # -- csv
 
     def _read_csv(self, segment: Segment) -> Iterator[Chunk]:
-        for block, first_line, line_offsets in _csv_blocks(segment, self.config.header):
-            yield self._parse_csv_block(block, segment.path, first_line, line_offsets)
+        from skewless.schemas.readers import line_bounds, parse_csv_block
 
-    def _csv_names(self) -> list[str]:
-        return list(self.config.columns or [])
-
-    def _parse_csv_block(self, block: bytes, source: str, first_line, line_offsets) -> Chunk:
-        import pyarrow.csv as pacsv
-
-        names = self._csv_names()
-        invalid: list = []
-
-        def on_invalid(row) -> str:
-            invalid.append(row)
-            return "skip"
-
-        try:
-            table = pacsv.read_csv(
-                io.BytesIO(block),
-                read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=len(block) + 1),
-                parse_options=pacsv.ParseOptions(delimiter=self.config.delimiter, invalid_row_handler=on_invalid),
-                convert_options=pacsv.ConvertOptions(
-                    column_types={name: pa.binary() for name in names},
-                    include_columns=names,
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
-            )
-        except pa.ArrowInvalid as error:
-            raise InputError(f"{source}: cannot parse CSV near line {first_line()}: {error}") from None
-        # Row k of the block (1-based among non-empty lines) -> its line number in the file.
-        lines = line_offsets()
-        bad = [
-            BadRow(source, int(lines[row.number - 1]) if lines is not None else None,
-                   f"expected {row.expected_columns} fields, found {row.actual_columns}", row.text)
-            for row in invalid
-        ]
-        good_lines = None
-        if lines is not None:
-            keep = np.ones(len(lines), dtype=bool)
-            keep[[row.number - 1 for row in invalid]] = False
-            good_lines = lines[keep]
-        chunk = self._finish(table, source, good_lines, raw_strings=table)
-        chunk.bad = bad + chunk.bad
-        return chunk
-
-    # -- shared: typing, missing values, split keys
-
-    def _empty(self) -> Chunk:
-        empty = pa.table({c.name: pa.array([], ARROW_TYPES[c.kind]) for c in self.columns})
-        return Chunk(empty, np.zeros(0, dtype=np.uint64))
-
-    def _finish(self, table: pa.Table, source: str, lines, raw_strings: pa.Table | None) -> Chunk:
-        """Types string columns (CSV) or passes typed ones through, then checks required values."""
-        if raw_strings is None:
-            return self._finish_typed(table, source, lines)
-        n = table.num_rows
-        bad_reason: dict[int, str] = {}
-        typed = {}
-        for column in self.columns:
-            if column.name not in table.column_names:
-                raise InputError(f"{source}: no column {column.name!r} in the CSV input")
-            values = table.column(column.name).combine_chunks()
-            if self.config.skip_initial_space:
-                values = pc.utf8_ltrim_whitespace(values.cast(pa.string(), safe=False)).cast(pa.binary())
-            values = pc.if_else(pc.equal(pc.binary_length(values), 0), pa.scalar(None, pa.binary()), values)
-            typed[column.name], reasons = _convert(values, column)
-            for index, reason in reasons.items():
-                bad_reason.setdefault(index, reason)
-        result = pa.table(typed)
-        return self._finish_typed(result, source, lines, bad_reason, raw_strings)
-
-    def _finish_typed(self, table: pa.Table, source: str, lines, bad_reason=None, raw_strings=None) -> Chunk:
-        bad_reason = dict(bad_reason or {})
-        for column in self.columns:
-            if column.optional:
-                continue
-            missing = table.column(column.name).is_null().to_numpy(zero_copy_only=False)
-            for index in np.flatnonzero(missing):
-                bad_reason.setdefault(int(index), f"{column.name}: missing required value (no default)")
-        for name, values in self.allowed.items():
-            column = table.column(name)
-            known = pc.is_in(column.cast(pa.binary()), value_set=pa.array([v.encode() for v in values], pa.binary()))
-            unknown = pc.and_(pc.invert(known), column.is_valid()).to_numpy(zero_copy_only=False)
-            for index in np.flatnonzero(unknown):
-                value = column[int(index)].as_py()
-                bad_reason.setdefault(int(index), f"{name}: {value!r} is not one of {values}")
-        keys = self._split_keys(raw_strings if raw_strings is not None else table)
-        if not bad_reason:
-            return Chunk(table.select([c.name for c in self.columns]), keys)
-        keep = np.ones(table.num_rows, dtype=bool)
-        keep[list(bad_reason)] = False
-        source_table = raw_strings if raw_strings is not None else table
-        bad = [
-            BadRow(source, _line_of(lines, index), reason, _render_row(source_table, index, self.config.delimiter))
-            for index, reason in sorted(bad_reason.items())
-        ]
-        good = table.filter(pa.array(keep)).select([c.name for c in self.columns])
-        return Chunk(good, keys[keep], bad)
-
-    def _split_keys(self, table: pa.Table) -> np.ndarray:
-        import pandas as pd
-
-        names = [self.split_key] if self.split_key else [c.name for c in self.columns]
-        missing = [name for name in names if name not in table.column_names]
+        names = list(self.config.columns or [])
+        missing = [c.name for c in self.columns if c.name not in names]
         if missing:
-            raise InputError(f"output.split_key {missing[0]!r} is not a column of the input")
-        frame = pd.DataFrame({name: _as_hashable(table.column(name)) for name in names})
-        return pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64)
+            raise InputError(f"{segment.path}: no column {missing[0]!r} in the CSV input")
+        first_line = None  # of the segment's first block; counting needs the file read up to it
+        lines_in_segment = 0  # lines of the segment before the current block
+        for block, offset in _csv_blocks(segment, self.config.header):
+            if first_line is None:
+                first_line = _Lazy(lambda offset=offset: _lines_before(segment.path, offset) + 1)
+            parsed = parse_csv_block(block, names, self.config.delimiter, self.config.skip_initial_space, first_number=0)
+            bounds = _Lazy(lambda block=block: line_bounds(block))
+
+            def line(index: int, before=lines_in_segment) -> int:
+                return first_line() + before + int(index)
+
+            def raw(row: int, numbers=parsed.numbers, block=block, bounds=bounds) -> str:
+                starts, ends = bounds()
+                index = numbers[row]
+                return block[starts[index] : ends[index]].decode("utf-8", errors="backslashreplace")
+
+            yield self._chunk(parsed.batch, parsed.numbers, parsed.rejected, segment.path, raw, line=line, text=True)
+            lines_in_segment += block.count(b"\n")
+
+    # -- shared: judging rows, typing, split keys
+
+    def _chunk(
+        self,
+        batch: pa.RecordBatch,
+        numbers: np.ndarray,
+        rejected: list,
+        source: str,
+        raw: Callable[[int], str],
+        line: Callable[[int], int] = int,
+        text: bool = False,
+        raw_rejected: Callable[[bytes], str] | None = None,
+    ) -> Chunk:
+        """Judges the rows of `batch` with `check_batch`; the good ones become the typed table, the rest BadRows.
+
+        `numbers[i]` numbers row i and `line(number)` makes it the line or record number a BadRow names;
+        `raw(i)` is row i as quarantine keeps it. `text`: the columns are CSV text to parse. `rejected`
+        are the rows the reader could not split into columns (`schemas.readers.RejectedRow`).
+        """
+        from skewless.schemas.row_checks import check_batch, parse_text
+
+        names = [c.name for c in self.columns]
+        parsed = {}
+        judged = batch
+        if text:
+            parsed = {c.name: parse_text(batch.column(c.name), c.kind) for c in self.columns}
+            if not any(p.invalid.any() for p in parsed.values()):
+                # Parsed values get the same verdicts as their text, which would be parsed again;
+                # only text that does not parse needs check_batch to see it and say why.
+                judged = pa.RecordBatch.from_arrays([parsed[name].values for name in names], names)
+        problems = check_batch(judged, self.schema, self._optional)
+        bad = [
+            BadRow(source, line(numbers[row]), "; ".join(str(p) for p in row_problems), raw(row))
+            for row, row_problems in problems.items()
+        ]
+        render = raw_rejected or (lambda data: data.decode("utf-8", errors="backslashreplace"))
+        bad += [BadRow(source, line(row.number), str(row.problem), render(row.raw)) for row in rejected]
+        bad.sort(key=lambda row: row.line)
+        keep = None
+        if problems:
+            keep = np.ones(batch.num_rows, dtype=bool)
+            keep[list(problems)] = False
+            batch = batch.filter(pa.array(keep))
+        if text:
+            values = [parsed[name].values if keep is None else parsed[name].values.filter(pa.array(keep)) for name in names]
+            values = [v.cast(ARROW_TYPES[c.kind]) for v, c in zip(values, self.columns)]
+        else:
+            values = [_as_kind(_one_value(_column(batch, c.name)), c.kind) for c in self.columns]
+        table = pa.Table.from_arrays(values, names)
+        return Chunk(table, self._split_keys(table, batch), bad)
+
+    def _split_keys(self, table: pa.Table, batch: pa.RecordBatch) -> np.ndarray:
+        """A 64-bit key per row, from its typed values in the split key column or in all raw columns."""
+        names = [self.split_key] if self.split_key else [c.name for c in self.columns]
+        key = np.full(table.num_rows, _KEY_SEED, dtype=np.uint64)
+        for name in names:
+            if name in table.column_names:
+                column = table.column(name).combine_chunks()
+            elif name in batch.schema.names:
+                column = _one_value(batch.column(name))
+            else:
+                raise InputError(f"output.split_key {name!r} is not a column of the input")
+            key = _mix(key ^ _value_hashes(column))
+        return key
 
 
-def _as_hashable(column: pa.ChunkedArray) -> np.ndarray:
-    values = column.combine_chunks()
-    if pa.types.is_binary(values.type) or pa.types.is_string(values.type):
-        return values.cast(pa.binary()).to_numpy(zero_copy_only=False)
-    return values.to_numpy(zero_copy_only=False)
+def _column(batch: pa.RecordBatch, name: str) -> pa.Array:
+    """A column of `batch`, or all nulls where the input lacks it (TFRecord features absent from every record)."""
+    if name in batch.schema.names:
+        column = batch.column(name)
+        return column.dictionary_decode() if pa.types.is_dictionary(column.type) else column
+    return pa.nulls(batch.num_rows)
 
 
-def _convert(values: pa.Array, column: RawColumn) -> tuple[pa.Array, dict[int, str]]:
-    """CSV text -> the column's type; rows that do not convert are reported, not dropped."""
-    if column.kind == "bytes":
-        return values, {}
-    target = ARROW_TYPES[column.kind]
-    text = values.cast(pa.string(), safe=False)
-    try:
-        return pc.cast(text, target), {}
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    valid = pc.fill_null(pc.match_substring_regex(text, _NUMBER_PATTERNS[column.kind]), True)
-    if column.kind == "int":
-        # digits that overflow int64 match the pattern but do not cast
-        digits = pc.fill_null(pc.less_equal(pc.utf8_length(text), 18), True)
-        valid = pc.and_(valid, digits)
-    valid_np = valid.to_numpy(zero_copy_only=False)
-    reasons = {
-        int(i): f"{column.name}: {values[int(i)].as_py()!r} is not a {'n integer' if column.kind == 'int' else ' number'}"
-        .replace("a n", "an").replace("a  ", "a ")
-        for i in np.flatnonzero(~valid_np)
-    }
-    cleaned = pc.if_else(valid, text, pa.scalar(None, pa.string()))
-    return pc.cast(cleaned, target), reasons
+def _one_value(column: pa.Array) -> pa.Array:
+    """A list column whose rows hold at most one value -> a flat column, null where a row holds none."""
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
+        return column
+    present = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False) > 0
+    first = column.offsets.to_numpy()[:-1]
+    return column.values.take(pa.array(np.where(present, first, 0), mask=~present))
 
 
-def _line_of(lines, index: int) -> int | None:
-    if lines is None:
-        return None
-    if isinstance(lines, (int, np.integer)):
-        return int(lines) + index
-    return int(lines[index])
+def _as_kind(values: pa.Array, kind: str) -> pa.Array:
+    """Values check_batch accepted -> the Arrow type of the column's kind (text is parsed as it parsed it)."""
+    from skewless.schemas.row_checks import parse_text
+
+    target = ARROW_TYPES[kind]
+    if pa.types.is_null(values.type):
+        return pa.nulls(len(values), target)
+    textual = pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+    if textual or pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type):
+        if kind == "bytes":
+            return values.cast(pa.binary())
+        return parse_text(values.cast(pa.string()), kind).values.cast(target)
+    return values.cast(target)
 
 
-def _render_row(table: pa.Table, index: int, delimiter: str) -> str:
-    fields = []
-    for name in table.column_names:
-        value = table.column(name)[index].as_py()
-        if isinstance(value, bytes):
-            value = value.decode("utf-8", errors="backslashreplace")
-        fields.append("" if value is None else str(value))
-    return delimiter.join(fields)
+def _value_hashes(column: pa.Array) -> np.ndarray:
+    """A 64-bit hash per value; strings are hashed once per distinct value (categorical columns repeat)."""
+    import pandas as pd
+
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    if pa.types.is_null(column.type):
+        return np.full(len(column), _NULL_HASH, dtype=np.uint64)
+    if pa.types.is_binary(column.type) or pa.types.is_string(column.type) or pa.types.is_large_binary(column.type):
+        encoded = pc.dictionary_encode(column.cast(pa.binary()))
+        distinct = pd.util.hash_array(encoded.dictionary.to_numpy(zero_copy_only=False))
+        indices = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+        return np.where(indices >= 0, distinct[np.maximum(indices, 0)], np.uint64(_NULL_HASH))
+    hashes = pd.util.hash_array(pc.fill_null(column, 0).to_numpy(zero_copy_only=False))
+    if column.null_count:
+        hashes = np.where(column.is_valid().to_numpy(zero_copy_only=False), hashes, np.uint64(_NULL_HASH))
+    return hashes
 
 
-def _csv_blocks(segment: Segment, header: bool):
-    """Yields (block bytes, first_line(), line_offsets()) for the lines a CSV segment owns.
+def _mix(key: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: every bit of the key affects the top bits the split is taken from."""
+    key = (key ^ (key >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    key = (key ^ (key >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return key ^ (key >> np.uint64(31))
 
-    The two callables are lazy: line numbers need the newlines before the segment counted, which is
-    only worth doing when a block has a bad row.
-    """
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
-    compressed = _is_gzip(segment.path)
-    handle = FileSystems.open(
-        segment.path, compression_type=CompressionTypes.GZIP if compressed else CompressionTypes.UNCOMPRESSED
-    )
-    with handle:
+def _as_batch(table: pa.Table) -> pa.RecordBatch:
+    batches = table.combine_chunks().to_batches()
+    return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+
+
+def _row_numbers(first: int, count: int) -> np.ndarray:
+    return np.arange(first, first + count, dtype=np.int64)
+
+
+def _row_as_json(batch: pa.RecordBatch) -> Callable[[int], str]:
+    """Row i of a typed batch, as a JSON object (bytes decoded as UTF-8 where they can be)."""
+
+    def render(row: int) -> str:
+        values = {name: batch.column(name)[row].as_py() for name in batch.schema.names}
+        return json.dumps(values, default=lambda value: value.decode("utf-8", errors="backslashreplace"))
+
+    return render
+
+
+class _Lazy:
+    """A value computed on first use: line numbers and bounds are only needed for bad rows."""
+
+    def __init__(self, compute: Callable):
+        self._compute = compute
+        self._done = False
+        self._value = None
+
+    def __call__(self):
+        if not self._done:
+            self._value, self._done = self._compute(), True
+        return self._value
+
+
+def _csv_blocks(segment: Segment, header: bool) -> Iterator[tuple[bytes, int]]:
+    """Yields (block, offset of its first byte) for the lines a CSV segment owns, in blocks of whole lines."""
+    with open_input(segment.path) as handle:
         position = segment.start
         if segment.start > 0:
             handle.seek(segment.start - 1)
@@ -495,40 +510,15 @@ def _csv_blocks(segment: Segment, header: bool):
                     continue
                 block, carry = carry + data[: cut + 1], data[cut + 1 :]
             if block:
-                offset = block_start
-                yield block, _first_line(segment.path, offset), _line_numbers(segment.path, offset, block)
-                block_start = offset + len(block)
+                yield block, block_start
+                block_start += len(block)
             if at_end:
                 return
 
 
-def _first_line(path: str, offset: int):
-    return lambda: _lines_before(path, offset) + 1
-
-
-def _line_numbers(path: str, offset: int, block: bytes):
-    """A callable giving the 1-based line number of each non-empty line of `block`, starting at `offset`."""
-
-    def compute() -> np.ndarray:
-        data = np.frombuffer(block, dtype=np.uint8)
-        ends = np.flatnonzero(data == 10)
-        starts = np.concatenate([[0], ends + 1])[: len(ends) + (0 if block.endswith(b"\n") else 1)]
-        line_ends = np.concatenate([ends, [len(block)]])[: len(starts)]
-        lengths = line_ends - starts
-        # pyarrow skips empty lines (a lone "\r" of a CRLF file counts as empty); they are not rows
-        lone_cr = (lengths == 1) & (data[np.minimum(starts, max(len(data) - 1, 0))] == 13)
-        nonblank = (lengths > 0) & ~lone_cr
-        return (np.flatnonzero(nonblank) + 1 + _lines_before(path, offset)).astype(np.int64)
-
-    return compute
-
-
 def _lines_before(path: str, offset: int) -> int:
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    compression = CompressionTypes.GZIP if _is_gzip(path) else CompressionTypes.UNCOMPRESSED
     count, remaining = 0, offset
-    with FileSystems.open(path, compression_type=compression) as handle:
+    with open_input(path) as handle:
         while remaining > 0:
             data = handle.read(min(remaining, CSV_BLOCK_BYTES))
             if not data:

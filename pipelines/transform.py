@@ -155,7 +155,7 @@ class TransformUnitFn(beam.DoFn):
             "unit": unit.index,
             "read": read,
             "quarantined": len(quarantine),
-            "reasons": [row["reason"] for row in quarantine[:20]],
+            "reasons": [f"{row['source']}:{row['line']}: {row['reason']}" for row in quarantine[:20]],
             "shards": {
                 split: {"path": os.path.relpath(w.path, self._output_dir), "rows": w.records, "bytes": w.bytes}
                 for split, w in writers.items()
