@@ -199,6 +199,27 @@ def report(
         webbrowser.open(pathlib.Path(path).resolve().as_uri())
 
 
+@app.command()
+def inspect(
+    run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    top: int = typer.Option(10, "--top", min=0, help="Vocabulary entries to show per feature."),
+) -> None:
+    """Show a run: schema, transformed spec, statistics, vocabularies, top values, shards."""
+    import json
+
+    from skewless.inspect_run import describe_run, print_run
+
+    try:
+        description = describe_run(run_dir, top=top)
+    except SkewlessError as error:
+        fail(str(error))
+    if as_json:
+        typer.echo(json.dumps(description, indent=2))
+    else:
+        print_run(description)
+
+
 def main() -> None:
     try:
         app()

@@ -15,6 +15,7 @@ from skewless.report.run_files import (
     format_number,
     format_percent,
     oov_rate,
+    split_order,
 )
 
 # The options of each transform, shown beside its name (config.yaml holds every option, defaults included).
@@ -75,9 +76,7 @@ def render_page(run_dir: str, summary: dict, config: dict, reasons: QuarantineRe
     """The whole report page as a string."""
     name = str(summary.get("name", "run"))
     features = summary["features"]
-    # run.json's keys are sorted; the config lists the splits in the order the user wrote them
-    splits = [s for s in (config.get("output", {}).get("splits") or {}) if s in summary["rows"]["written"]]
-    splits += [s for s in summary["rows"]["written"] if s not in splits]
+    splits = split_order(summary, config)
     body = [
         f"<header><h1>Run report: {escape(name)}</h1>"
         f'<div class="sub"><code>{escape(run_dir)}</code></div></header>',

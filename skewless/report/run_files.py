@@ -101,6 +101,13 @@ def vocabulary(run_dir: str, feature: str) -> list[str] | None:
         return [line.rstrip(b"\n").decode("utf-8", "replace") for line in handle]
 
 
+def split_order(summary: dict, config: dict) -> list[str]:
+    """The run's splits in the order the config lists them (run.json's keys are sorted)."""
+    written = summary["rows"]["written"]
+    splits = [split for split in ((config.get("output") or {}).get("splits") or {}) if split in written]
+    return splits + [split for split in written if split not in splits]
+
+
 def transformed_rows(summary: dict) -> int:
     """Rows that went through the graph (written to any split): the denominator of the OOV rate."""
     return sum(summary["rows"]["written"].values())

@@ -1,0 +1,183 @@
+"""`skewless inspect RUN_DIR`: what a run holds, as tables on a terminal or as JSON.
+
+The schema (raw feature spec) and the transformed spec come from the graph itself
+(`tft.TFTransformOutput`), as do the vocabularies; statistics, shards and row counts come from
+run.json. TensorFlow is imported, Apache Beam is not.
+"""
+
+from __future__ import annotations
+
+import os
+
+from skewless.errors import InputError
+from skewless.report.run_files import (
+    format_bytes,
+    format_number,
+    format_percent,
+    load_config,
+    load_summary,
+    oov_rate,
+    split_order,
+)
+
+# The statistics of run.json that `describe_run` passes through for each feature.
+_STATISTICS = ("count", "missing", "missing_fraction", "mean", "std", "min", "max", "quantiles", "distinct",
+               "top_values", "histogram")
+
+
+def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
+    """Everything `inspect` shows, as plain JSON-ready data.
+
+    Keys: name, run_dir, rows, label, raw_features and transformed_features (tf.io specs as
+    {"kind": "fixed"|"var", "dtype", "shape", "default"}), features (transform, kind, type, the
+    run.json statistics, and for vocabulary features ``vocabulary``: {file, size, num_oov_buckets,
+    oov_rows, oov_rate, head: the first `top` entries, most frequent first}), shards, compression,
+    seconds, versions.
+    """
+    import tensorflow_transform as tft
+
+    from skewless.layers.transform_graph import find_graph_dir, specs_to_json
+    from skewless.pipelines.preprocessing import vocabulary_filename
+
+    run_dir = os.fspath(run_dir)
+    summary = load_summary(run_dir)
+    graph = tft.TFTransformOutput(find_graph_dir(run_dir))
+    try:
+        raw_spec = graph.raw_feature_spec()
+    except Exception as error:  # tf.Transform raises plain errors when metadata/ is missing or unreadable
+        raise InputError(f"{run_dir}: cannot read the raw schema of the graph: {error}") from None
+    features = {}
+    for name, stats in summary["features"].items():
+        entry = {key: stats[key] for key in ("transform", "kind", "type", "default") if key in stats}
+        entry.update({key: stats[key] for key in _STATISTICS if key in stats})
+        if "vocabulary_size" in stats:
+            filename = vocabulary_filename(name)
+            values = graph.vocabulary_by_name(filename)
+            entry["vocabulary"] = {
+                "file": filename,
+                "size": len(values),
+                "num_oov_buckets": stats.get("num_oov_buckets"),
+                "oov_rows": stats.get("oov_rows"),
+                "oov_rate": oov_rate(summary, stats),
+                "head": [_text(value) for value in values[:top]],
+            }
+        features[name] = entry
+    splits = split_order(summary, load_config(run_dir))
+    rows = dict(summary["rows"], written={split: summary["rows"]["written"][split] for split in splits})
+    shards = summary.get("shards", {})
+    return {
+        "name": summary.get("name"),
+        "run_dir": os.path.abspath(run_dir),
+        "rows": rows,
+        "label": summary.get("label"),
+        "raw_features": specs_to_json(raw_spec),
+        "transformed_features": specs_to_json(graph.transformed_feature_spec()),
+        "features": features,
+        "shards": {split: shards[split] for split in splits if split in shards},
+        "compression": summary.get("compression"),
+        "seconds": summary.get("seconds", {}),
+        "versions": summary.get("versions", {}),
+    }
+
+
+def print_run(description: dict, console=None) -> None:
+    """Prints `describe_run`'s result as rich tables."""
+    from rich.console import Console
+    from rich.table import Table
+
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            # piped into a file or a pager: wide lines beat statistics cut to "185,1…"
+            console = Console(width=max(console.width, 160))
+    rows = description["rows"]
+    written = ", ".join(f"{split} {format_number(n)}" for split, n in rows["written"].items())
+    label = (description.get("label") or {}).get("column")
+    console.print(
+        f"[bold]{_markup(description['name'] or '')}[/bold]  {_markup(description['run_dir'])}\n"
+        f"rows read {format_number(rows['read'])}, written {written}, quarantined {format_number(rows['quarantined'])}"
+        + (f"; label {_markup(label)}" if label else "")
+    )
+
+    raw = Table(title="Raw features (schema)", title_justify="left")
+    for column in ("feature", "dtype", "kind", "shape", "default"):
+        raw.add_column(column)
+    defaults = {name: f.get("default") for name, f in description["features"].items()}
+    for name, spec in description["raw_features"].items():
+        kind = "required" if spec["kind"] == "fixed" else "optional (VarLen)"
+        default = defaults.get(name)
+        _add_row(raw, name, spec["dtype"], kind, _shape(spec), "" if default is None else str(default))
+    console.print(raw)
+
+    transformed = Table(title="Transformed features", title_justify="left")
+    for column in ("feature", "dtype", "kind", "shape"):
+        transformed.add_column(column)
+    for name, spec in description["transformed_features"].items():
+        _add_row(transformed, name, spec["dtype"], spec["kind"], _shape(spec))
+    console.print(transformed)
+
+    stats = Table(title="Statistics of the raw values", title_justify="left")
+    stats.add_column("feature")
+    stats.add_column("transform")
+    for column in ("count", "missing", "mean", "std", "min", "max", "distinct"):
+        stats.add_column(column, justify="right")
+    for name, f in description["features"].items():
+        _add_row(
+            stats, name, f.get("transform", ""), format_number(f.get("count")), format_percent(f.get("missing_fraction")),
+            *(format_number(f.get(key)) for key in ("mean", "std", "min", "max", "distinct")),
+        )
+    console.print(stats)
+
+    vocabularies = Table(title="Vocabularies", title_justify="left")
+    vocabularies.add_column("feature")
+    for column in ("size", "OOV buckets", "OOV rate"):
+        vocabularies.add_column(column, justify="right")
+    vocabularies.add_column("first entries")
+    top_values = Table(title="Most frequent raw values", title_justify="left")
+    top_values.add_column("feature")
+    top_values.add_column("values (rows)")
+    for name, f in description["features"].items():
+        vocabulary = f.get("vocabulary")
+        if vocabulary:
+            _add_row(
+                vocabularies, name, format_number(vocabulary["size"]), format_number(vocabulary["num_oov_buckets"]),
+                format_percent(vocabulary["oov_rate"]), ", ".join(vocabulary["head"]),
+            )
+        if f.get("top_values"):
+            shown = ", ".join(f"{value} ({format_number(count)})" for value, count in f["top_values"][:5])
+            _add_row(top_values, name, shown)
+    if vocabularies.row_count:
+        console.print(vocabularies)
+    if top_values.row_count:
+        console.print(top_values)
+
+    shards = Table(title=f"Shards ({description.get('compression')})", title_justify="left")
+    shards.add_column("split")
+    shards.add_column("file")
+    shards.add_column("rows", justify="right")
+    shards.add_column("size", justify="right")
+    for split, files in description["shards"].items():
+        for shard in files:
+            _add_row(shards, split, shard["path"], format_number(shard["rows"]), format_bytes(shard["bytes"]))
+    console.print(shards)
+
+
+def _add_row(table, *cells: str) -> None:
+    """A row of data: shown as is, never read as rich markup (values like "[x]" are data)."""
+    from rich.text import Text
+
+    table.add_row(*(Text(cell) for cell in cells))
+
+
+def _shape(spec: dict) -> str:
+    return "[" + ", ".join(str(d) for d in spec.get("shape", [])) + "]" if spec["kind"] == "fixed" else "[None]"
+
+
+def _text(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _markup(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
