@@ -1,0 +1,207 @@
+"""Dirty CSV through `run`: every bad row in quarantine with its reason and file:line, nothing else lost.
+
+The CSV is made here: good rows with a few bad ones of each kind placed at known lines of two files,
+cut into three work units so that line numbers must be counted across unit boundaries.
+"""
+
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skewless.errors import TooManyBadRowsError
+
+SCHEMA = """
+feature { name: "id" type: INT }
+feature { name: "x" type: FLOAT float_domain { min: -100 max: 100 } }
+feature { name: "n" type: INT }
+feature { name: "city" type: BYTES string_domain { value: ["paris", "oslo", "rome"] } }
+feature { name: "label" type: BYTES }
+"""
+CITIES = [b"paris", b"oslo", b"rome"]
+
+# (line text, expected reason); ids 900+ mark the bad rows
+BAD_A = [
+    (b"900,1.5,3", "expected 5 fields, found 3"),
+    (b"901,1.5,3,paris,yes,extra", "expected 5 fields, found 6"),
+    (b"902,abc,3,paris,yes", "x: 'abc' is not a float"),
+    (b"903,2.5,4x,oslo,no", "n: '4x' is not an int"),
+    (b"904,,3,paris,yes", "x: required value is missing"),
+    (b"905,1.5,3,,no", "city: required value is missing"),
+    (b"906,1.5,3,par\xffis,yes", "byte 14 of the line is not UTF-8"),
+    (b"907,1.5,3,paris,maybe", "label: 'maybe' is not in the domain (no, yes)"),
+    (b"908,500.0,3,paris,yes", "x: 500.0 is above the domain maximum 100.0"),
+    (b"909,1.5,3,atlantis,no", "city: 'atlantis' is not in the domain (paris, oslo, rome)"),
+    # an unbalanced quote is one bad line; it must not swallow the lines after it
+    (b'910,1.5,3,"paris,yes', "malformed CSV line: unexpected end of data"),
+]
+BAD_B = [(b"911,1.5,3,rome", "expected 5 fields, found 4")]
+GOOD_ROWS = 240
+
+
+def good_line(i: int) -> bytes:
+    # every 9th row leaves the optional n empty: a good row that takes the default
+    n = b"" if i % 9 == 0 else b"%d" % (i % 7)
+    return b"%d,%.2f,%s,%s,%s" % (i, (i % 50) / 10 - 2, n, CITIES[i % 3], [b"no", b"yes"][i % 2])
+
+
+def make_inputs(folder):
+    """Two CSV files; returns {(file name, line): (raw line, reason)} of the bad rows and the good ids."""
+    header = b"id,x,n,city,label"
+    expected, good_ids = {}, []
+    files = {"part-a.csv": (range(0, 160), BAD_A, 40), "part-b.csv": (range(160, GOOD_ROWS), BAD_B, 70)}
+    for name, (ids, bad, at) in files.items():
+        lines = [header] + [good_line(i) for i in ids]
+        good_ids.extend(ids)
+        # spread the bad rows: one every 7 lines from `at`
+        for k, (raw, reason) in enumerate(bad):
+            lines.insert(at + 7 * k, raw)
+        lines.insert(20, b"")  # a blank line is no row
+        lines.append(b"  ")
+        (folder / name).write_bytes(b"\n".join(lines) + b"\n")
+        for number, line in enumerate(lines, start=1):
+            for raw, reason in bad:
+                if line == raw:
+                    expected[(name, number)] = (raw.decode("utf-8", "backslashreplace"), reason)
+    return expected, sorted(good_ids)
+
+
+def job_config(folder, **output) -> dict:
+    (folder / "schema.pbtxt").write_text(SCHEMA)
+    return {
+        "name": "dirty",
+        "input": {"format": "csv", "paths": [str(folder / "part-*.csv")], "header": True},
+        "schema": str(folder / "schema.pbtxt"),
+        "features": {
+            "id": {"transform": "passthrough"},
+            "x": {"transform": "z_score"},
+            "n": {"transform": "z_score", "default": 0},
+            "city": {"transform": "vocabulary"},
+        },
+        "label": {"column": "label", "map": {"no": 0, "yes": 1}},
+        "output": {"dir": str(folder / "out"), "shards": 3, **output},
+    }
+
+
+@pytest.fixture(scope="module")
+def dirty_run(tmp_path_factory):
+    from skewless.pipelines import run
+
+    folder = tmp_path_factory.mktemp("dirty")
+    expected, good_ids = make_inputs(folder)
+    result = run(job_config(folder, max_bad_fraction=0.2))
+    return result, expected, good_ids
+
+
+def written_ids(output_dir: str) -> list[int]:
+    import tensorflow as tf
+
+    spec = {"id": tf.io.FixedLenFeature([], tf.int64)}
+    files = sorted(glob.glob(os.path.join(output_dir, "data", "*.tfrecord.gz")))
+    ids = []
+    for batch in tf.data.TFRecordDataset(files, compression_type="GZIP").batch(1000):
+        ids.extend(tf.io.parse_example(batch, spec)["id"].numpy().tolist())
+    return ids
+
+
+def test_every_bad_row_is_in_quarantine_with_reason_and_line(dirty_run):
+    result, expected, _ = dirty_run
+    rows = []
+    for path in sorted(glob.glob(os.path.join(result.output_dir, "quarantine", "rows-*-of-00003.jsonl"))):
+        with open(path) as handle:
+            rows.extend(json.loads(line) for line in handle)
+    found = {(os.path.basename(row["source"]), row["line"]): (row["raw"], row["reason"]) for row in rows}
+    assert len(rows) == len(found) == len(BAD_A) + len(BAD_B)
+    assert found == expected
+
+
+def test_rows_read_equal_written_plus_quarantined(dirty_run):
+    result, expected, good_ids = dirty_run
+    with open(os.path.join(result.output_dir, "run.json")) as handle:
+        rows = json.load(handle)["rows"]
+    assert rows["quarantined"] == len(expected)
+    assert rows["read"] == len(good_ids) + len(expected)  # blank lines are no rows
+    assert rows["read"] == sum(rows["written"].values()) + rows["quarantined"]
+    assert rows == result.rows
+    # the written rows are exactly the good ones, each once: the lines after the stray quote included
+    assert sorted(written_ids(result.output_dir)) == good_ids
+
+
+def test_optional_value_takes_its_default(dirty_run):
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    result, _, good_ids = dirty_run
+    graph = tft.TFTransformOutput(result.graph_dir)
+    n = np.array([0 if i % 9 == 0 else i % 7 for i in good_ids], dtype=np.float64)
+    files = sorted(glob.glob(os.path.join(result.output_dir, "data", "*.tfrecord.gz")))
+    spec = graph.transformed_feature_spec()
+    got = collections.defaultdict(list)
+    for batch in tf.data.TFRecordDataset(files, compression_type="GZIP").batch(1000):
+        for name, value in tf.io.parse_example(batch, spec).items():
+            got[name].extend(value.numpy().tolist())
+    order = np.argsort(got["id"])
+    np.testing.assert_allclose(np.array(got["n"])[order], (n - n.mean()) / n.std(), rtol=1e-5, atol=1e-5)
+
+
+def test_too_many_bad_rows_fails_without_output(tmp_path):
+    from skewless.pipelines import run
+
+    expected, _ = make_inputs(tmp_path)
+    with pytest.raises(TooManyBadRowsError) as failure:
+        run(job_config(tmp_path))  # default max_bad_fraction 0.01
+    message = str(failure.value)
+    total = GOOD_ROWS + len(expected)
+    assert message.startswith(f"{len(expected)} of {total} rows")
+    first = sorted(expected)[0]
+    assert f"{first[0]}:{first[1]}: {expected[first][1]}" in message
+    assert "\n" not in message
+    assert sorted(os.listdir(tmp_path)) == ["part-a.csv", "part-b.csv", "schema.pbtxt"]  # no output, no staging
+
+
+def test_cli_max_bad_fraction_flag_overrides_the_config(tmp_path):
+    expected, _ = make_inputs(tmp_path)
+    config = tmp_path / "job.yaml"
+    config.write_text(yaml.safe_dump(job_config(tmp_path, max_bad_fraction=0.5)))
+    done = subprocess.run(
+        [sys.executable, "-m", "skewless", "run", str(config), "--max-bad-fraction", "0.02"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("skewless")]
+    assert len(errors) == 1 and "Traceback" not in done.stderr
+    assert "over output.max_bad_fraction 0.02" in errors[0]
+    assert not [name for name in os.listdir(tmp_path) if name.startswith("out")]
+
+
+# ------------------------------------------------------------------------- the fast CSV path is the same grammar
+
+_PIECES = [b"a", b"7", b",", b" ", b"\t", b'"', b"\r", b"\n", b"\n", b"\xff", b"\xc3\xa9", b"1.5", b"\x0c"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40), st.sampled_from([["x"], ["x", "y"], ["x", "y", "z"]]))
+def test_parse_csv_block_matches_parse_csv_lines(pieces, columns):
+    """The job's block splitter gives the rows, line numbers and reasons of `parse_csv_lines` line by line."""
+    from skewless.schemas.readers import parse_csv_block, parse_csv_lines
+
+    block = b"".join(pieces)
+    lines = block.split(b"\n")
+    if block.endswith(b"\n"):
+        lines.pop()
+    lines = [line.rstrip(b"\r") for line in lines]  # as a file's lines are read: without "\n" or "\r\n"
+    by_lines = parse_csv_lines(lines, range(5, 5 + len(lines)), columns)
+    by_block = parse_csv_block(block, columns, first_number=5)
+    assert by_block.batch.to_pydict() == by_lines.batch.to_pydict()
+    assert by_block.numbers.tolist() == by_lines.numbers.tolist()
+    assert [(r.number, r.raw, str(r.problem)) for r in by_block.rejected] == [
+        (r.number, r.raw, str(r.problem)) for r in by_lines.rejected
+    ]
