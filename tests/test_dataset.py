@@ -2,12 +2,14 @@
 
 Most tests read a hand-made run directory whose rows are known: row `id` has x = id / 4, s = "row{id}"
 and label = id % 3, spread over three gzip train shards of unequal size and one uncompressed eval shard.
-The last test reads a real small run of the job.
+`test_reads_a_real_run` reads a real small run of the job.
 """
 
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -251,3 +253,16 @@ def test_reads_a_real_run(example_run):
             }
             assert 0 <= features["fnlwgt"].numpy().min() and features["fnlwgt"].numpy().max() <= 1
         assert rows == written[split]
+
+
+def test_reading_does_not_import_beam(run_dir):
+    """Training containers have TensorFlow and tf.Transform but no Apache Beam."""
+    code = (
+        "import sys\n"
+        "from skewless.pipelines.dataset import make_dataset\n"
+        f"next(iter(make_dataset({run_dir!r}, batch_size=4)))\n"
+        "loaded = sorted(name for name in sys.modules if name.split('.')[0] == 'apache_beam')\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
