@@ -1,0 +1,244 @@
+"""Live progress of a running job: a refreshing line on a terminal, a few plain log lines elsewhere (CI, files).
+
+The display knows nothing of Beam. It is fed `Snapshot`s (the stage, rows processed in it so far, and
+the rows expected when known), pulled from a `poll` callable every `interval` seconds, or pushed with
+`ProgressDisplay.update`. Rows per second are the stage's average since its first snapshot (rows
+counted from there).
+
+On a terminal (rich): ``⠹ transform ━━━━━━━━╺━━━━━━━  23,456 / 50,000 rows  4,210 rows/s  0:00:12``, with a
+line per finished stage above it. Elsewhere: one line when a stage starts, one every `log_interval`
+seconds, one at the end, so CI logs stay short.
+
+Example:
+
+```python
+import time
+from skewless.progress import Snapshot, show_progress
+
+done = {"rows": 0}
+with show_progress(lambda: Snapshot("transform", done["rows"], total=3000), interval=0.1):
+    for _ in range(3):
+        time.sleep(0.2)
+        done["rows"] += 1000
+```
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator, TextIO
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Where a job is: its stage, the rows processed in that stage so far, and the rows expected (if known)."""
+
+    stage: str
+    rows: int
+    total: int | None = None
+
+
+class ProgressDisplay:
+    """Shows `Snapshot`s as they arrive; `start` before the first and `finish` after the last.
+
+    `interactive` defaults to whether `stream` is a terminal. `clock` is injectable for tests.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        interactive: bool | None = None,
+        log_interval: float = 30.0,
+        title: str = "skewless",
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.stream = stream if stream is not None else sys.stderr
+        self.interactive = _is_terminal(self.stream) if interactive is None else interactive
+        self.log_interval = log_interval
+        self.title = title
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._started = None
+        self._snapshot: Snapshot | None = None
+        self._stage_started = None
+        self._stage_rows = 0
+        self._last_log = None
+        self._live = None
+        self._console = None
+
+    # ------------------------------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self._started = self._clock()
+        if self.interactive:
+            from rich.console import Console
+            from rich.live import Live
+
+            self._console = Console(file=self.stream, force_terminal=True)
+            # transient: the live line is replaced by the final summary line at the end
+            self._live = Live(self, console=self._console, refresh_per_second=4, transient=True)
+            self._live.start()
+
+    def update(self, snapshot: Snapshot) -> None:
+        """Takes the job's latest counters (safe to call from any thread)."""
+        lines = []
+        with self._lock:
+            now = self._clock()
+            previous = self._snapshot
+            if previous is None or snapshot.stage != previous.stage:
+                if previous is not None:
+                    lines.append(self._stage_done_line(previous, now))
+                self._stage_started = now
+                # counted from the first sighting: a stage first seen half-way must not look infinitely fast
+                self._stage_rows = snapshot.rows
+                self._last_log = now
+                if not self.interactive:
+                    lines.append(f"{self._prefix(now)}: {snapshot.stage}: started")
+            elif not self.interactive and now - self._last_log >= self.log_interval:
+                self._last_log = now
+                lines.append(f"{self._prefix(now)}: {self._describe(snapshot, now)}")
+            self._snapshot = snapshot
+        # Written outside the lock: printing makes rich re-render the live line, which takes the lock.
+        for line in lines:
+            self._emit(line)
+
+    def finish(self, failed: bool = False) -> None:
+        """Stops the live line and writes the last one: the final stage's numbers, and done or failed."""
+        if self._live is not None:
+            self._live.stop()
+        with self._lock:
+            now = self._clock()
+            outcome = "failed" if failed else "done"
+            last = f"; {self._describe(self._snapshot, now)}" if self._snapshot is not None else ""
+            line = f"{self._prefix(now)}: {outcome}{last}"
+        self._emit(line)
+
+    # ------------------------------------------------------------------------------------------ text
+
+    def _describe(self, snapshot: Snapshot, now: float) -> str:
+        rows = f"{snapshot.rows:,}"
+        if snapshot.total:
+            rows += f" / {snapshot.total:,} rows ({min(snapshot.rows / snapshot.total, 1.0):.0%})"
+        else:
+            rows += " rows"
+        return f"{snapshot.stage}: {rows}, {self._rate(snapshot, now):,.0f} rows/s"
+
+    def _stage_done_line(self, snapshot: Snapshot, now: float) -> str:
+        took = _clock_text(now - self._stage_started)
+        return f"{self._prefix(now)}: {snapshot.stage} finished in {took}: {snapshot.rows:,} rows, " \
+               f"{self._rate(snapshot, now):,.0f} rows/s"
+
+    def _rate(self, snapshot: Snapshot, now: float) -> float:
+        seconds = now - self._stage_started
+        return (snapshot.rows - self._stage_rows) / seconds if seconds > 0 else 0.0
+
+    def _prefix(self, now: float) -> str:
+        return f"{self.title} [{_clock_text(now - self._started)}]"
+
+    def _emit(self, line: str) -> None:
+        if self._console is not None:
+            from rich.text import Text
+
+            # printed above the live line; Text so that job data is never read as rich markup
+            self._console.print(Text(line))
+        else:
+            print(line, file=self.stream, flush=True)
+
+    def __rich__(self):
+        """The live line, rendered afresh at every refresh so the elapsed time moves between snapshots."""
+        from rich.progress_bar import ProgressBar
+        from rich.spinner import Spinner
+        from rich.table import Table
+        from rich.text import Text
+
+        with self._lock:
+            now = self._clock()
+            snapshot = self._snapshot
+            elapsed = _clock_text(now - self._started)
+            rate = self._rate(snapshot, now) if snapshot is not None else 0.0
+        line = Table.grid(padding=(0, 1))
+        if snapshot is None:
+            line.add_row(Spinner("dots"), Text("starting", style="bold"), Text(elapsed, style="dim"))
+            return line
+        cells = [Spinner("dots"), Text(snapshot.stage, style="bold")]
+        if snapshot.total:
+            cells.append(ProgressBar(total=snapshot.total, completed=min(snapshot.rows, snapshot.total), width=30))
+            cells.append(Text(f"{snapshot.rows:,} / {snapshot.total:,} rows"))
+        else:
+            cells.append(Text(f"{snapshot.rows:,} rows"))
+        cells.append(Text(f"{rate:,.0f} rows/s", style="cyan"))
+        cells.append(Text(elapsed, style="dim"))
+        line.add_row(*cells)
+        return line
+
+
+@contextmanager
+def show_progress(
+    poll: Callable[[], Snapshot | None] | None = None,
+    stream: TextIO | None = None,
+    interactive: bool | None = None,
+    interval: float | None = None,
+    log_interval: float = 30.0,
+    title: str = "skewless",
+) -> Iterator[ProgressDisplay]:
+    """Shows a job's progress while the block runs; yields the `ProgressDisplay`.
+
+    Args:
+      poll: returns the job's current `Snapshot` (or None while there is nothing to show); called
+        from a background thread every `interval` seconds and once more at the end. Leave it out to
+        push snapshots with `display.update` instead.
+      stream: where to write (default stderr).
+      interactive: a live line (True) or plain log lines (False); default: whether `stream` is a terminal.
+      interval: seconds between polls; default 0.5 on a terminal, 5 otherwise.
+      log_interval: seconds between plain log lines within one stage.
+    """
+    display = ProgressDisplay(stream, interactive, log_interval, title)
+    interval = interval if interval is not None else (0.5 if display.interactive else 5.0)
+    stop = threading.Event()
+    display.start()
+    poller = None
+    if poll is not None:
+        poller = threading.Thread(target=_poll_until, args=(poll, display, stop, interval), daemon=True,
+                                  name="skewless-progress")
+        poller.start()
+    failed = False
+    try:
+        yield display
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        stop.set()
+        if poller is not None:
+            poller.join()
+            _poll_once(poll, display)
+        display.finish(failed)
+
+
+def _poll_until(poll, display: ProgressDisplay, stop: threading.Event, interval: float) -> None:
+    while not stop.is_set():
+        _poll_once(poll, display)
+        stop.wait(interval)
+
+
+def _poll_once(poll, display: ProgressDisplay) -> None:
+    try:
+        snapshot = poll()
+    except Exception:  # noqa: BLE001 - a failing progress source must never fail the job it watches
+        return
+    if snapshot is not None:
+        display.update(snapshot)
+
+
+def _clock_text(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _is_terminal(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
