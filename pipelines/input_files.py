@@ -2,7 +2,7 @@
 
 tf.data's `TFRecordDataset` ends without an error on some damage (a file cut inside a record's data,
 a gzip stream that stops early), which would drop the rest of a file silently. Here any damage is an
-`InputError` naming the file, the record number and its byte offset (in the uncompressed stream for
+`InputError` naming the file, the record number (1-based) and its byte offset (in the uncompressed stream for
 gzip files); a gzip stream cut short or failing its own CRC is one too (see `open_input`).
 
 A record is: uint64 length, uint32 masked CRC32C of those 8 bytes, the data, uint32 masked CRC32C
@@ -58,7 +58,7 @@ class _Gunzipped:
             return method(*args)
         except (EOFError, OSError, zlib.error) as error:  # a cut stream is EOFError, a bad CRC BadGzipFile
             raise InputError(
-                f"{self._path}: corrupt or truncated gzip stream near compressed byte {self._raw.tell():,}: {error}"
+                f"{self._path}: corrupt or truncated gzip stream near compressed byte {self._raw.tell()}: {error}"
             ) from None
 
     def close(self) -> None:
@@ -78,9 +78,7 @@ def read_records(path: str, start: int = 0, stop: int = -1) -> Iterator[bytes]:
     Records before `start` are framed and their length checked, not their data.
     """
     with open_input(path) as handle:
-        for index, data in _frames(handle, path, check_from=start):
-            if 0 <= stop <= index:
-                return
+        for index, data in _frames(handle, path, check_from=start, stop=stop):
             if index >= start:
                 yield data
 
@@ -89,17 +87,17 @@ def count_records(path: str) -> int:
     """How many records the file holds, having checked every one."""
     count = 0
     with open_input(path) as handle:
-        for count, _ in enumerate(_frames(handle, path, check_from=0), start=1):
+        for count, _ in enumerate(_frames(handle, path, check_from=0, stop=-1), start=1):
             pass
     return count
 
 
-def _frames(handle: BinaryIO, path: str, check_from: int) -> Iterator[tuple[int, bytes | None]]:
-    """(index, data) per record; data is None (not copied, not checked) for indices before `check_from`."""
+def _frames(handle: BinaryIO, path: str, check_from: int, stop: int) -> Iterator[tuple[int, bytes | None]]:
+    """(index, data) per record up to `stop` (-1: all); data is None (not copied, not checked) before `check_from`."""
     where = "uncompressed byte" if is_gzip(path) else "byte"
     buffer, position, base, index = b"", 0, 0, 0  # base: stream offset of buffer[0]
     at_end = False
-    while True:
+    while stop < 0 or index < stop:
         if len(buffer) - position < _HEADER:
             if at_end:
                 break
@@ -113,7 +111,7 @@ def _frames(handle: BinaryIO, path: str, check_from: int) -> Iterator[tuple[int,
         (header_crc,) = struct.unpack_from("<I", buffer, position + 8)
         if masked_crc(header) != header_crc:
             raise InputError(
-                f"{path}: record {index} at {where} {base + position:,}: its length fails the CRC check (corrupt file)"
+                f"{path}: record {index + 1} at {where} {base + position}: its length fails the CRC check (corrupt file)"
             )
         size = _HEADER + length + _FOOTER
         while len(buffer) - position < size and not at_end:
@@ -123,8 +121,8 @@ def _frames(handle: BinaryIO, path: str, check_from: int) -> Iterator[tuple[int,
             buffer += chunk
         if len(buffer) - position < size:
             raise InputError(
-                f"{path}: record {index} at {where} {base + position:,}: the file ends inside it "
-                f"({len(buffer) - position:,} of {size:,} bytes; truncated file)"
+                f"{path}: record {index + 1} at {where} {base + position}: the file ends inside it "
+                f"({len(buffer) - position} of {size} bytes; truncated file)"
             )
         data = None
         if index >= check_from:
@@ -132,13 +130,13 @@ def _frames(handle: BinaryIO, path: str, check_from: int) -> Iterator[tuple[int,
             (data_crc,) = struct.unpack_from("<I", buffer, position + _HEADER + length)
             if masked_crc(data) != data_crc:
                 raise InputError(
-                    f"{path}: record {index} at {where} {base + position:,}: its data fails the CRC check (corrupt record)"
+                    f"{path}: record {index + 1} at {where} {base + position}: its data fails the CRC check (corrupt record)"
                 )
         yield index, data
         position += size
         index += 1
-    if len(buffer) > position:
+    if len(buffer) > position and index != stop:
         raise InputError(
-            f"{path}: record {index} at {where} {base + position:,}: the file ends inside its header "
+            f"{path}: record {index + 1} at {where} {base + position}: the file ends inside its header "
             f"({len(buffer) - position} of {_HEADER} bytes; truncated file)"
         )

@@ -108,12 +108,12 @@ def _csv_types(input_config: InputConfig, path: str) -> dict[str, str]:
 
 
 def _tfrecord_types(path: str) -> dict[str, str]:
-    import tensorflow as tf
     from tfx_bsl.coders import example_coder
 
-    compression = "GZIP" if path.endswith(".gz") else ""
+    from skewless.pipelines.input_files import read_records
+
+    records = list(read_records(path, 0, SAMPLE_RECORDS))  # damage is an InputError with the offset
     try:
-        records = [r.numpy() for r in tf.data.TFRecordDataset(path, compression_type=compression).take(SAMPLE_RECORDS)]
         batch = example_coder.ExamplesToRecordBatchDecoder().DecodeBatch(records)
     except Exception as error:  # TF and tfx_bsl raise their own types for corrupt data
         raise InputError(f"{path}: cannot read tf.train.Example records to infer types: {error}") from None

@@ -205,3 +205,61 @@ def test_parse_csv_block_matches_parse_csv_lines(pieces, columns):
     assert [(r.number, r.raw, str(r.problem)) for r in by_block.rejected] == [
         (r.number, r.raw, str(r.problem)) for r in by_lines.rejected
     ]
+
+
+# ------------------------------------------------------------------------------------------ TFRecord records
+
+
+def test_bad_tfrecord_records_go_to_quarantine_by_record_number(tmp_path):
+    import tensorflow as tf
+
+    from skewless.pipelines import run
+
+    def example(**features):
+        def feature(value):
+            if isinstance(value, bytes):
+                return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+            if isinstance(value, list):
+                return tf.train.Feature(float_list=tf.train.FloatList(value=value))
+            return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+
+        return tf.train.Example(
+            features=tf.train.Features(feature={k: feature(v) for k, v in features.items()})
+        ).SerializeToString()
+
+    records = [example(id=i, x=[i / 4], city=CITIES[i % 3]) for i in range(100)]
+    bad = {
+        11: (example(id=900, city=b"oslo"), "x: required value is missing"),
+        23: (example(id=901, x=[1.0, 2.0], city=b"oslo"), "x: has 2 values, expected 1..1"),
+        37: (example(id=902, x=[1.0], city=b"atlantis"), "city: 'atlantis' is not in the domain (paris, oslo, rome)"),
+        52: (b"\x0a\x03junk", None),  # not a tf.train.Example
+    }
+    for number, (record, _) in sorted(bad.items()):
+        records.insert(number - 1, record)
+    path = tmp_path / "data.tfrecord"
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for record in records:
+            writer.write(record)
+    (tmp_path / "schema.pbtxt").write_text(SCHEMA)
+    result = run({
+        "name": "records",
+        "input": {"format": "tfrecord", "paths": [str(path)]},
+        "schema": str(tmp_path / "schema.pbtxt"),
+        "features": {"id": {"transform": "passthrough"}, "x": {"transform": "z_score"},
+                     "city": {"transform": "vocabulary"}},
+        "output": {"dir": str(tmp_path / "out"), "shards": 2, "max_bad_fraction": 0.1},
+    })
+    rows = []
+    for quarantine in sorted(glob.glob(os.path.join(result.output_dir, "quarantine", "*.jsonl"))):
+        with open(quarantine) as handle:
+            rows.extend(json.loads(line) for line in handle)
+    assert [row["line"] for row in rows] == sorted(bad)
+    for row in rows:
+        record, reason = bad[row["line"]]
+        assert row["raw"] == record.hex()
+        if reason is None:
+            assert row["reason"].startswith("not a tf.train.Example")
+        else:  # decoded alone (the junk record spoils its batch), a record without x has "no such column"
+            assert row["reason"].startswith(reason)
+    assert result.rows["read"] == 104 and result.rows["quarantined"] == 4
+    assert sorted(written_ids(result.output_dir)) == list(range(100))
