@@ -24,6 +24,8 @@ import math
 import struct
 import uuid
 import zlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import google_crc32c
 
@@ -53,7 +55,12 @@ class ShardWriter:
 
     Through Beam's filesystems, so any path Beam can write works; gzip is done here with zlib at the
     default level (TensorFlow's own TFRecordWriter uses the same), in blocks, to keep memory flat.
+    Compressing and writing run on a thread of the writer's own: zlib releases the GIL, so on a
+    multi-core machine gzip overlaps with transforming the next chunk. At most `MAX_PENDING` blocks wait
+    for that thread, which bounds the memory it can hold.
     """
+
+    MAX_PENDING = 2
 
     def __init__(self, path: str, compression: str):
         from apache_beam.io.filesystems import CompressionTypes, FileSystems
@@ -62,6 +69,8 @@ class ShardWriter:
         self._temp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
         self._file = FileSystems.create(self._temp, compression_type=CompressionTypes.UNCOMPRESSED)
         self._gzip = zlib.compressobj(6, zlib.DEFLATED, 31) if compression == "gzip" else None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shard-writer")
+        self._pending: deque = deque()
         self.records = 0
         self.bytes = 0
 
@@ -73,7 +82,9 @@ class ShardWriter:
             parts.append(struct.pack("<I", masked_crc(header)))
             parts.append(record)
             parts.append(struct.pack("<I", masked_crc(record)))
-        self._emit(b"".join(parts))
+        while len(self._pending) >= self.MAX_PENDING:
+            self._pending.popleft().result()
+        self._pending.append(self._thread.submit(self._emit, b"".join(parts)))
         self.records += len(records)
 
     def _emit(self, data: bytes) -> None:
@@ -86,6 +97,7 @@ class ShardWriter:
         """Flushes and moves the file under its final name."""
         from apache_beam.io.filesystems import FileSystems
 
+        self._drain()
         if self._gzip is not None:
             tail = self._gzip.flush()
             self._file.write(tail)
@@ -95,8 +107,19 @@ class ShardWriter:
             FileSystems.delete([self.path])
         FileSystems.rename([self._temp], [self.path])
 
+    def _drain(self) -> None:
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._thread.shutdown(wait=True)
+
     def abort(self) -> None:
         from apache_beam.io.filesystems import FileSystems
 
+        for future in self._pending:
+            future.cancel()
+        self._thread.shutdown(wait=True)
+        self._pending.clear()
         self._file.close()
         FileSystems.delete([self._temp])
