@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyBadRowsError
 from skewless.pipelines.columns import RawColumn
+from skewless.report import render_report
 
 STATS_FILE = "_stats.json"
 STAGING_MARK = ".staging-"
@@ -71,6 +72,8 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None) -> 
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    # after publishing, so the page names the run's real path; `skewless report` can always re-render it
+    render_report(output_dir)
     return RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
 
 

@@ -155,7 +155,7 @@ def test_output_layout_and_run_json(csv_run):
     import tensorflow_transform as tft
 
     result, _ = csv_run
-    assert sorted(os.listdir(result.output_dir)) == ["config.yaml", "data", "run.json", "transform_graph"]
+    assert sorted(os.listdir(result.output_dir)) == ["config.yaml", "data", "report.html", "run.json", "transform_graph"]
     graph = tft.TFTransformOutput(result.graph_dir)
     assert set(graph.raw_feature_spec()) == {"id", "x", "u", "y", "city", "label"}
     report = json.load(open(os.path.join(result.output_dir, "run.json")))
