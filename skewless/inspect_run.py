@@ -14,7 +14,7 @@ from skewless.report.run_files import (
     format_bytes,
     format_number,
     format_percent,
-    load_config,
+    load_run_config,
     load_summary,
     oov_rate,
     split_order,
@@ -62,7 +62,7 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
                 "head": [_text(value) for value in values[:top]],
             }
         features[name] = entry
-    splits = split_order(summary, load_config(run_dir))
+    splits = split_order(summary, load_run_config(run_dir))
     rows = dict(summary["rows"], written={split: summary["rows"]["written"][split] for split in splits})
     shards = summary.get("shards", {})
     return {

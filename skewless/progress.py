@@ -5,9 +5,10 @@ the rows expected when known), pulled from a `poll` callable every `interval` se
 `ProgressDisplay.update`. Rows per second are the stage's average since its first snapshot (rows
 counted from there).
 
-On a terminal (rich): ``⠹ transform ━━━━━━━━╺━━━━━━━  23,456 / 50,000 rows  4,210 rows/s  0:00:12``, with a
-line per finished stage above it. Elsewhere: one line when a stage starts, one every `log_interval`
-seconds, one at the end, so CI logs stay short.
+On a terminal (rich), a line per finished stage above a live one:
+``⠹ transform ━━━━━━━━╺━━━━━━━  23,456 / 50,000 rows  4,210 rows/s  0:00:12``.
+Elsewhere: one line when a stage starts, one every `log_interval` seconds, one at the end, so CI logs
+stay short.
 
 Example:
 

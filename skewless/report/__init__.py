@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 from skewless.report.page import render_page
-from skewless.report.run_files import CONFIG_FILE, load_config, load_summary, quarantine_reasons, vocabulary
+from skewless.report.run_files import CONFIG_FILE, load_run_config, load_summary, quarantine_reasons, vocabulary
 
 REPORT_FILE = "report.html"
 
@@ -40,7 +40,7 @@ def render_report(run_dir: str | os.PathLike) -> str:
         name: vocabulary(run_dir, name) for name, feature in summary["features"].items() if "vocabulary_size" in feature
     }
     page = render_page(
-        os.path.abspath(run_dir), summary, load_config(run_dir), quarantine_reasons(run_dir), vocabularies, config_text
+        os.path.abspath(run_dir), summary, load_run_config(run_dir), quarantine_reasons(run_dir), vocabularies, config_text
     )
     path = os.path.join(run_dir, REPORT_FILE)
     # Written beside and renamed, so a browser reloading the page never sees half of it.

@@ -203,8 +203,10 @@ def _numeric_charts(name: str, feature: dict) -> str:
     histogram = feature.get("histogram")
     if not histogram or not histogram.get("counts"):
         return '<p class="muted">No values, no histogram.</p>'
-    chart = svg.histogram(histogram["edges"], histogram["counts"], f"{name}: histogram of raw values", feature.get("mean"))
-    return f'<figure class="histogram">{chart}<figcaption class="legend">raw values, {len(histogram["counts"])} bins</figcaption></figure>'
+    counts = histogram["counts"]
+    chart = svg.histogram(histogram["edges"], counts, f"{name}: histogram of raw values", feature.get("mean"))
+    caption = f"raw values, {len(counts)} bins"
+    return f'<figure class="histogram">{chart}<figcaption class="legend">{caption}</figcaption></figure>'
 
 
 def _categorical_charts(name: str, feature: dict, vocabulary: list[str] | None) -> str:

@@ -42,7 +42,7 @@ def load_summary(run_dir: str) -> dict:
     return summary
 
 
-def load_config(run_dir: str) -> dict:
+def load_run_config(run_dir: str) -> dict:
     """The resolved job config the run wrote (config.yaml) as a plain dict; {} when absent."""
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
