@@ -1,5 +1,6 @@
 """Keras 3 layers and export that reuse the tf.Transform graph; imports TensorFlow and Keras, never Apache Beam."""
 
+from skewless.layers.cast import Cast
 from skewless.layers.export import (
     export_serving_model,
     read_spec_file,
@@ -7,12 +8,37 @@ from skewless.layers.export import (
     transform_raw_rows,
     transform_raw_rows_exported,
 )
+from skewless.layers.fill_missing import FillMissing
+from skewless.layers.keras_preprocessor import (
+    NativeFeatureCheck,
+    PreprocessorCheck,
+    check_preprocessor,
+    export_keras_preprocessor,
+    keras_preprocessor,
+    raw_feature_batch,
+)
+from skewless.layers.native_preprocessor import NativePreprocessor
+from skewless.layers.raw_feature_model import RawFeatureModel
 from skewless.layers.raw_inputs import raw_inputs
+from skewless.layers.standardize import Standardize
 from skewless.layers.transform_layer import TransformLayer
+from skewless.layers.vocabulary_first import VocabularyFirst
 
 __all__ = [
+    "Cast",
+    "FillMissing",
+    "NativeFeatureCheck",
+    "NativePreprocessor",
+    "PreprocessorCheck",
+    "RawFeatureModel",
+    "Standardize",
     "TransformLayer",
+    "VocabularyFirst",
+    "check_preprocessor",
+    "export_keras_preprocessor",
     "export_serving_model",
+    "keras_preprocessor",
+    "raw_feature_batch",
     "raw_inputs",
     "read_spec_file",
     "serialize_raw_examples",

@@ -27,3 +27,7 @@ class OutputExistsError(SkewlessError):
 
 class TooManyBadRowsError(SkewlessError):
     """More rows went to quarantine than `max_bad_fraction` allows; no output data was written."""
+
+
+class NotPortableError(SkewlessError):
+    """A transform has no exact equivalent in built-in Keras layers (TransformLayer still runs it)."""

@@ -1,0 +1,62 @@
+"""TF tensors next to backend tensors: the glue the native preprocessing layers need on every backend.
+
+Keras' own string layers (StringLookup, Hashing) run TensorFlow inside on every backend: they take
+TF tensors or NumPy arrays and return TF tensors for TF inputs (a ``tf.data`` pipeline) and backend
+tensors otherwise. The small layers of skewless follow the same rule, so a preprocessor works
+eagerly on JAX or PyTorch and inside ``tf.data.Dataset.map`` alike.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+TF_TYPES = (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.Variable)
+
+
+def is_tf(value) -> bool:
+    """Whether `value` is a TF tensor (eager or symbolic, dense, sparse or ragged)."""
+    return isinstance(value, TF_TYPES)
+
+
+def ops_for(value):
+    """The op namespace for `value`: ``tf`` for TF tensors, ``keras.ops`` (the backend's) otherwise.
+
+    Only ops spelled the same in both are used through it (``where``, ``cast``, ``squeeze``).
+    """
+    return tf if is_tf(value) else keras.ops
+
+
+def to_backend(tensor: tf.Tensor):
+    """A TF result as the backend's tensor, except inside a TF graph (tf.data) and for strings."""
+    if keras.backend.backend() == "tensorflow" or tf.inside_function() or tensor.dtype == tf.string:
+        return tensor
+    return keras.ops.convert_to_tensor(tensor.numpy())
+
+
+def as_tensor(value):
+    """`value` as the backend's tensor (TF inside a TF graph and for strings), from TF, backend or NumPy."""
+    if isinstance(value, tf.Tensor):
+        return to_backend(value)
+    if is_tf(value) or keras.ops.is_tensor(value):
+        return value
+    array = np.asarray(value)
+    if array.dtype.kind in "OSU" or keras.backend.backend() == "tensorflow" or tf.inside_function():
+        return tf.convert_to_tensor(array)
+    return keras.ops.convert_to_tensor(array)
+
+
+def uniform_inputs(inputs):
+    """A dict of raw features Keras accepts as one call argument (it refuses tensors mixed with arrays).
+
+    On TensorFlow NumPy values become TF tensors; on other backends backend tensors become NumPy
+    arrays (TF tensors are not backend tensors there), so strings and numbers can travel together.
+    """
+    if not isinstance(inputs, dict):
+        return inputs
+    if keras.backend.backend() == "tensorflow":
+        return {name: value if is_tf(value) or isinstance(value, keras.KerasTensor) else tf.convert_to_tensor(value)
+                for name, value in inputs.items()}
+    return {name: keras.ops.convert_to_numpy(value) if keras.ops.is_tensor(value) else value
+            for name, value in inputs.items()}

@@ -1,0 +1,49 @@
+"""`Cast`: a tensor cast to a dtype, on every backend and in tf.data."""
+
+from __future__ import annotations
+
+import keras
+
+from skewless.layers.backend_tensors import ops_for
+
+
+@keras.saving.register_keras_serializable(package="skewless")
+class Cast(keras.layers.Layer):
+    """Casts its input to `to_dtype` (Keras' Discretization, for one, always returns int32 indices).
+
+    A TF input (a ``tf.data`` pipeline on any backend) is cast with TF, others with ``keras.ops``.
+    On JAX without ``jax_enable_x64`` an int64 cast gives int32.
+
+    Args:
+        to_dtype: the dtype name, e.g. ``"int64"``.
+
+    Example:
+
+    ```python
+    import numpy as np
+    from skewless.layers import Cast
+
+    Cast("int64")(np.array([1, 2], dtype="int32"))   # int64 on the TensorFlow backend
+    ```
+    """
+
+    def __init__(self, to_dtype: str, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+        self.to_dtype = to_dtype
+        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def call(self, inputs):
+        return ops_for(inputs).cast(inputs, self.to_dtype)
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor(inputs.shape, dtype=self.to_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(to_dtype=self.to_dtype)
+        return config

@@ -1,0 +1,65 @@
+"""`FillMissing`: an optional raw feature as one value per row, its default where the row has none."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from skewless.layers.backend_tensors import to_backend
+
+
+@keras.saving.register_keras_serializable(package="skewless")
+class FillMissing(keras.layers.Layer):
+    """Densifies an optional feature as the job's graph does before its transform.
+
+    A sparse (or ragged) input of shape ``(batch, n)``, as ``tf.io.parse_example`` gives a
+    VarLenFeature, becomes shape ``(batch,)``: the row's value, or `default` where the row has none,
+    by the same op tf.Transform's ``sparse_tensor_to_dense_with_shape(x, [None, 1], default)`` runs
+    (a row with two values is an error there and here). A dense input has a value in every row and
+    passes through (shape ``(batch, 1)`` is squeezed to ``(batch,)``).
+
+    Sparse inputs are TF tensors on every backend (Keras' StringLookup and Hashing use TF the same way).
+
+    Args:
+        default: the fill value (a number, or a string for a string feature).
+
+    Example:
+
+    ```python
+    import tensorflow as tf
+    from skewless.layers import FillMissing
+
+    values = tf.SparseTensor([[0, 0], [2, 0]], ["a", "c"], [3, 1])
+    FillMissing("unknown")(values)   # [b"a", b"unknown", b"c"]
+    ```
+    """
+
+    def __init__(self, default, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+        self.default = default
+        # Strings are not backend tensors on JAX or PyTorch: take inputs as they come.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def call(self, inputs):
+        if isinstance(inputs, tf.RaggedTensor):
+            inputs = inputs.to_sparse()
+        if isinstance(inputs, tf.SparseTensor):
+            one_column = tf.stack([inputs.dense_shape[0], tf.constant(1, tf.int64)])
+            narrowed = tf.SparseTensor(inputs.indices, inputs.values, one_column)
+            default = tf.constant(self.default, dtype=inputs.dtype)
+            return to_backend(tf.squeeze(tf.sparse.to_dense(narrowed, default_value=default), axis=1))
+        if len(inputs.shape) == 2 and inputs.shape[-1] == 1:
+            return inputs[:, 0]
+        return inputs
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor(inputs.shape[:1], dtype=inputs.dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(default=self.default)
+        return config

@@ -1,0 +1,243 @@
+"""Portable preprocessing: a run's tf.Transform analysis compiled into built-in Keras 3 layers.
+
+`keras_preprocessor` builds a `NativePreprocessor` (Keras' Discretization, StringLookup,
+IntegerLookup and Hashing, plus small skewless layers written with keras.ops where Keras has no
+exact equivalent, see `native_plan`) initialized with the analyzer outputs the Beam job put into
+the transform graph. It saves to a small ``.keras`` file with no TF
+graph inside that loads on any Keras backend. `check_preprocessor` proves it equal to the graph on
+the current backend: integers and strings equal, floats bit-identical. `export_keras_preprocessor`
+writes the preprocessor with only the features that passed, and says why the others did not.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Iterable, Mapping
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from skewless.errors import InputError, NotPortableError
+from skewless.layers.export import serialize_raw_examples, transform_raw_rows
+from skewless.layers.graph_analyzers import read_graph_features
+from skewless.layers.native_plan import FeaturePlan, plan_feature, refused
+from skewless.layers.native_preprocessor import NativePreprocessor
+from skewless.layers.probe_rows import probe_rows
+from skewless.layers.transform_graph import find_graph_dir
+from skewless.layers.transform_layer import TransformLayer
+
+PREPROCESSOR_FILE = "keras_preprocessor.keras"
+# The feature options native layers reproduce; any other option set in the config refuses the feature.
+HANDLED_OPTIONS = {
+    "transform", "num_buckets", "top_k", "frequency_threshold", "num_oov_buckets", "hash_buckets", "default",
+}
+
+
+@dataclass
+class NativeFeatureCheck:
+    """One transformed feature: ``status`` is "exact", "different" or "unsupported" (then ``reason``).
+
+    ``rows`` compared (0 when unsupported), ``differences``: rows whose value differs (floats: bits).
+    """
+
+    name: str
+    transform: str
+    status: str
+    rows: int
+    differences: int
+    max_abs_difference: float | None = None
+    reason: str | None = None
+
+
+@dataclass
+class PreprocessorCheck:
+    """The native layers against the transform graph, per feature, on one Keras backend."""
+
+    backend: str
+    rows: int
+    features: list[NativeFeatureCheck]
+    path: str | None = None  # where export_keras_preprocessor wrote the preprocessor
+
+    @property
+    def exact(self) -> bool:
+        """Every feature has native layers and they agree with the graph on every row."""
+        return all(feature.status == "exact" for feature in self.features)
+
+    def not_exact(self) -> dict[str, str]:
+        """``{feature: reason}`` for the features without exact native layers."""
+        return {f.name: f.reason for f in self.features if f.status != "exact"}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def keras_preprocessor(run_dir: str | os.PathLike, strict: bool = True) -> NativePreprocessor:
+    """The run's declarative transforms as built-in Keras layers, initialized from its transform graph.
+
+    A transform without an exact Keras equivalent raises `NotPortableError` naming the feature and
+    why; with ``strict=False`` such features are left out instead and listed in the result's
+    ``unsupported`` (``{feature: reason}``). Features computed from the label are left out (serving
+    has no label), as are those a ``preprocessing_fn`` adds (reported as unsupported).
+
+    Example (after ``skewless run configs/example.yaml``):
+
+    ```python
+    import keras
+    from skewless.layers import keras_preprocessor
+
+    preprocessor = keras_preprocessor("out/example")
+    preprocessor.save("preprocessor.keras")        # loads on the JAX backend too
+    ```
+    """
+    plans = plan_preprocessor(run_dir)
+    unsupported = {name: plan for name, plan in plans.items() if plan.layers is None}
+    if unsupported and strict:
+        reasons = "; ".join(f"feature {name!r} ({plan.transform}): {plan.reason}" for name, plan in unsupported.items())
+        raise NotPortableError(
+            f"{os.fspath(run_dir)}: no exact Keras equivalent for {reasons}"
+            " (use TransformLayer, or keras_preprocessor(..., strict=False) to leave them out)"
+        )
+    return _build(plans)
+
+
+def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
+    """Per transformed feature (label outputs excepted): its Keras layers or why it has none."""
+    import tensorflow_transform as tft
+
+    from skewless.config import load_config
+
+    run_dir = os.fspath(run_dir)
+    config_path = os.path.join(run_dir, "config.yaml")
+    if not os.path.exists(config_path):
+        raise InputError(f"{run_dir}: not a run directory (no config.yaml)")
+    config = load_config(config_path)
+    graph_dir = find_graph_dir(run_dir)
+    raw_spec = tft.TFTransformOutput(graph_dir).raw_feature_spec()
+    label = config.label.column if config.label else None
+    plans = {}
+    for name, graph in sorted(read_graph_features(graph_dir).items()):
+        if name == label or label in graph.raw_inputs:
+            continue
+        if name in config.features:
+            feature = config.features[name]
+            options = sorted(set(feature.model_dump(exclude_defaults=True)) - HANDLED_OPTIONS)
+            if options:
+                reason = f"option {', '.join(options)} has no exact Keras equivalent in skewless yet"
+                plans[name] = refused(name, feature.transform, graph, raw_spec.get(name), reason)
+            else:
+                plans[name] = plan_feature(name, feature.transform, graph, raw_spec[name])
+        else:
+            reason = "not a declared feature of the config (an extra output"
+            reason += f" of preprocessing_fn {config.preprocessing_fn})" if config.preprocessing_fn else ")"
+            plans[name] = refused(name, "preprocessing_fn", graph, raw_spec.get(name), reason)
+    return plans
+
+
+def check_preprocessor(
+    run_dir: str | os.PathLike,
+    rows: Iterable[Mapping] | None = None,
+    sample: int = 1000,
+    seed: int = 0,
+    preprocessor: NativePreprocessor | None = None,
+) -> PreprocessorCheck:
+    """Compares the native layers with the run's transform graph on the current Keras backend.
+
+    The rows are `rows` (raw rows as dicts, e.g. a sample of the input) plus `sample` rows drawn
+    from the analyzer outputs (`probe_rows`: every vocabulary entry, unseen categories, missing
+    optional values, values on and around each boundary). The graph transforms them as serving
+    does (`transform_raw_rows`); integers and strings must be equal, floats bit-identical (NaN
+    equals NaN). `preprocessor` defaults to ``keras_preprocessor(run_dir, strict=False)``.
+    """
+    plans = plan_preprocessor(run_dir)
+    return _check(run_dir, plans, preprocessor or _build(plans), rows, sample, seed)
+
+
+def export_keras_preprocessor(
+    run_dir: str | os.PathLike,
+    path: str | os.PathLike | None = None,
+    rows: Iterable[Mapping] | None = None,
+    sample: int = 1000,
+    seed: int = 0,
+) -> PreprocessorCheck:
+    """Checks the native layers (`check_preprocessor`) and saves the exact ones as a ``.keras`` file.
+
+    A feature that is unsupported or differs from the graph on any row is left out of the file
+    (never emitted silently different); the returned check says which and why. `path` defaults
+    to ``RUN_DIR/keras_preprocessor.keras``.
+    """
+    plans = plan_preprocessor(run_dir)
+    check = _check(run_dir, plans, _build(plans), rows, sample, seed)
+    for feature in check.features:
+        plan = plans[feature.name]
+        if feature.status == "different":
+            plan.layers, plan.reason = None, feature.reason
+    check.path = os.fspath(path or os.path.join(os.fspath(run_dir), PREPROCESSOR_FILE))
+    _build(plans).save(check.path)
+    return check
+
+
+def raw_feature_batch(rows: Iterable[Mapping], raw_spec: Mapping) -> dict:
+    """Raw rows (dicts) as a preprocessor's input: NumPy arrays, ``tf.SparseTensor`` for optional features.
+
+    The rows go through ``tf.train.Example`` and ``tf.io.parse_example`` as a serving request does.
+    """
+    spec = dict(raw_spec)
+    parsed = tf.io.parse_example(tf.constant(serialize_raw_examples(rows, spec), tf.string), spec)
+    return {name: value if isinstance(value, tf.SparseTensor) else value.numpy() for name, value in parsed.items()}
+
+
+def _build(plans: dict[str, FeaturePlan]) -> NativePreprocessor:
+    features = {
+        name: {"transform": plan.transform, "dtype": plan.dtype, "layers": plan.layers}
+        for name, plan in plans.items()
+        if plan.layers is not None
+    }
+    unsupported = {name: plan.reason for name, plan in plans.items() if plan.layers is None}
+    return NativePreprocessor(features, unsupported, name="native_preprocessor")
+
+
+def _check(run_dir, plans, preprocessor, rows, sample, seed) -> PreprocessorCheck:
+    graph = TransformLayer(run_dir)
+    raw_spec = {name: spec for name, spec in graph.raw_feature_spec.items() if name != graph.label}
+    rows = list(rows or []) + probe_rows(raw_spec, plans, sample, seed)
+    expected = transform_raw_rows(graph, rows)
+    computed = set(preprocessor.feature_layers)
+    native = preprocessor.transform_features(raw_feature_batch(rows, raw_spec), sorted(computed))
+    features = []
+    for name, plan in plans.items():
+        if name not in computed:
+            reason = plan.reason or preprocessor.unsupported.get(name, "left out of the preprocessor")
+            features.append(NativeFeatureCheck(name, plan.transform, "unsupported", 0, 0, None, reason))
+        else:
+            features.append(_compare(name, plan.transform, expected[name], keras.ops.convert_to_numpy(native[name])))
+    return PreprocessorCheck(keras.backend.backend(), len(rows), features)
+
+
+def _compare(name: str, transform: str, expected: np.ndarray, actual: np.ndarray) -> NativeFeatureCheck:
+    rows = len(expected)
+    if actual.shape != expected.shape:
+        reason = f"shape {actual.shape}, the graph gives {expected.shape}"
+        return NativeFeatureCheck(name, transform, "different", rows, rows, None, reason)
+    if keras.backend.backend() == "tensorflow" and actual.dtype != expected.dtype:
+        reason = f"dtype {actual.dtype}, the graph gives {expected.dtype}"
+        return NativeFeatureCheck(name, transform, "different", rows, rows, None, reason)
+    gap = None
+    if expected.dtype.kind == "f":
+        actual = actual.astype(expected.dtype)
+        bits = np.dtype(f"u{expected.itemsize}")
+        same = (expected.view(bits) == actual.view(bits)) | (np.isnan(expected) & np.isnan(actual))
+        finite = np.isfinite(expected) & np.isfinite(actual)
+        gap = float(np.max(np.abs(expected[finite].astype(np.float64) - actual[finite]), initial=0.0))
+    elif expected.dtype.kind in "iu":
+        same = expected.astype(np.int64) == actual.astype(np.int64)
+    else:
+        same = expected == actual
+    differences = int(np.count_nonzero(~same))
+    if differences == 0:
+        return NativeFeatureCheck(name, transform, "exact", rows, 0, gap)
+    first = int(np.argmax(~same))
+    reason = (f"differs from the graph on {differences} of {rows} rows"
+              f" (row {first}: {actual[first]!r}, the graph gives {expected[first]!r})")
+    return NativeFeatureCheck(name, transform, "different", rows, differences, gap, reason)

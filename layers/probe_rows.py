@@ -1,0 +1,86 @@
+"""Raw rows that probe a transform where it is easiest to get wrong, drawn from its analyzer outputs.
+
+Numbers sit on and one float32 step around each mean, min, max and bucket boundary, plus random
+values across (and beyond) the observed range, zeros of both signs, infinities and NaN. Categories
+cover every vocabulary entry, then mix known entries with unseen ones (which land in the OOV
+buckets) and the empty string. Optional features are missing in some rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+INT32_LIMIT = 2**31 - 1
+
+
+def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[dict]:
+    """`count` raw rows (dicts by raw feature, None = missing) for every feature of `raw_spec`.
+
+    `plans` maps feature names to their `FeaturePlan` (its ``probe`` values guide the draw).
+    """
+    rng = np.random.default_rng(seed)
+    columns = {}
+    for name, spec in sorted(raw_spec.items()):
+        probe = plans[name].probe if name in plans else {}
+        values = _column(name, spec.dtype, probe, count, rng)
+        if isinstance(spec, tf.io.VarLenFeature):
+            missing = rng.random(count) < 0.15
+            values = [None if gone else value for value, gone in zip(values, missing)]
+        columns[name] = values
+    return [{name: values[index] for name, values in columns.items()} for index in range(count)]
+
+
+def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng) -> list:
+    if dtype == tf.string:
+        known = [token.encode() if isinstance(token, str) else token for token in probe.get("tokens", [])]
+        unseen = [f"skewless-probe-{name}-{i}".encode() for i in range(max(count // 4, 1))] + [b""]
+        return _mix(known, unseen, count, rng)
+    if "tokens" in probe:
+        unseen = rng.integers(-1000, 1000, size=max(count // 4, 1)).tolist()
+        return _mix(list(probe["tokens"]), unseen, count, rng)
+    points = np.asarray(probe.get("points", [0.0]), dtype=np.float64)
+    scale = float(probe.get("scale", 1.0))
+    if dtype.is_integer:
+        return _integers(points, scale, count, rng)
+    return _floats(points, scale, count, rng)
+
+
+def _mix(known: list, unseen: list, count: int, rng) -> list:
+    """Every known value once (as far as `count` allows), then 3 known : 1 unseen at random."""
+    values = list(known[:count])
+    while len(values) < count:
+        pool = known if known and rng.random() < 0.75 else unseen
+        values.append(pool[rng.integers(len(pool))])
+    rng.shuffle(values)
+    return values
+
+
+def _floats(points: np.ndarray, scale: float, count: int, rng) -> list:
+    edges = points.astype(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=np.float32)
+    near = np.concatenate([edges, np.nextafter(edges, np.float32(np.inf)), np.nextafter(edges, np.float32(-np.inf))])
+    spread = np.concatenate([
+        rng.uniform(points.min() - 0.25 * scale, points.max() + 0.25 * scale, size=count),
+        rng.normal(points.mean(), 2 * scale, size=count),
+    ]).astype(np.float32)
+    return [float(value) for value in _edges_then_random(np.concatenate([special, near]), spread, count, rng)]
+
+
+def _integers(points: np.ndarray, scale: float, count: int, rng) -> list:
+    near = np.concatenate([[0, -1, 1]] + [np.floor(points) + offset for offset in (-1, 0, 1, 2)])
+    spread = np.rint(np.concatenate([
+        rng.uniform(points.min() - 0.25 * scale, points.max() + 0.25 * scale, size=count),
+        rng.normal(points.mean(), 2 * scale, size=count),
+    ]))
+    # int32 range: JAX (without x64) holds integers as int32
+    near, spread = (np.clip(values, -INT32_LIMIT, INT32_LIMIT).astype(np.int64) for values in (near, spread))
+    return [int(value) for value in _edges_then_random(near, spread, count, rng)]
+
+
+def _edges_then_random(edges: np.ndarray, spread: np.ndarray, count: int, rng) -> np.ndarray:
+    """All edge cases (as far as `count` allows), the rest drawn from `spread`, shuffled together."""
+    head = edges[:count]
+    values = np.concatenate([head, rng.choice(spread, size=count - len(head))])
+    rng.shuffle(values)
+    return values

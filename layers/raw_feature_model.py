@@ -1,0 +1,82 @@
+"""`RawFeatureModel`: a trained model behind its `NativePreprocessor`, raw features in, on any backend."""
+
+from __future__ import annotations
+
+import keras
+
+from skewless.layers.backend_tensors import uniform_inputs
+from skewless.layers.native_preprocessor import NativePreprocessor
+
+
+@keras.saving.register_keras_serializable(package="skewless")
+class RawFeatureModel(keras.Model):
+    """Runs `preprocessor` on a dict of raw features, then `model` on the transformed features.
+
+    One ``.keras`` file holds both, with no TF graph inside, and loads on every backend (after
+    ``import skewless.layers``). On TensorFlow it trains, predicts and exports like any Keras
+    model. On JAX and PyTorch, Keras cannot feed strings through ``fit``/``predict`` (nor trace
+    StringLookup with ``jax.jit``): train `model` on the preprocessor's outputs (e.g.
+    ``dataset.map(lambda x, y: (preprocessor(x), y))``, where the JAX model is compiled as usual)
+    and call this model directly, ``raw_model(batch)``, for raw-feature predictions.
+
+    Args:
+        preprocessor: the run's `NativePreprocessor` (see `keras_preprocessor`).
+        model: a Keras model taking ``{transformed feature: tensor}`` (any subset, by name).
+
+    Example:
+
+    ```python
+    import keras
+    from skewless.layers import RawFeatureModel, keras_preprocessor
+
+    preprocessor = keras_preprocessor("out/example")
+    inputs = {"age": keras.Input(shape=(), name="age"), "fnlwgt": keras.Input(shape=(), name="fnlwgt")}
+    stacked = keras.ops.stack([inputs["age"], inputs["fnlwgt"]], axis=-1)
+    body = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(stacked))
+    raw_model = RawFeatureModel(preprocessor, body)    # raw_model({"age": ..., "fnlwgt": ...})
+    raw_model.save("model.keras")
+    ```
+    """
+
+    def __init__(self, preprocessor: NativePreprocessor, model: keras.Model, **kwargs):
+        super().__init__(**kwargs)
+        self.preprocessor = preprocessor
+        self.model = model
+        # String inputs cannot become JAX or PyTorch tensors: the preprocessor takes them as they are.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        return super().__call__(uniform_inputs(inputs), *args, **kwargs)
+
+    def call(self, inputs, training=None):
+        names = _input_names(self.model)
+        features = self.preprocessor.transform_features(inputs, names or list(self.preprocessor.feature_layers))
+        return self.model(features, training=training)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            preprocessor=keras.saving.serialize_keras_object(self.preprocessor),
+            model=keras.saving.serialize_keras_object(self.model),
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
+        config["model"] = keras.saving.deserialize_keras_object(config["model"])
+        return cls(**config)
+
+
+def _input_names(model) -> list[str] | None:
+    """The transformed features a functional model takes by name (None when it does not say)."""
+    try:
+        structure = model.input
+    except (AttributeError, ValueError):
+        return None
+    if isinstance(structure, dict):
+        return list(structure)
+    return None

@@ -1,0 +1,71 @@
+"""`Standardize`: ``(x - center) / scale`` rounded exactly as tf.Transform's graph rounds it."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from skewless.layers.backend_tensors import is_tf
+
+
+@keras.saving.register_keras_serializable(package="skewless")
+class Standardize(keras.layers.Layer):
+    """Computes ``(float32(x) - center) / scale`` in float32 with a true division, on every backend.
+
+    This is ``tft.scale_to_z_score`` (center = mean, scale = standard deviation) and
+    ``tft.scale_to_0_1`` (center = min, scale = max - min) bit for bit. Keras' ``Normalization``
+    is not: XLA (the JAX backend) rewrites a division by a broadcast scalar into a multiplication
+    by its reciprocal, one unit in the last place off for about half of all inputs, and
+    ``Normalization`` divides by ``max(sqrt(variance), epsilon)``. Here the JAX path divides by a
+    full tensor hidden from that rewrite by ``jax.lax.optimization_barrier``; TF (also inside
+    ``tf.data`` on any backend) divides by the scalar as the tf.Transform graph does.
+
+    Args:
+        center: subtracted first (a float32 value).
+        scale: the divisor (a float32 value, not 0).
+        positive_zero: map -0.0 to +0.0, as the ``* 1 + 0`` that ends ``tft.scale_to_0_1`` does.
+
+    Example:
+
+    ```python
+    import numpy as np
+    from skewless.layers import Standardize
+
+    Standardize(center=38.5, scale=13.25)(np.array([38.5, 51.75, 25]))   # [0., 1., -1.018868]
+    ```
+    """
+
+    def __init__(self, center: float, scale: float, positive_zero: bool = False, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("autocast", False)
+        kwargs.setdefault("dtype", "float32")
+        super().__init__(**kwargs)
+        self.center = float(center)
+        self.scale = float(scale)
+        self.positive_zero = bool(positive_zero)
+        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def call(self, inputs):
+        if is_tf(inputs) or keras.backend.backend() == "tensorflow":
+            scaled = (tf.cast(inputs, tf.float32) - self.center) / self.scale
+            return tf.where(tf.equal(scaled, 0), tf.zeros_like(scaled), scaled) if self.positive_zero else scaled
+        # convert_to_tensor converts int64 NumPy values to float32 directly (JAX would first truncate to int32).
+        centered = keras.ops.convert_to_tensor(inputs, dtype="float32") - self.center
+        divisor = keras.ops.full_like(centered, self.scale)
+        if keras.backend.backend() == "jax":
+            import jax
+
+            divisor = jax.lax.optimization_barrier(divisor)
+        scaled = centered / divisor
+        return keras.ops.where(scaled == 0, 0.0, scaled) if self.positive_zero else scaled
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor(inputs.shape, dtype="float32")
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(center=self.center, scale=self.scale, positive_zero=self.positive_zero)
+        return config

@@ -1,0 +1,60 @@
+"""`VocabularyFirst`: Keras lookup indices renumbered the way tf.Transform numbers a vocabulary."""
+
+from __future__ import annotations
+
+import keras
+
+from skewless.layers.backend_tensors import ops_for
+
+
+@keras.saving.register_keras_serializable(package="skewless")
+class VocabularyFirst(keras.layers.Layer):
+    """Moves the OOV indices of a `StringLookup` / `IntegerLookup` after the vocabulary.
+
+    Keras numbers the ``num_oov_indices`` OOV buckets first (``0 .. k-1``) and the vocabulary after
+    them (``k .. k+n-1``); ``tft.compute_and_apply_vocabulary`` numbers the vocabulary first
+    (``0 .. n-1``) and its OOV buckets after it (``n .. n+k-1``), both hashing an unseen value into
+    bucket ``FarmHash64(value) % k``. This layer maps the first numbering onto the second. With
+    ``num_oov_buckets=0`` tf.Transform gives unseen values -1: the lookup then has one OOV index
+    (``num_oov_indices=1``) and this layer maps it to -1.
+
+    Args:
+        vocabulary_size: ``n``, the number of vocabulary entries.
+        num_oov_buckets: ``k``, tf.Transform's OOV bucket count (the lookup has ``max(k, 1)``).
+
+    Example:
+
+    ```python
+    import keras
+    from skewless.layers import VocabularyFirst
+
+    lookup = keras.layers.StringLookup(vocabulary=["a", "b", "c"], num_oov_indices=2)
+    ids = VocabularyFirst(vocabulary_size=3, num_oov_buckets=2)(lookup(["b", "zzz"]))
+    # "b" -> 1 as in the vocabulary file; "zzz" -> 3 or 4 (tf.Transform's OOV buckets)
+    ```
+    """
+
+    def __init__(self, vocabulary_size: int, num_oov_buckets: int, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+        self.vocabulary_size = int(vocabulary_size)
+        self.num_oov_buckets = int(num_oov_buckets)
+        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def call(self, inputs):
+        if self.num_oov_buckets == 0:
+            return inputs - 1
+        oov = self.num_oov_buckets
+        return ops_for(inputs).where(inputs < oov, inputs + self.vocabulary_size, inputs - oov)
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor(inputs.shape, dtype=inputs.dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocabulary_size=self.vocabulary_size, num_oov_buckets=self.num_oov_buckets)
+        return config
