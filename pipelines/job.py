@@ -25,8 +25,9 @@ from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyB
 from skewless.pipelines.columns import RawColumn
 from skewless.report import render_report
 
-STATS_FILE = "_stats.json"
-STAGING_MARK = ".staging-"
+STATS_DIR = "_stats"
+STAGING_SUFFIX = ".staging"
+OWNER_FILE = "owner"
 PARTS_DIR = "_parts"
 
 
@@ -61,17 +62,15 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None) -> 
     if os.path.exists(output_dir) and not overwrite:
         raise OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
     job_plan = plan(config)
-    _remove_stale_staging(output_dir)
-    staging = f"{output_dir.rstrip('/')}{STAGING_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    os.makedirs(staging)
+    claim = _claim(output_dir)
+    staging = os.path.join(claim, "run")
     try:
         _run_pipeline(config, job_plan, staging, beam_args or [])
         pipeline_seconds = time.time() - started
         report = _assemble(config, job_plan, staging, started, pipeline_seconds)
-        _publish(staging, output_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        _publish(staging, output_dir, claim)
+    finally:
+        shutil.rmtree(claim, ignore_errors=True)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     render_report(output_dir)
     return RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
@@ -83,6 +82,7 @@ class _Plan:
     columns: list[RawColumn]
     units: list
     estimated_bytes: int
+    datasets: dict  # analysis dataset name -> its work units (one dataset unless there is an analyzer cache)
 
 
 def plan(config: JobConfig) -> _Plan:
@@ -101,7 +101,26 @@ def plan(config: JobConfig) -> _Plan:
     if count == "auto":
         count = shards.auto_shard_count(estimated, config.output.target_shard_mb, config.output.readers)
     units = sources.plan_units(input_config, paths, sizes, count)
-    return _Plan(input_config, columns, units, estimated)
+    return _Plan(input_config, columns, units, estimated, _datasets(config, units))
+
+
+def _datasets(config: JobConfig, units: list) -> dict:
+    """Without an analyzer cache, the whole input is one dataset; with one, each input file is its own."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from skewless.pipelines.analysis import dataset_name, datasets_by_file
+
+    if not config.cache_dir:
+        return {"input": units}
+    datasets = {}
+    for path, file_units in datasets_by_file(units).items():
+        if path == "synthetic":
+            size, modified = config.input.rows, config.input.seed
+        else:
+            metadata = FileSystems.match([path])[0].metadata_list[0]
+            size, modified = metadata.size_in_bytes, metadata.last_updated_in_seconds
+        datasets[dataset_name(path, size, modified)] = file_units
+    return datasets
 
 
 def _estimated_output_bytes(input_config, sizes: list[int]) -> int:
@@ -140,13 +159,12 @@ def _pipeline_options(config: JobConfig, beam_args: list[str]):
 def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: list[str]) -> None:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
-    from apache_beam.io.filesystems import FileSystems
     from tfx_bsl.tfxio import tensor_adapter, tensor_representation_util
 
-    from skewless.pipelines.columns import arrow_schema, raw_schema, to_record_batch
+    from skewless.pipelines.analysis import AnalyzeInputs, write_json
+    from skewless.pipelines.columns import arrow_schema, raw_schema
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
-    from skewless.pipelines.stats import RawStatsFn
     from skewless.pipelines.transform import TransformUnitFn
 
     graph_dir = os.path.join(staging, "transform_graph")
@@ -157,24 +175,19 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
         tensor_representation_util.InferTensorRepresentationsFromSchema(raw_schema(columns)),
     )
     vocabulary_features = [n for n, f in config.features.items() if f.transform == "vocabulary"]
+    cache_dir = config.resolve(config.cache_dir) if config.cache_dir else None
 
     with beam.Pipeline(options=_pipeline_options(config, beam_args)) as pipeline:
         with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
-            tables = (
-                pipeline
-                | "PlanAnalysis" >> beam.Create(job_plan.units, reshuffle=True)
-                | "ReadForAnalysis" >> beam.FlatMap(lambda unit, r=reader: (c.table for c in r.read(unit)))
+            graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(
+                job_plan.datasets,
+                reader,
+                adapter_config,
+                build_preprocessing_fn(config, columns),
+                graph_dir,
+                os.path.join(staging, STATS_DIR),
+                cache_dir,
             )
-            batches = tables | "ToRecordBatches" >> beam.Map(to_record_batch, columns)
-            transform_fn = (batches, adapter_config) | "Analyze" >> tft_beam.AnalyzeDataset(
-                build_preprocessing_fn(config, columns)
-            )
-            graph_written = transform_fn | "WriteGraph" >> tft_beam.WriteTransformFn(graph_dir)
-        _ = (
-            tables
-            | "RawStats" >> beam.CombineGlobally(RawStatsFn(columns))
-            | "WriteStats" >> beam.Map(_write_json, FileSystems.join(staging, STATS_FILE))
-        )
         _ = (
             pipeline
             | "PlanTransform" >> beam.Create(job_plan.units, reshuffle=True)
@@ -192,32 +205,20 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
                 ),
                 graph_ready=beam.pvalue.AsSingleton(graph_written),
             )
-            | "WriteParts" >> beam.Map(lambda part, d=staging: _write_json(part, _part_path(d, part["unit"])))
+            | "WriteParts" >> beam.Map(lambda part, d=staging: write_json(part, _part_path(d, part["unit"])))
         )
     shutil.rmtree(os.path.join(staging, "tmp"), ignore_errors=True)
-
-
-def _allowed_values(config: JobConfig) -> dict[str, list[str]]:
-    if config.label is not None and config.label.map is not None:
-        return {config.label.column: list(config.label.map)}
-    return {}
 
 
 def _part_path(staging: str, unit: int) -> str:
     return os.path.join(staging, PARTS_DIR, f"unit-{unit:05d}.json")
 
 
-def _write_json(value, path: str) -> None:
-    from apache_beam.io.filesystems import FileSystems
-
-    with FileSystems.create(path) as handle:
-        handle.write(json.dumps(value, sort_keys=True).encode())
-
-
 def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, pipeline_seconds: float) -> dict:
     """Sums the units' summaries into run.json, and refuses output past max_bad_fraction."""
-    with open(os.path.join(staging, STATS_FILE)) as handle:
-        raw_stats = json.load(handle)
+    raw_stats = _raw_statistics(config, job_plan, staging)
+    stats_dir = os.path.join(staging, STATS_DIR)
+    analyzed = len(os.listdir(stats_dir)) if os.path.isdir(stats_dir) else 0  # none when the cache had everything
     parts = []
     for unit in job_plan.units:
         with open(_part_path(staging, unit.index)) as handle:
@@ -238,7 +239,7 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     _write_metadata(config, job_plan.columns, staging)
     shutil.rmtree(os.path.join(staging, PARTS_DIR))
-    os.remove(os.path.join(staging, STATS_FILE))
+    shutil.rmtree(stats_dir, ignore_errors=True)
     report = {
         "name": config.name,
         "rows": {"read": read, "written": written, "quarantined": quarantined},
@@ -246,6 +247,8 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
         "label": {"column": config.label.column, "name": config.label.column} if config.label else None,
         "shards": shards,
         "compression": config.output.compression,
+        # datasets: the input files with an analyzer cache (else the whole input); analyzed: those read this run
+        "analysis": {"datasets": len(job_plan.datasets), "analyzed": analyzed, "cache_dir": config.cache_dir},
         "seconds": {"pipeline": round(pipeline_seconds, 3), "total": round(time.time() - started, 3)},
         "versions": _versions(),
         "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
@@ -253,6 +256,31 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
     with open(os.path.join(staging, "run.json"), "w") as handle:
         json.dump(report, handle, indent=2, sort_keys=True)
     return report
+
+
+def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:
+    """Merges the partial statistics this run computed with the cached ones of datasets it did not read.
+
+    With a cache, this run's partials are then stored there, under their dataset's name.
+    """
+    from skewless.pipelines.analysis import STATS_CACHE, cached_stats, write_json
+    from skewless.pipelines.stats import summarize
+
+    stats_dir = os.path.join(staging, STATS_DIR)
+    partials = {}
+    for name in job_plan.datasets:
+        path = os.path.join(stats_dir, f"{name}.json")
+        if os.path.exists(path):
+            with open(path) as handle:
+                partials[name] = json.load(handle)
+    if config.cache_dir:
+        cache_dir = config.resolve(config.cache_dir)
+        for name in job_plan.datasets:
+            if name in partials:
+                write_json(partials[name], os.path.join(cache_dir, STATS_CACHE, f"{name}.json"))
+            else:
+                partials[name] = cached_stats(cache_dir, name)
+    return summarize(list(partials.values()))
 
 
 def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dict], staging: str) -> dict:
@@ -264,15 +292,22 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dic
     kinds = {c.name: c.kind for c in columns}
     report = {}
     for name, feature in config.features.items():
+        if feature.transform == "cross":  # a new output, no raw column of its own
+            report[name] = {"transform": "cross", "type": "int", "kind": "categorical", "columns": feature.columns,
+                            "hash_buckets": feature.hash_buckets}
+            continue
         entry = {"transform": feature.transform, "type": kinds[name],
                  "kind": "categorical" if kinds[name] == "bytes" or feature.transform in ("vocabulary", "hash")
                  else "numeric", **raw_stats[name]}
-        if feature.transform == "vocabulary":
+        if feature.transform in ("vocabulary", "text_vocabulary"):
             entry["vocabulary_size"] = graph.vocabulary_size_by_name(vocabulary_filename(name))
-            entry["oov_rows"] = sum(p["oov"][name] for p in parts)
             entry["num_oov_buckets"] = feature.num_oov_buckets
+        if feature.transform == "vocabulary":
+            entry["oov_rows"] = sum(p["oov"][name] for p in parts)
         if feature.default is not None:
             entry["default"] = feature.default
+        if feature.fill is not None:
+            entry["fill"] = feature.fill
         report[name] = entry
     return report
 
@@ -307,37 +342,66 @@ def _versions() -> dict:
     return versions
 
 
-def _publish(staging: str, output_dir: str) -> None:
-    """Moves the finished staging directory into place.
+def _claim(output_dir: str) -> str:
+    """Makes ``<output>.staging`` ours: the one place a run of this output writes to until it publishes.
 
-    An old output is first renamed aside (to a staging name, so a later run removes it if this one is
-    killed), then deleted: at every moment the output path holds a whole run or nothing.
+    It holds an ``owner`` file (our pid), the run being written (``run/``, tf.Transform's temp dir
+    inside) and, briefly, a replaced output. Its fixed name keeps the temp paths, which tf.Transform
+    bakes into the graph's table names, the same on every run; it is taken over from a killed run
+    (its owner gone) and refused while another live run owns it.
+    """
+    claim = f"{output_dir.rstrip('/')}{STAGING_SUFFIX}"
+    _remove_stale_candidates(output_dir)
+    # built under a name of our own, then renamed: the rename fails while another run's claim exists
+    candidate = f"{claim}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    os.makedirs(os.path.join(candidate, "run"))
+    with open(os.path.join(candidate, OWNER_FILE), "w") as handle:
+        handle.write(str(os.getpid()))
+    for attempt in range(2):
+        try:
+            os.rename(candidate, claim)
+            return claim
+        except OSError:
+            owner = _owner(claim)
+            if attempt or (owner is not None and _process_alive(owner)):
+                shutil.rmtree(candidate, ignore_errors=True)
+                raise OutputExistsError(
+                    f"{output_dir}: another skewless run (pid {owner}) is writing this output; if none is, delete {claim}"
+                )
+            shutil.rmtree(claim, ignore_errors=True)  # left by a killed run
+    return claim
+
+
+def _owner(claim: str) -> int | None:
+    try:
+        with open(os.path.join(claim, OWNER_FILE)) as handle:
+            return int(handle.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _publish(staging: str, output_dir: str, claim: str) -> None:
+    """Moves the finished run into place: the output path holds a whole run or nothing at every moment.
+
+    An old output is renamed into the claim (deleted with it) just before, never deleted in place.
     """
     os.makedirs(os.path.dirname(os.path.abspath(output_dir)), exist_ok=True)
-    old = None
     if os.path.exists(output_dir):
-        old = f"{output_dir.rstrip('/')}{STAGING_MARK}{os.getpid()}-replaced-{uuid.uuid4().hex[:8]}"
-        os.rename(output_dir, old)
+        os.rename(output_dir, os.path.join(claim, "replaced"))
     os.rename(staging, output_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
-def _remove_stale_staging(output_dir: str) -> None:
-    """Deletes staging directories of `output_dir` left by killed runs (whose process is gone).
-
-    A staging directory is named ``<output>.staging-<pid>-<token>``; one whose process still runs
-    belongs to a concurrent run and is left alone.
-    """
+def _remove_stale_candidates(output_dir: str) -> None:
+    """Deletes ``<output>.staging-<pid>-<token>`` directories whose process is gone (killed while claiming)."""
     parent, name = os.path.split(os.path.abspath(output_dir))
+    prefix = name + STAGING_SUFFIX + "-"
     if not os.path.isdir(parent):
         return
     for entry in os.listdir(parent):
-        if not entry.startswith(name + STAGING_MARK):
-            continue
-        pid = entry[len(name + STAGING_MARK) :].split("-", 1)[0]
-        if not pid.isdigit() or not _process_alive(int(pid)):
-            shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+        if entry.startswith(prefix):
+            pid = entry[len(prefix) :].split("-", 1)[0]
+            if not pid.isdigit() or not _process_alive(int(pid)):
+                shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
 
 
 def _process_alive(pid: int) -> bool:

@@ -4,10 +4,16 @@ Exact count, missing count, mean, population standard deviation (what `tft.scale
 min and max; quantiles and a histogram from tfx_bsl's quantiles sketch (eps 0.005); top values and
 the number of distinct values from tfx_bsl's Misra-Gries and KMV sketches (exact while a column has at
 most `TOP_BUCKETS` distinct values).
+
+The pass yields *partial* statistics (`state()`: plain JSON) per dataset key, and `summarize` merges
+them. That JSON is also what the analyzer cache keeps per input file, so a rerun over mostly
+unchanged files reads only the new ones and still reports statistics over all of them. A quantile
+sketch is kept as `SKETCH_POINTS` weighted points, which is what bounds its precision across reruns.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 
 import apache_beam as beam
@@ -20,10 +26,11 @@ TOP_BUCKETS = 1000
 TOP_VALUES = 20
 QUANTILES = 10  # deciles: 11 boundaries from min to max
 HISTOGRAM_BINS = 20
+SKETCH_POINTS = 1000
 
 
-class _ColumnStats:
-    """One column's accumulator; sketches are pickled through their own Serialize where they have one."""
+class ColumnStats:
+    """One column's mergeable statistics."""
 
     def __init__(self, kind: str):
         from tfx_bsl import sketches
@@ -38,25 +45,66 @@ class _ColumnStats:
         if kind == "bytes":
             self.top = sketches.MisraGriesSketch(TOP_BUCKETS)
             self.distinct = sketches.KmvSketch(1024)
-            self.quantiles = None
         else:
-            self.top = self.distinct = None
             self.quantiles = sketches.QuantilesSketch(0.005, 1 << 32, 1)
 
-    def __getstate__(self):
-        state = dict(self.__dict__)
+    # -- plain JSON state: Beam's pickling, the staging file and the analyzer cache all use it
+
+    def state(self) -> dict:
+        state = {"kind": self.kind, "count": self.count, "missing": self.missing, "mean": self.mean, "m2": self.m2,
+                 "min": self.min if self.count else None, "max": self.max if self.count else None}
         if self.kind == "bytes":
-            state["top"] = self.top.Serialize()
-            state["distinct"] = self.distinct.Serialize()
+            state["top"] = base64.b64encode(self.top.Serialize()).decode()
+            state["distinct"] = base64.b64encode(self.distinct.Serialize()).decode()
+        else:
+            state["points"], state["weights"] = self._sketch_points()
         return state
+
+    @classmethod
+    def from_state(cls, state: dict) -> "ColumnStats":
+        from tfx_bsl import sketches
+
+        stats = cls(state["kind"])
+        stats._restore(state, sketches)
+        return stats
+
+    def _restore(self, state: dict, sketches) -> None:
+        self.count, self.missing, self.mean, self.m2 = state["count"], state["missing"], state["mean"], state["m2"]
+        self.min = math.inf if state["min"] is None else state["min"]
+        self.max = -math.inf if state["max"] is None else state["max"]
+        if self.kind == "bytes":
+            self.top = sketches.MisraGriesSketch.Deserialize(base64.b64decode(state["top"]))
+            self.distinct = sketches.KmvSketch.Deserialize(base64.b64decode(state["distinct"]))
+        elif state["points"]:
+            self.quantiles.AddValues(pa.array(state["points"], pa.float64()), pa.array(state["weights"], pa.float64()))
+
+    def __getstate__(self):
+        return self.state()
 
     def __setstate__(self, state):
         from tfx_bsl import sketches
 
-        if state["kind"] == "bytes":
-            state["top"] = sketches.MisraGriesSketch.Deserialize(state["top"])
-            state["distinct"] = sketches.KmvSketch.Deserialize(state["distinct"])
-        self.__dict__.update(state)
+        self.kind = state["kind"]
+        if self.kind == "bytes":
+            self.top = self.distinct = None
+        else:
+            self.quantiles = sketches.QuantilesSketch(0.005, 1 << 32, 1)
+        self._restore(state, sketches)
+
+    def _sketch_points(self) -> tuple[list[float], list[float]]:
+        from tfx_bsl import sketches
+
+        if self.count == 0:
+            return [], []
+        # reading quantiles finalizes a sketch: read a copy, so this one can still take values
+        copy = sketches.QuantilesSketch(0.005, 1 << 32, 1)
+        copy.Merge(self.quantiles)
+        bounds, cumulative = copy.GetQuantilesAndCumulativeWeights(SKETCH_POINTS)
+        bounds = np.asarray(bounds.flatten().to_numpy(), dtype=np.float64)
+        weights = np.diff(np.asarray(cumulative.flatten().to_numpy(), dtype=np.float64), prepend=0.0)
+        return bounds.tolist(), weights.tolist()
+
+    # -- accumulation
 
     def add(self, values: pa.Array) -> None:
         present = values.drop_null()
@@ -84,7 +132,7 @@ class _ColumnStats:
         self.m2 += m2 + delta * delta * self.count * count / total
         self.count = total
 
-    def merge(self, other: "_ColumnStats") -> None:
+    def merge(self, other: "ColumnStats") -> None:
         self.missing += other.missing
         self._merge_moments(other.count, other.mean, other.m2)
         self.min, self.max = min(self.min, other.min), max(self.max, other.max)
@@ -106,27 +154,27 @@ class _ColumnStats:
         if self.count == 0:
             return out
         out.update(mean=self.mean, std=math.sqrt(self.m2 / self.count), min=self.min, max=self.max)
-        self.quantiles.Compact()
-        bounds, weights = self.quantiles.GetQuantilesAndCumulativeWeights(100)
-        bounds = np.asarray(bounds.flatten().to_numpy(), dtype=np.float64)
-        weights = np.asarray(weights.flatten().to_numpy(), dtype=np.float64)
-        out["quantiles"] = [float(v) for v in bounds[:: 100 // QUANTILES]]
+        points, weights = self._sketch_points()
+        bounds, cumulative = np.asarray(points), np.cumsum(weights)
+        out["quantiles"] = [float(np.interp(q, cumulative / cumulative[-1], bounds)) for q in
+                            np.linspace(0, 1, QUANTILES + 1)]
+        out["quantiles"][0], out["quantiles"][-1] = self.min, self.max
         edges = np.linspace(self.min, self.max, HISTOGRAM_BINS + 1)
-        cumulative = np.interp(edges, bounds, weights / weights[-1] * self.count)
-        cumulative[0] = 0.0
-        counts = np.diff(cumulative)
-        out["histogram"] = {"edges": edges.tolist(), "counts": [int(round(c)) for c in counts]}
+        # rows at or below each edge, from the sketch's cumulative weights, scaled to the exact count
+        below = np.interp(edges, bounds, cumulative / cumulative[-1] * self.count, left=0.0)
+        below[0], below[-1] = 0.0, self.count
+        out["histogram"] = {"edges": edges.tolist(), "counts": [int(round(c)) for c in np.diff(below)]}
         return out
 
 
 class RawStatsFn(beam.CombineFn):
-    """Combines raw-column Arrow tables into {column: statistics}."""
+    """Combines raw-column Arrow tables into partial statistics: {column: ColumnStats.state()}."""
 
     def __init__(self, columns: list[RawColumn]):
         self._columns = columns
 
     def create_accumulator(self):
-        return {c.name: _ColumnStats(c.kind) for c in self._columns}
+        return {c.name: ColumnStats(c.kind) for c in self._columns}
 
     def add_input(self, accumulator, table: pa.Table):
         for column in self._columns:
@@ -142,5 +190,17 @@ class RawStatsFn(beam.CombineFn):
         return merged
 
     def extract_output(self, accumulator):
-        return {name: stats.result() for name, stats in accumulator.items()}
+        return {name: stats.state() for name, stats in accumulator.items()}
 
+
+def summarize(partials: list[dict]) -> dict:
+    """Merges partial statistics ({column: state}) into {column: statistics}."""
+    merged: dict[str, ColumnStats] = {}
+    for partial in partials:
+        for name, state in partial.items():
+            stats = ColumnStats.from_state(state)
+            if name in merged:
+                merged[name].merge(stats)
+            else:
+                merged[name] = stats
+    return {name: stats.result() for name, stats in merged.items()}

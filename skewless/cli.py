@@ -45,6 +45,9 @@ def run(
     max_bad_fraction: Optional[float] = typer.Option(
         None, "--max-bad-fraction", help="Fail past this fraction of quarantined rows (default 0.01)."
     ),
+    cache_dir: Optional[str] = typer.Option(
+        None, "--cache-dir", help="tf.Transform analyzer cache: reruns analyze only new or changed input files."
+    ),
 ) -> None:
     """Analyze and transform a dataset: sharded TFRecords + the tf.Transform graph.
 
@@ -56,6 +59,8 @@ def run(
     overrides = list(set_)
     if max_bad_fraction is not None:
         overrides.append(f"output.max_bad_fraction={max_bad_fraction}")
+    if cache_dir is not None:
+        overrides.append(f"cache_dir={os.path.abspath(cache_dir)}")
     try:
         job_config = load_config(config, overrides=overrides, output_dir=output)
         result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args))

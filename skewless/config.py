@@ -141,6 +141,8 @@ class JobConfig(_Strict):
     preprocessing_fn: str | None = None
     output: OutputConfig
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
+    # tf.Transform's analyzer cache: each input file is analyzed once; reruns read only new or changed files
+    cache_dir: str | None = None
     # The folder relative paths in the config are resolved against (the config file's folder).
     base_dir: str = Field(default=".", exclude=True)
 

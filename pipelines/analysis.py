@@ -1,0 +1,129 @@
+"""The analysis pass: raw statistics and the tf.Transform graph, optionally with tf.Transform's analyzer cache.
+
+    dataset ──read──> raw tables ──> RawStatsFn ──> partial statistics (one JSON file per dataset)
+                          └──> record batches ──> AnalyzeDataset[WithCache] ──> WriteTransformFn
+
+A *dataset* is what the analyzer cache keys on: without a cache the whole input is one dataset; with
+one, every input file is its own dataset, keyed by its path, size and modification time, so a rerun
+after new files arrive reads only those (and any file that changed) for analysis, and tf.Transform
+combines their partial analyzer results with the cached ones of the old files. The raw statistics
+are cached beside tf.Transform's, as the mergeable JSON of `stats.ColumnStats`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import apache_beam as beam
+
+from skewless.pipelines.sources import WorkUnit
+
+STATS_CACHE = "skewless-stats"
+
+
+def dataset_name(path: str, size: int, modified: float) -> str:
+    """A cache key for one input file: its name for people, a fingerprint of where and what for the cache."""
+    fingerprint = hashlib.sha256(f"{path}\0{size}\0{modified}".encode()).hexdigest()[:16]
+    base = "".join(c if c.isalnum() or c in "-_" else "_" for c in os.path.basename(path))[:40]
+    return f"{base}-{fingerprint}"
+
+
+def datasets_by_file(units: list[WorkUnit]) -> dict[str, list[WorkUnit]]:
+    """The work units cut by input file: path -> the units' segments of that file, in order."""
+    by_path: dict[str, list[WorkUnit]] = {}
+    for unit in units:
+        for segment in unit.segments:
+            by_path.setdefault(segment.path, []).append(WorkUnit(unit.index, (segment,)))
+    return by_path
+
+
+def cached_stats(cache_dir: str, name: str) -> dict | None:
+    from apache_beam.io.filesystems import FileSystems
+
+    path = FileSystems.join(cache_dir, STATS_CACHE, f"{name}.json")
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path) as handle:
+        return json.loads(handle.read())
+
+
+def write_json(value, path: str) -> None:
+    from apache_beam.io.filesystems import FileSystems
+
+    with FileSystems.create(path) as handle:
+        handle.write(json.dumps(value, sort_keys=True).encode())
+
+
+class AnalyzeInputs(beam.PTransform):
+    """Reads the datasets, writes their partial statistics to `stats_dir` and the graph to `graph_dir`.
+
+    Returns the PCollection that completes once the graph is written (for the transform pass to wait on).
+    """
+
+    def __init__(self, datasets, reader, adapter_config, preprocessing_fn, graph_dir, stats_dir, cache_dir=None):
+        super().__init__()
+        self._datasets = datasets  # name -> list of work units
+        self._reader = reader
+        self._adapter_config = adapter_config
+        self._preprocessing_fn = preprocessing_fn
+        self._graph_dir = graph_dir
+        self._stats_dir = stats_dir
+        self._cache_dir = cache_dir
+
+    def expand(self, pipeline):
+        import tensorflow_transform.beam as tft_beam
+
+        if self._cache_dir is None:
+            batches = self._read(pipeline, next(iter(self._datasets)))
+            transform_fn = (batches, self._adapter_config) | "Analyze" >> tft_beam.AnalyzeDataset(self._preprocessing_fn)
+        else:
+            transform_fn = self._analyze_with_cache(pipeline)
+        return transform_fn | "WriteGraph" >> tft_beam.WriteTransformFn(self._graph_dir)
+
+    def _read(self, pipeline, name: str):
+        """One dataset's record batches; its partial statistics are written on the way."""
+        from skewless.pipelines.columns import to_record_batch
+        from skewless.pipelines.stats import RawStatsFn
+
+        columns = self._reader.columns
+        tables = (
+            pipeline
+            | f"Plan[{name}]" >> beam.Create(self._datasets[name], reshuffle=True)
+            | f"Read[{name}]" >> beam.FlatMap(lambda unit, r=self._reader: (c.table for c in r.read(unit)))
+        )
+        path = os.path.join(self._stats_dir, f"{name}.json")
+        _ = (
+            tables
+            | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
+            | f"WriteStats[{name}]" >> beam.Map(write_json, path)
+        )
+        return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, columns)
+
+    def _analyze_with_cache(self, pipeline):
+        import tensorflow_transform.beam as tft_beam
+        from tensorflow_transform.beam import analysis_graph_builder, analyzer_cache
+        from tfx_bsl.tfxio import tensor_adapter
+
+        keys = {name: analyzer_cache.DatasetKey(name) for name in self._datasets}
+        input_cache = pipeline | "ReadAnalyzerCache" >> analyzer_cache.ReadAnalysisCacheFromFS(
+            self._cache_dir, list(keys.values())
+        )
+        specs = tensor_adapter.TensorAdapter(self._adapter_config).OriginalTypeSpecs()
+        needed = analysis_graph_builder.get_analysis_dataset_keys(
+            self._preprocessing_fn, specs, list(keys.values()), input_cache, False
+        )
+        to_read = {name for name, key in keys.items() if key in needed or cached_stats(self._cache_dir, name) is None}
+        # every dataset takes part in the analysis; one whose analyzer results are all cached is not read
+        inputs = {
+            key: self._read(pipeline, name) if name in to_read else pipeline | f"Cached[{name}]" >> beam.Create([])
+            for name, key in keys.items()
+        }
+        transform_fn, output_cache = (inputs, input_cache, self._adapter_config) | "Analyze" >> (
+            tft_beam.AnalyzeDatasetWithCache(self._preprocessing_fn)
+        )
+        _ = output_cache | "WriteAnalyzerCache" >> analyzer_cache.WriteAnalysisCacheToFS(
+            pipeline.pipeline, self._cache_dir, list(keys.values())
+        )
+        return transform_fn
