@@ -76,7 +76,8 @@ def make_dataset(
 
     Returns:
       A `tf.data.Dataset` of `(features, label)` pairs, or of `features` when `label` is None;
-      `features` maps each feature name to a tensor whose first dimension is the batch.
+      `features` maps each feature name to a tensor whose first dimension is the batch; variable-length
+      features (VarLenFeature in the transformed spec: text ids, lists) are `tf.RaggedTensor`s.
 
     Raises:
       InputError: the run directory, its transform graph or the split's shards are missing.
@@ -220,7 +221,14 @@ def _parse_spec(run_dir: str, label: str | None, features: Sequence[str] | None)
         names = list(features)
     if label is not None:
         names.append(label)
-    return {name: spec[name] for name in names}
+    return {name: _ragged_if_var_len(spec[name]) for name in names}
+
+
+def _ragged_if_var_len(feature):
+    """Var-len features (text ids, lists) are parsed as a `tf.RaggedTensor` of shape (batch, None)."""
+    if isinstance(feature, tf.io.VarLenFeature):
+        return tf.io.RaggedFeature(feature.dtype, row_splits_dtype=tf.int64)
+    return feature
 
 
 def _read_chunks(path: tf.Tensor) -> tf.data.Dataset:

@@ -11,9 +11,13 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-from skewless.config import JobConfig
+from skewless.config import NUMERIC_TRANSFORMS, JobConfig
 from skewless.errors import ConfigError
+from skewless.references import import_function
 from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.images import decode_images
+from skewless.pipelines.missing import fill_missing, missing_indicator
+from skewless.pipelines.text import text_features
 
 
 def vocabulary_filename(feature: str) -> str:
@@ -21,23 +25,13 @@ def vocabulary_filename(feature: str) -> str:
     return f"vocab_{feature}"
 
 
-def load_user_fn(reference: str) -> Callable:
-    """Imports `module.path:function`, and nothing but the module the config names."""
-    module_name, _, attribute = reference.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ConfigError(f"preprocessing_fn {reference!r}: cannot import {module_name}: {error}") from None
-    function = getattr(module, attribute, None)
-    if not callable(function):
-        raise ConfigError(f"preprocessing_fn {reference!r}: {module_name} has no function {attribute}")
-    return function
-
-
 def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Callable:
     """Returns the preprocessing_fn for tf.Transform; it closes over plain data only, so it pickles."""
     by_name = {column.name: column for column in columns}
-    features = {name: feature.model_dump() for name, feature in config.features.items()}
+    # every option by field name, defaults included (model_dump leaves the defaults out)
+    features = {name: dict(feature) for name, feature in config.features.items()}
+    for name, options in features.items():
+        _check_kinds(name, options, by_name)
     label = config.label.model_dump() if config.label else None
     user_fn = config.preprocessing_fn
 
@@ -46,15 +40,24 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         import tensorflow_transform as tft
 
         outputs = {}
+        filled = {}
         for name, options in features.items():
-            value = _dense(inputs[name], by_name[name], options["default"])
-            outputs[name] = _apply(tf, tft, name, value, options, by_name[name].kind)
+            if options["transform"] == "cross":
+                continue
+            filled[name] = fill_missing(inputs[name], by_name[name], options)
+            if options["missing_indicator"]:
+                outputs[f"{name}_missing"] = missing_indicator(inputs[name])
+            outputs.update(_apply(tf, tft, name, filled[name], options, by_name[name].kind))
+        for name, options in features.items():
+            if options["transform"] == "cross":
+                crossed = [filled[column] if column in filled else inputs[column] for column in options["columns"]]
+                outputs[name] = hashed_cross(crossed, options["hash_buckets"])
         if label is not None:
             column = by_name[label["column"]]
-            value = _dense(inputs[column.name], column, None)
+            value = fill_missing(inputs[column.name], column, {})
             outputs[column.name] = _label(tf, tft, column.name, value, label)
         if user_fn is not None:
-            extra = load_user_fn(user_fn)(dict(inputs), dict(outputs))
+            extra = import_function(user_fn, "preprocessing_fn")(dict(inputs), dict(outputs))
             if not isinstance(extra, dict):
                 raise ConfigError(f"preprocessing_fn {user_fn!r} must return a dict of tensors")
             outputs.update(extra)
@@ -63,45 +66,80 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     return preprocessing_fn
 
 
-def _dense(value, column: RawColumn, default):
-    """A raw feature as a dense (batch,) tensor; missing values of an optional column take the default."""
+def _check_kinds(name: str, options: dict, by_name: dict[str, RawColumn]) -> None:
+    """Transforms that need numbers, strings or hashable values refuse other columns, naming the feature."""
+    transform = options["transform"]
+    if transform == "cross":
+        for column in options["columns"]:
+            if by_name[column].kind == "float":
+                raise ConfigError(
+                    f"features.{name}.columns: {column} holds floats; a cross hashes integers or strings "
+                    f"(bucketize it in a preprocessing_fn, or cross a categorical column)"
+                )
+        return
+    kind = by_name[name].kind
+    if transform in NUMERIC_TRANSFORMS and kind == "bytes":
+        raise ConfigError(f"features.{name}: transform {transform} needs a numeric column, {name} holds strings")
+    if transform in ("text_vocabulary", "image") and kind != "bytes":
+        raise ConfigError(f"features.{name}: transform {transform} needs a string (bytes) column, {name} is {kind}")
+
+
+def hashed_cross(values: list, hash_buckets: int):
+    """The hashed cross of single-valued columns, as Keras' HashedCrossing computes it: one id per row.
+
+    `tf.sparse.cross_hashed` fingerprints the values of a row together (FarmHash of each, combined in
+    order) and takes the result modulo `hash_buckets`.
+    """
     import tensorflow as tf
     import tensorflow_transform as tft
 
-    if not isinstance(value, tf.SparseTensor):
-        return value
-    if default is None:
-        default = {"int": 0, "float": 0.0, "bytes": ""}[column.kind]
-    if column.kind == "bytes":
-        default = str(default).encode()
-    dense = tft.sparse_tensor_to_dense_with_shape(value, [None, 1], default_value=default)
-    return tf.squeeze(dense, axis=1)
+    crossed = tf.sparse.cross_hashed([tf.expand_dims(value, 1) for value in values], num_buckets=hash_buckets)
+    return tf.squeeze(tft.sparse_tensor_to_dense_with_shape(crossed, [None, 1]), axis=1)
 
 
-def _apply(tf, tft, name: str, value, options: dict, kind: str):
+def _apply(tf, tft, name: str, value, options: dict, kind: str) -> dict:
+    """The transformed features of one raw column: {name: tensor}, plus `name`_weights for a bag of words."""
     transform = options["transform"]
+    if transform == "text_vocabulary":
+        return text_features(name, value, options)
+    if transform == "image":
+        return {name: decode_images(value, options["size"], options["channels"])}
     if transform == "passthrough":
-        return value
-    if transform in ("z_score", "scale_0_1", "bucketize"):
-        if kind == "bytes":
-            raise ConfigError(f"features.{name}: transform {transform} needs a numeric column, {name} holds strings")
-        value = tf.cast(value, tf.float32)
-        if transform == "z_score":
-            return tft.scale_to_z_score(value)
-        if transform == "scale_0_1":
-            return tft.scale_to_0_1(value)
-        return tft.bucketize(value, options["num_buckets"])
+        return {name: value}
+    if transform in NUMERIC_TRANSFORMS:
+        return {name: _numeric(tf, tft, value, options)}
     if kind != "bytes":
         value = tf.strings.as_string(value)
     if transform == "vocabulary":
-        return tft.compute_and_apply_vocabulary(
+        return {name: tft.compute_and_apply_vocabulary(
             value,
             top_k=options["top_k"],
             frequency_threshold=options["frequency_threshold"],
             num_oov_buckets=options["num_oov_buckets"],
             vocab_filename=vocabulary_filename(name),
-        )
-    return tft.hash_strings(value, options["hash_buckets"])
+        )}
+    return {name: tft.hash_strings(value, options["hash_buckets"])}
+
+
+def _numeric(tf, tft, value, options: dict):
+    """Clip (when asked), then one tf.Transform scaling."""
+    transform = options["transform"]
+    value = tf.cast(value, tf.float32)
+    if options["clip"] is not None:
+        low, high = options["clip"]
+        value = tf.clip_by_value(value, low, high)
+    if transform == "z_score":
+        return tft.scale_to_z_score(value)
+    if transform == "log":
+        # float32 log1p gives values an ulp apart depending on where a row sits in the batch (SIMD lanes
+        # against the scalar tail), so serving one row would skew; float64 rounded to float32 does not
+        return tft.scale_to_z_score(tf.cast(tf.math.log1p(tf.cast(value, tf.float64)), tf.float32))
+    if transform == "scale_0_1":
+        return tft.scale_to_0_1(value)
+    if transform == "scale_by_min_max":
+        low, high = options["output_range"] or (0.0, 1.0)
+        return tft.scale_by_min_max(value, output_min=low, output_max=high)
+    return tft.bucketize(value, options["num_buckets"])
 
 
 def _label(tf, tft, name: str, value, label: dict):

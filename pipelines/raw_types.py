@@ -34,10 +34,13 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
             raise ConfigError(f"{key}: no column {name!r} in {source} (columns: {', '.join(types)})")
         feature = config.features.get(name)
         default = feature.default if feature else None
+        fill = feature.fill if feature else None
         kind = types[name]
         if default is not None and kind != "bytes" and not isinstance(default, (int, float)):
             raise ConfigError(f"features.{name}.default: {default!r} is not a number, and {name} is {kind}")
-        columns.append(RawColumn(name, kind, optional=default is not None, default=default))
+        if fill in ("mean", "median") and kind == "bytes":
+            raise ConfigError(f"features.{name}.fill: {fill} needs a numeric column, and {name} holds strings")
+        columns.append(RawColumn(name, kind, optional=default is not None or fill is not None, default=default))
     return columns
 
 

@@ -124,7 +124,10 @@ def _batch_path(graph_dir: str, columns, table: pa.Table) -> dict[str, np.ndarra
             )
         spec = tft.TFTransformOutput(graph_dir).transformed_feature_spec()
         records = list(tf.data.TFRecordDataset(prefix).batch(1 << 20).take(1))[0]
-        return {name: value.numpy() for name, value in tf.io.parse_example(records, spec).items()}
+        parsed = tf.io.parse_example(records, spec)
+        # var-len features zero-padded to the longest row, as the serving path gives them
+        return {name: (tf.sparse.to_dense(value) if isinstance(value, tf.SparseTensor) else value).numpy()
+                for name, value in parsed.items()}
 
 
 def _serving_path(graph_dir: str, export_dir: str | None, table: pa.Table) -> dict[str, np.ndarray]:

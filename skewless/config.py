@@ -12,13 +12,24 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from skewless.errors import ConfigError
 
-NUMERIC_TRANSFORMS = ("z_score", "scale_0_1", "bucketize")
+NUMERIC_TRANSFORMS = ("z_score", "scale_0_1", "scale_by_min_max", "log", "bucketize")
 CATEGORICAL_TRANSFORMS = ("vocabulary", "hash")
-TRANSFORMS = NUMERIC_TRANSFORMS + CATEGORICAL_TRANSFORMS + ("passthrough",)
+# `cross` is the one transform whose feature is a new output, not a raw column
+TRANSFORMS = NUMERIC_TRANSFORMS + CATEGORICAL_TRANSFORMS + ("text_vocabulary", "image", "cross", "passthrough")
+# text_vocabulary's default strip_regex: ASCII punctuation (RE2 syntax, as tf.strings.regex_replace takes it)
+TEXT_STRIP_REGEX = "[[:punct:]]"
 
 
 class _Strict(BaseModel):
@@ -26,7 +37,7 @@ class _Strict(BaseModel):
 
 
 class InputConfig(_Strict):
-    format: Literal["csv", "tfrecord", "parquet", "synthetic"]
+    format: Literal["csv", "tfrecord", "parquet", "synthetic", "python"]
     paths: list[str] = Field(default_factory=list)
     # csv
     header: bool = False
@@ -36,12 +47,19 @@ class InputConfig(_Strict):
     # synthetic
     rows: int | None = Field(default=None, gt=0)
     seed: int = 0
+    # python: `module.path:function`, called as function(shard, num_shards, **args) once per work unit; it
+    # yields rows (dicts of column -> value) lazily, so the data never has to fit in memory
+    generator: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _check(self) -> "InputConfig":
         if self.format == "synthetic":
             if self.rows is None:
                 raise ValueError("input.format synthetic needs input.rows")
+        elif self.format == "python":
+            if not self.generator or ":" not in self.generator:
+                raise ValueError("input.format python needs input.generator: 'module.path:function'")
         elif not self.paths:
             raise ValueError(f"input.format {self.format} needs input.paths (a list of files or globs)")
         if self.format == "csv" and not self.header and not self.columns:
@@ -52,34 +70,138 @@ class InputConfig(_Strict):
 
 
 class FeatureConfig(_Strict):
-    transform: Literal["z_score", "scale_0_1", "bucketize", "vocabulary", "hash", "passthrough"]
+    """One entry of `features`: its key names a raw column (for `cross`: the new output), its value the transform.
+
+    Which options apply to which transform is in `OPTIONS`; an option given to another transform is an error.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    transform: Literal[
+        "z_score", "scale_0_1", "scale_by_min_max", "log", "bucketize", "vocabulary", "hash",
+        "text_vocabulary", "image", "cross", "passthrough",
+    ]
     # bucketize
     num_buckets: int | None = Field(default=None, ge=1)
-    # vocabulary
+    # vocabulary, text_vocabulary
     top_k: int | None = Field(default=None, ge=1)
     frequency_threshold: int | None = Field(default=None, ge=0)
     num_oov_buckets: int = Field(default=1, ge=0)
-    # hash
+    # hash, cross
     hash_buckets: int | None = Field(default=None, ge=1)
-    # used where the raw value is missing; a feature without one requires a value in every row
+    # numeric transforms: values are clipped to [lo, hi] before the transform
+    clip: list[float] | None = Field(default=None, min_length=2, max_length=2)
+    # scale_by_min_max: the output range
+    output_range: list[float] | None = Field(default=None, min_length=2, max_length=2, alias="range")
+    # cross: the raw columns (integers or strings) whose values are crossed
+    columns: list[str] | None = None
+    # text_vocabulary: lowercase, remove what strip_regex (RE2) matches, split on whitespace, n-grams
+    lowercase: bool = True
+    strip_regex: str | None = TEXT_STRIP_REGEX
+    ngram_range: list[int] = Field(default_factory=lambda: [1, 1], min_length=2, max_length=2)
+    ngram_separator: str = " "
+    output: Literal["ids", "bag_of_words", "tfidf"] = "ids"
+    # a list column: 0..n values per row (CSV: split by input.list_delimiter)
+    is_list: bool = Field(default=False, alias="list")
+    # lists and text ids: pad (with pad_value) or truncate to a fixed length
+    max_length: int | None = Field(default=None, ge=1)
+    pad_value: Union[float, int, None] = None
+    # image: decoded, resized to size [height, width], scaled to [0, 1]
+    size: list[int] | None = Field(default=None, min_length=2, max_length=2)
+    channels: Literal[1, 3] = 3
+    # Missing values. A feature with `default` or `fill` may be missing in a row; one without requires a value.
     default: Union[float, int, str, None] = None
+    fill: Literal["mean", "median", "most_frequent"] | None = None
+    missing_indicator: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> "FeatureConfig":
-        if self.transform == "bucketize" and self.num_buckets is None:
-            raise ValueError("transform bucketize needs num_buckets")
-        if self.transform == "hash" and self.hash_buckets is None:
-            raise ValueError("transform hash needs hash_buckets")
-        options = {
-            "num_buckets": "bucketize",
-            "top_k": "vocabulary",
-            "frequency_threshold": "vocabulary",
-            "hash_buckets": "hash",
-        }
-        for option, transform in options.items():
-            if getattr(self, option) is not None and self.transform != transform:
-                raise ValueError(f"{option} only applies to transform {transform}, not {self.transform}")
+        for option in sorted(self._changed()):
+            allowed = OPTIONS[option]
+            if self.transform not in allowed:
+                key = self.model_fields[option].alias or option
+                raise ValueError(f"{key} only applies to transform {' or '.join(allowed)}, not {self.transform}")
+        required = {"bucketize": "num_buckets", "hash": "hash_buckets", "cross": "hash_buckets", "image": "size"}
+        if self.transform in required and getattr(self, required[self.transform]) is None:
+            raise ValueError(f"transform {self.transform} needs {required[self.transform]}")
+        if self.transform == "cross" and (self.columns is None or len(self.columns) < 2):
+            raise ValueError("transform cross needs columns: the list of (at least two) raw columns it crosses")
+        if self.transform == "cross" and len(set(self.columns)) != len(self.columns):
+            raise ValueError("cross columns must be distinct")
+        if self.default is not None and self.fill is not None:
+            raise ValueError("give either default or fill, not both")
+        if self.missing_indicator and self.default is None and self.fill is None:
+            raise ValueError("missing_indicator needs default or fill (a column without them is never missing)")
+        if self.is_list and (self.default is not None or self.fill is not None):
+            raise ValueError("a list column may be empty; default and fill apply to single values only")
+        if self.is_list and self.transform in ("text_vocabulary", "image"):
+            raise ValueError(f"transform {self.transform} takes one value per row, not a list")
+        if self.max_length is not None and not self.is_list and not (
+            self.transform == "text_vocabulary" and self.output == "ids"
+        ):
+            raise ValueError("max_length applies to list columns (list: true) and text_vocabulary ids")
+        if self.pad_value is not None and self.max_length is None:
+            raise ValueError("pad_value needs max_length")
+        if self.clip is not None and self.clip[0] > self.clip[1]:
+            raise ValueError(f"clip [{self.clip[0]:g}, {self.clip[1]:g}]: the low end is above the high end")
+        if self.output_range is not None and self.output_range[0] >= self.output_range[1]:
+            raise ValueError(f"range [{self.output_range[0]:g}, {self.output_range[1]:g}] must be increasing")
+        low, high = self.ngram_range
+        if not 1 <= low <= high:
+            raise ValueError(f"ngram_range [{low}, {high}] needs 1 <= low <= high")
+        if self.size is not None and min(self.size) < 1:
+            raise ValueError(f"size {self.size} must be [height, width], both >= 1")
         return self
+
+    def _changed(self) -> set[str]:
+        """The options whose value is not their default (what the config set, as a dumped config shows it)."""
+        return {name for name, field in type(self).model_fields.items()
+                if name != "transform" and getattr(self, name) != field.get_default(call_default_factory=True)}
+
+    @model_serializer(mode="wrap")
+    def _dump_changed(self, handler):
+        # a resolved config.yaml lists what each feature sets, not the twenty defaults of other transforms
+        dumped = handler(self)
+        keep = {"transform"} | self._changed()
+        return {key: value for key, value in dumped.items()
+                if any(key in (name, type(self).model_fields[name].alias) for name in keep)}
+
+    def outputs(self, name: str) -> list[str]:
+        """The transformed features this entry writes (besides `name`: its weights and missing indicator)."""
+        names = [name]
+        if self.transform == "text_vocabulary" and self.output != "ids":
+            names.append(f"{name}_weights")
+        if self.missing_indicator:
+            names.append(f"{name}_missing")
+        return names
+
+
+_SCALAR = ("z_score", "scale_0_1", "scale_by_min_max", "log", "bucketize", "vocabulary", "hash", "passthrough")
+_TEXT = ("text_vocabulary",)
+# option -> the transforms it applies to
+OPTIONS = {
+    "num_buckets": ("bucketize",),
+    "top_k": ("vocabulary", "text_vocabulary"),
+    "frequency_threshold": ("vocabulary", "text_vocabulary"),
+    "num_oov_buckets": ("vocabulary", "text_vocabulary"),
+    "hash_buckets": ("hash", "cross"),
+    "clip": NUMERIC_TRANSFORMS,
+    "output_range": ("scale_by_min_max",),
+    "columns": ("cross",),
+    "lowercase": _TEXT,
+    "strip_regex": _TEXT,
+    "ngram_range": _TEXT,
+    "ngram_separator": _TEXT,
+    "output": _TEXT,
+    "is_list": _SCALAR,
+    "max_length": _SCALAR + _TEXT,
+    "pad_value": _SCALAR + _TEXT,
+    "size": ("image",),
+    "channels": ("image",),
+    "default": _SCALAR + _TEXT,
+    "fill": _SCALAR + _TEXT,
+    "missing_indicator": _SCALAR + _TEXT,
+}
 
 
 class LabelConfig(_Strict):
@@ -156,7 +278,26 @@ class JobConfig(_Strict):
             raise ValueError(f"column {self.label.column!r} is the label; it cannot also be a feature")
         if self.preprocessing_fn is not None and ":" not in self.preprocessing_fn:
             raise ValueError("preprocessing_fn must be 'module.path:function'")
+        self._check_crosses_and_outputs()
         return self
+
+    def _check_crosses_and_outputs(self) -> None:
+        label = self.label.column if self.label is not None else None
+        for name, feature in self.features.items():
+            if feature.transform != "cross":
+                continue
+            for column in feature.columns:
+                crossed = self.features.get(column)
+                if column == label:
+                    raise ValueError(f"features.{name}: cross of the label column {column!r} (serving has no label)")
+                if column == name or (crossed is not None and crossed.transform in ("cross", "image")):
+                    raise ValueError(f"features.{name}: cannot cross {column!r} (a cross or an image)")
+        owner: dict[str, str] = {}
+        for name, feature in self.features.items():
+            for output in feature.outputs(name):
+                if output in owner or output == label:
+                    raise ValueError(f"features.{name}: output {output!r} is also written by {owner.get(output, 'the label')}")
+                owner[output] = f"features.{name}"
 
     def resolve(self, path: str) -> str:
         """A path from the config, made absolute against the config file's folder (URLs untouched)."""
@@ -166,8 +307,10 @@ class JobConfig(_Strict):
 
     @property
     def raw_columns(self) -> list[str]:
-        """The raw columns the job feeds to tf.Transform: the features, then the label."""
-        columns = list(self.features)
+        """The raw columns the job feeds to tf.Transform: the features, the crossed columns, then the label."""
+        columns = [name for name, feature in self.features.items() if feature.transform != "cross"]
+        for feature in self.features.values():
+            columns += [column for column in feature.columns or [] if column not in columns]
         if self.label is not None:
             columns.append(self.label.column)
         return columns

@@ -1,0 +1,86 @@
+"""Missing values inside the graph: a fixed `default`, or a `fill` computed by tf.Transform analyzers.
+
+An optional raw column arrives as a SparseTensor of shape (batch, 1) holding 0 or 1 value per row
+(a `VarLenFeature`). These functions give it one value per row, in the graph, so that serving fills
+a missing value exactly as the batch job did:
+
+- ``default: v``: v;
+- ``fill: mean``: `tft.mean` of the present values;
+- ``fill: median``: the middle boundary of `tft.quantiles` (2 buckets, ``MEDIAN_EPSILON``: within
+  0.1% of rank of the exact median);
+- ``fill: most_frequent``: the top entry of a `tft.vocabulary` (``top_k=1``; ties go to the larger
+  value in byte order, as tf.Transform sorts); numbers are counted by their exact bits.
+
+Mean and median of an int column are floats, so such a column continues as float32.
+"""
+
+from __future__ import annotations
+
+from skewless.pipelines.columns import RawColumn
+
+MEDIAN_EPSILON = 0.001
+_ZERO = {"int": 0, "float": 0.0, "bytes": ""}
+
+
+def most_frequent_filename(feature: str) -> str:
+    """The asset name of the one-line vocabulary holding a feature's most frequent value."""
+    return f"most_frequent_{feature}"
+
+
+def fill_missing(value, column: RawColumn, options: dict):
+    """A raw feature as a dense (batch,) tensor; a list column stays sparse (it may hold any count of values)."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    if not isinstance(value, tf.SparseTensor) or options.get("is_list"):
+        return value
+    fill = options.get("fill")
+    if fill in ("mean", "median"):
+        value = tf.SparseTensor(value.indices, tf.cast(value.values, tf.float32), value.dense_shape)
+        if fill == "mean":
+            fill_value = tft.mean(value)
+        else:
+            boundaries = tft.quantiles(value.values, num_buckets=2, epsilon=MEDIAN_EPSILON)
+            fill_value = tf.reshape(boundaries, [-1])[0]
+    elif fill == "most_frequent":
+        fill_value = _most_frequent(tf, tft, value, column)
+    else:
+        default = options.get("default")
+        fill_value = _ZERO[column.kind] if default is None else default
+        if column.kind == "bytes":
+            fill_value = str(fill_value).encode()
+    dense = tft.sparse_tensor_to_dense_with_shape(value, [None, 1], default_value=fill_value)
+    return tf.squeeze(dense, axis=1)
+
+
+def missing_indicator(value):
+    """1 where the row of an optional (sparse) raw feature has no value, else 0 (int64, shape (batch,))."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    present = tf.SparseTensor(value.indices, tf.ones_like(value.indices[:, 0]), value.dense_shape)
+    dense = tft.sparse_tensor_to_dense_with_shape(present, [None, 1], default_value=0)
+    return 1 - tf.squeeze(dense, axis=1)
+
+
+def _most_frequent(tf, tft, value, column: RawColumn):
+    """The most frequent present value, read from a top_k=1 vocabulary asset (its first line)."""
+    values = value.values
+    if column.kind == "float":
+        keys = tf.strings.as_string(tf.bitcast(values, tf.int32))  # exact: the bits, not a rounded decimal
+    elif column.kind == "int":
+        keys = tf.strings.as_string(values)
+    else:
+        keys = values
+    path = tft.vocabulary(
+        tf.SparseTensor(value.indices, keys, value.dense_shape), top_k=1,
+        vocab_filename=most_frequent_filename(column.name),
+    )
+    token = tf.strings.split(tf.io.read_file(path), "\n", maxsplit=1)[0]
+    if column.kind == "bytes":
+        return token
+    # no value at all in the data: the vocabulary is empty, and the fill is 0
+    token = tf.where(tf.strings.length(token) > 0, token, "0")
+    if column.kind == "int":
+        return tf.strings.to_number(token, tf.int64)
+    return tf.bitcast(tf.strings.to_number(token, tf.int32), tf.float32)

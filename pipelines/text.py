@@ -1,0 +1,72 @@
+"""`transform: text_vocabulary`: text to token ids, bags of words and TF-IDF, inside the graph.
+
+A text is lowercased (`tf.strings.lower`, UTF-8 aware), stripped of what ``strip_regex`` matches (RE2;
+ASCII punctuation by default, removed as Keras' TextVectorization removes it), split on whitespace,
+and optionally turned into n-grams (`tft.ngrams`, ``ngram_range``). A tf.Transform vocabulary over
+all the tokens (``top_k``, ``frequency_threshold``, ``num_oov_buckets``; unseen tokens hash into the
+OOV buckets) maps them to ids. ``output`` says what is written:
+
+- ``ids``: the token ids in text order, a variable-length int64 list (``max_length`` pads with
+  ``pad_value``, default -1, or truncates, giving a fixed length);
+- ``bag_of_words``: the distinct ids of each text (ascending) and, as ``<name>_weights``, their
+  counts (float32), the pair `tf.nn.embedding_lookup_sparse` takes as ids and weights;
+- ``tfidf``: the same ids with `tft.tfidf` weights (term frequency times smoothed inverse document
+  frequency; the document frequencies are analyzer results over the whole dataset).
+"""
+
+from __future__ import annotations
+
+from skewless.pipelines.lists import pad_or_truncate
+
+DEFAULT_PAD_ID = -1
+
+
+def tokens(value, options: dict):
+    """(batch,) texts -> a SparseTensor (batch, n) of tokens or n-grams, in text order."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    text = value
+    if options["lowercase"]:
+        text = tf.strings.lower(text, encoding="utf-8")
+    if options["strip_regex"]:
+        text = tf.strings.regex_replace(text, options["strip_regex"], "")
+    words = tf.strings.split(text).to_sparse()
+    low, high = options["ngram_range"]
+    if (low, high) == (1, 1):
+        return words
+    return tft.ngrams(words, (low, high), options["ngram_separator"])
+
+
+def text_features(name: str, value, options: dict) -> dict:
+    """The transformed features of a text column: {name: ids} and, for a bag of words, {name_weights: ...}."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    from skewless.pipelines.preprocessing import vocabulary_filename
+
+    ids = tft.compute_and_apply_vocabulary(
+        tokens(value, options),
+        top_k=options["top_k"],
+        frequency_threshold=options["frequency_threshold"],
+        num_oov_buckets=options["num_oov_buckets"],
+        vocab_filename=vocabulary_filename(name),
+    )
+    if options["output"] == "ids":
+        if options["max_length"] is not None:
+            pad = DEFAULT_PAD_ID if options["pad_value"] is None else int(options["pad_value"])
+            return {name: pad_or_truncate(ids, options["max_length"], pad)}
+        return {name: ids}
+    if options["output"] == "tfidf":
+        distinct, weights = tft.tfidf(ids, tft.get_num_buckets_for_transformed_feature(ids))
+        return {name: distinct, f"{name}_weights": weights}
+    counts = tf.sparse.bincount(ids, axis=-1)  # (batch, vocabulary) counts, ids ascending within a row
+    return {name: _per_row(counts, counts.indices[:, 1]), f"{name}_weights": _per_row(counts, tf.cast(counts.values, tf.float32))}
+
+
+def _per_row(matrix, values):
+    """`values` (one per entry of a (batch, vocabulary) SparseTensor) as a (batch, n) list per row."""
+    import tensorflow as tf
+
+    ragged = tf.RaggedTensor.from_value_rowids(values, matrix.indices[:, 0], nrows=matrix.dense_shape[0])
+    return ragged.to_sparse()

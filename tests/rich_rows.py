@@ -1,0 +1,47 @@
+"""Helpers of the rich-feature tests: a run's rows as written (shards) and as served (TransformLayer), by row id.
+
+Both sides give plain Python values per row: scalars, lists for var-len features (so a length
+difference is a difference), nested lists for fixed-shape ones. Floats stay float32, so equal means
+bit-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+
+def written_rows(run_dir, key: str = "id") -> dict[str, list]:
+    """Every row of every split of a run, read with make_dataset, ordered by the `key` feature."""
+    from skewless.pipelines.dataset import make_dataset
+
+    with open(os.path.join(run_dir, "run.json")) as handle:
+        splits = [split for split, rows in json.load(handle)["rows"]["written"].items() if rows]
+    columns: dict[str, list] = {}
+    for split in splits:
+        for batch in make_dataset(run_dir, split, batch_size=128, label=None, shuffle_buffer=0):
+            for name, value in batch.items():
+                columns.setdefault(name, []).extend(_rows(value))
+    order = np.argsort(columns[key], kind="stable")
+    return {name: [values[i] for i in order] for name, values in columns.items()}
+
+
+def served_rows(layer, rows: list[dict]) -> dict[str, list]:
+    """Raw rows (dicts, None = missing) through serialized tf.train.Examples, parse_example and the layer."""
+    from skewless.layers import serialize_raw_examples
+
+    spec = {name: s for name, s in layer.raw_feature_spec.items() if name != layer.label}
+    examples = tf.constant(serialize_raw_examples(rows, spec), tf.string)
+    outputs = layer(tf.io.parse_example(examples, spec))
+    return {name: _rows(value) for name, value in outputs.items()}
+
+
+def _rows(value) -> list:
+    if isinstance(value, tf.SparseTensor):
+        value = tf.RaggedTensor.from_sparse(value)
+    if isinstance(value, tf.RaggedTensor):
+        return [np.asarray(row).tolist() for row in value.to_list()]
+    return np.asarray(value).tolist()
