@@ -98,7 +98,9 @@ def plan(config: JobConfig) -> _Plan:
     sizes = sources.input_sizes(input_config, paths)
     estimated = _estimated_output_bytes(input_config, sizes)
     count = config.output.shards
-    if count == "auto":
+    if count == "auto" and input_config.format == "python":
+        count = 10 * config.output.readers  # a generator's size is unknown: the readers' rule alone
+    elif count == "auto":
         count = shards.auto_shard_count(estimated, config.output.target_shard_mb, config.output.readers)
     units = sources.plan_units(input_config, paths, sizes, count)
     return _Plan(input_config, columns, units, estimated, _datasets(config, units))

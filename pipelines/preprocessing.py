@@ -8,7 +8,6 @@ replaces) them.
 
 from __future__ import annotations
 
-import importlib
 from typing import Callable
 
 from skewless.config import NUMERIC_TRANSFORMS, JobConfig

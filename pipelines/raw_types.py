@@ -58,7 +58,33 @@ def infer_types(input_config: InputConfig, paths: list[str]) -> dict[str, str]:
         return {field.name: _kind(field.type) for field in arrow}
     if input_config.format == "tfrecord":
         return _tfrecord_types(paths[0])
+    if input_config.format == "python":
+        return _generator_types(input_config)
     return _csv_types(input_config, paths[0])
+
+
+def _generator_types(input_config: InputConfig) -> dict[str, str]:
+    """Types from the first rows of shard 0 of 1: int, float (any float seen), else bytes."""
+    import itertools
+
+    from skewless.references import import_function
+
+    generator = import_function(input_config.generator, "input.generator")
+    kinds: dict[str, str] = {}
+    order = {"int": 0, "float": 1, "bytes": 2}
+    for row in itertools.islice(generator(shard=0, num_shards=1, **input_config.args), SAMPLE_RECORDS):
+        if not isinstance(row, dict):
+            raise InputError(f"input.generator {input_config.generator!r} yields {type(row).__name__}, not dicts")
+        for name, value in row.items():
+            if value is None:
+                continue
+            kind = "int" if isinstance(value, int) else "float" if isinstance(value, float) else "bytes"
+            previous = kinds.get(name)
+            if previous is None or order[kind] > order[previous]:
+                kinds[name] = kind
+    if not kinds:
+        raise InputError(f"input.generator {input_config.generator!r} yields no rows for shard 0 of 1")
+    return kinds
 
 
 def _kind(arrow_type: pa.DataType) -> str:

@@ -19,6 +19,8 @@ job's schema (`job_schema`). Damaged files (a TFRecord CRC, a cut gzip stream) a
 
 from __future__ import annotations
 
+import itertools
+
 import json
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -32,6 +34,7 @@ from skewless.errors import InputError
 from skewless.pipelines.columns import ARROW_TYPES, RawColumn
 from skewless.pipelines.input_files import count_records, is_gzip, open_input, read_records
 
+PYTHON_SOURCE = "generator"
 CSV_BLOCK_BYTES = 8 << 20
 ROW_CHUNK = 65_536
 # Bad records are kept in quarantine by their first bytes, in hex.
@@ -105,6 +108,8 @@ def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
 
     if input_config.format == "synthetic":
         return [input_config.rows]
+    if input_config.format == "python":
+        return []  # a generator's size is known only by running it
     if input_config.format == "parquet":
         import pyarrow.parquet as pq
 
@@ -120,6 +125,9 @@ def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], nu
     Unit i covers [i*T/n, (i+1)*T/n) of the concatenated inputs (T = total size); a gzip CSV is not
     splittable and goes whole to the unit its first byte falls in, so there can be fewer units.
     """
+    if input_config.format == "python":
+        # unit i calls the generator as (shard=i, num_shards=n): the generator decides what a shard is
+        return [WorkUnit(i, (Segment(PYTHON_SOURCE, i, num_units),)) for i in range(num_units)]
     if input_config.format == "synthetic":
         paths = ["synthetic"]
     splittable = [not (input_config.format == "csv" and is_gzip(p)) for p in paths]
@@ -226,6 +234,7 @@ class RowReader:
             "synthetic": self._read_synthetic,
             "parquet": self._read_parquet,
             "tfrecord": self._read_tfrecord,
+            "python": self._read_python,
         }[self.config.format]
         for segment in unit.segments:
             yield from reader(segment)
@@ -239,6 +248,40 @@ class RowReader:
         for first, table in synthetic_rows(self.config.seed, segment.start, stop, ROW_CHUNK):
             batch = _as_batch(table)
             yield self._chunk(batch, _row_numbers(first + 1, batch.num_rows), [], "synthetic", _row_as_json(batch))
+
+    # -- python generator
+
+    def _read_python(self, segment: Segment) -> Iterator[Chunk]:
+        """Calls the generator afresh for its shard (a retried bundle starts over) and reads it lazily."""
+        from skewless.references import import_function
+
+        generator = import_function(self.config.generator, "input.generator")
+        source = f"{self.config.generator}[shard {segment.start} of {segment.stop}]"
+        rows = generator(shard=segment.start, num_shards=segment.stop, **self.config.args)
+        first = 1
+        while True:
+            block = list(itertools.islice(rows, ROW_CHUNK))
+            if not block:
+                return
+            yield self._python_chunk(block, source, first)
+            first += len(block)
+
+    def _python_chunk(self, rows: list, source: str, first: int) -> Chunk:
+        names = [c.name for c in self.columns]
+        bad_shape = [i for i, row in enumerate(rows) if not isinstance(row, dict)]
+        if bad_shape:
+            raise InputError(f"{source}: row {first + bad_shape[0]} is a {type(rows[bad_shape[0]]).__name__}, "
+                             "not a dict of column -> value")
+        columns = {name: [row.get(name) for row in rows] for name in names}
+        try:
+            arrays = [pa.array(columns[c.name], ARROW_TYPES[c.kind]) for c in self.columns]
+            text = False
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+            # some value does not fit its column's type: judge the rows as text, so each gets its reason
+            arrays = [pa.array([_as_text(v) for v in columns[name]], pa.string()) for name in names]
+            text = True
+        batch = pa.RecordBatch.from_arrays(arrays, names)
+        return self._chunk(batch, _row_numbers(first, batch.num_rows), [], source, _row_as_json(batch), text=text)
 
     # -- parquet
 
@@ -387,6 +430,14 @@ class RowReader:
                 raise InputError(f"output.split_key {name!r} is not a column of the input")
             key = _mix(key ^ _value_hashes(column))
         return key
+
+
+def _as_text(value) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="backslashreplace")
+    return repr(value)
 
 
 def _column(batch: pa.RecordBatch, name: str) -> pa.Array:
