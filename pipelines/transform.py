@@ -1,7 +1,7 @@
 """Applying the written tf.Transform graph to one work unit and writing its shards.
 
 One DoFn call per unit: read its rows in chunks, put bad rows in quarantine, run the graph on each
-chunk as one batch, give every row its split from its key, encode to tf.train.Example with tfx_bsl and
+chunk as one batch, give every row its split from its key, encode to tf.train.Example (deterministically) and
 append to the unit's shard of that split. Memory holds one chunk at a time, whatever the data size.
 """
 
@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from skewless.pipelines.columns import RawColumn, arrow_schema, to_record_batch
+from skewless.pipelines.example_encoder import encode_examples
 from skewless.pipelines.preprocessing import vocabulary_filename
 from skewless.pipelines.shards import ShardWriter, shard_name
 from skewless.pipelines.sources import RowReader, WorkUnit
@@ -60,7 +61,6 @@ class ChunkTransformer:
 
     def __init__(self, graph_dir: str, columns: list[RawColumn]):
         import tensorflow_transform as tft
-        from tfx_bsl.coders import example_coder
         from tfx_bsl.tfxio import tensor_adapter, tensor_representation_util
 
         from skewless.pipelines.columns import raw_schema
@@ -71,7 +71,6 @@ class ChunkTransformer:
         self._adapter = tensor_adapter.TensorAdapter(
             tensor_adapter.TensorAdapterConfig(arrow_schema(columns), representations)
         )
-        self._encoder = example_coder.RecordBatchToExamplesEncoder(self.output.transformed_metadata.schema)
 
     def transform(self, table: pa.Table) -> dict:
         """Raw rows (typed columns, nulls where missing) -> transformed tensors, one row each."""
@@ -79,8 +78,8 @@ class ChunkTransformer:
         return self.output.transform_raw_features(self._adapter.ToBatchTensors(batch, produce_eager_tensors=True))
 
     def encode(self, batch: pa.RecordBatch) -> list[bytes]:
-        """Transformed rows (`tensors_to_record_batch`) -> serialized tf.train.Examples."""
-        return self._encoder.encode(batch)
+        """Transformed rows (`tensors_to_record_batch`) -> serialized tf.train.Examples, the same bytes every run."""
+        return encode_examples(batch)
 
 
 class TransformUnitFn(beam.DoFn):
