@@ -301,6 +301,8 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dic
         entry = {"transform": feature.transform, "type": kinds[name],
                  "kind": "categorical" if kinds[name] == "bytes" or feature.transform in ("vocabulary", "hash")
                  else "numeric", **raw_stats[name]}
+        if feature.transform == "image":
+            entry.pop("top_values", None)  # encoded image bytes, not values to show
         if feature.transform in ("vocabulary", "text_vocabulary"):
             entry["vocabulary_size"] = graph.vocabulary_size_by_name(vocabulary_filename(name))
             entry["num_oov_buckets"] = feature.num_oov_buckets

@@ -61,7 +61,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None) -> V
     if table.num_rows == 0:
         raise InputError(f"{run_dir}: the run's input gave no valid rows to sample")
     categorical = [c.name for c in job_plan.columns
-                   if c.kind == "bytes" and c.name in config.features]
+                   if c.kind == "bytes" and c.name in config.features and config.features[c.name].transform != "image"]
     unseen = _with_unseen_categories(table, categorical)
     table = pa.concat_tables([table, unseen])
     graph_dir = os.path.join(run_dir, "transform_graph")
