@@ -3,6 +3,7 @@
 The JAX backend is tested in test_keras_preprocessor_jax.py (a subprocess: the backend is fixed at import).
 """
 
+import csv
 import json
 import os
 import zipfile
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import EXAMPLE_CONFIG, example_config
+from test_census import COLUMNS, NUMERIC, census_run  # noqa: F401 (census_run is a fixture)
 from test_transform_layer import ODD_ROWS, example_rows
 
 from skewless.errors import NotPortableError
@@ -308,3 +310,17 @@ def test_works_in_functional_models_and_tf_data(run_dir):
         assert np.asarray(from_model[name]).tobytes() == graph[name].tobytes(), name
         assert from_dataset[name].numpy().tobytes() == graph[name].tobytes(), name
 
+
+
+@pytest.mark.census
+@pytest.mark.slow
+def test_census_run_is_exact_on_tensorflow(census_run, census_path):
+    """The issue's bar: every census transform on all 32,561 rows, bit for bit (JAX: test_keras_preprocessor_jax)."""
+    with open(census_path) as handle:
+        rows = [{name: (int(value) if name in NUMERIC else value) for name, value in zip(COLUMNS, fields)}
+                for fields in csv.reader(handle, skipinitialspace=True) if fields]
+    check = check_preprocessor(census_run.output_dir, rows=rows, sample=2000)
+
+    assert check.rows == len(rows) + 2000 == 34_561
+    assert len(check.features) == 14
+    assert check.not_exact() == {}

@@ -6,6 +6,7 @@ preprocessor from a copy of the run, compares, trains a model on its outputs thr
 model and preprocessor as one .keras file, deletes the run, reloads the file and compares again.
 """
 
+import csv
 import json
 import os
 import shutil
@@ -16,47 +17,79 @@ import zipfile
 import numpy as np
 import pytest
 
+if __name__ != "__main__":  # the JAX child needs none of the test fixtures
+    from test_census import census_run  # noqa: F401 (a fixture)
+
+EXAMPLE_FEATURES = ["age", "capital_gain", "education", "fnlwgt", "hours_per_week", "native_country", "occupation",
+                    "workclass"]
+
 
 def test_jax_backend_reproduces_the_graph_and_reloads_without_the_run(example_run, tmp_path):
     pytest.importorskip("jax")
     from test_transform_layer import ODD_ROWS, example_rows
 
+    training = example_rows(1000)
+    labels = [float(row["label"] == b">50K") for row in training]
+    report, rows = _run_on_jax(example_run.output_dir, training, labels, ODD_ROWS, tmp_path)
+
+    assert sorted(report["built"]) == sorted(EXAMPLE_FEATURES)
+    _assert_exact_and_reloaded(report, rows)
+    assert report["int_dtype"] == "int32"  # JAX without x64; the values are the graph's int64 values
+
+
+@pytest.mark.census
+@pytest.mark.slow
+def test_census_run_is_exact_on_jax(census_run, census_path, tmp_path):
+    """The issue's bar: every census transform, all 32,561 rows, bit for bit on JAX (TF: test_keras_preprocessor)."""
+    pytest.importorskip("jax")
+    from test_census import COLUMNS, NUMERIC
+
+    with open(census_path) as handle:
+        training = [{name: (int(value) if name in NUMERIC else value) for name, value in zip(COLUMNS, fields)}
+                    for fields in csv.reader(handle, skipinitialspace=True) if fields]
+    labels = [float(row["label"] == ">50K") for row in training]
+    report, rows = _run_on_jax(census_run.output_dir, training, labels, [], tmp_path)
+
+    assert len(report["built"]) == 14
+    _assert_exact_and_reloaded(report, rows)
+
+
+def _run_on_jax(run_dir, training: list, labels: list, extra_rows: list, tmp_path) -> tuple[dict, list]:
+    """Writes rows and the TF graph's outputs for them, runs the JAX child on a copy of the run."""
     from skewless.layers import TransformLayer, transform_raw_rows
     from skewless.layers.keras_preprocessor import plan_preprocessor
     from skewless.layers.probe_rows import probe_rows
     from skewless.layers.transform_graph import specs_to_json
 
-    run_dir = tmp_path / "run"
-    shutil.copytree(example_run.output_dir, run_dir)
-    graph = TransformLayer(run_dir)
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    graph = TransformLayer(copy)
     spec = {name: value for name, value in graph.raw_feature_spec.items() if name != graph.label}
-    training = example_rows(1000)
-    rows = training + ODD_ROWS + probe_rows(spec, plan_preprocessor(run_dir), 1000, seed=3)
+    rows = training + extra_rows + probe_rows(spec, plan_preprocessor(copy), 1000, seed=3)
     np.savez(tmp_path / "expected.npz", **transform_raw_rows(graph, rows))
     (tmp_path / "inputs.json").write_text(json.dumps({
         "spec": specs_to_json(spec),
         "rows": [{name: _text(value) for name, value in row.items()} for row in rows],
-        "training_rows": len(training),
-        "labels": [float(row["label"] == b">50K") for row in training],
+        "labels": labels,
     }))
-
     env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    child = subprocess.run([sys.executable, __file__, str(run_dir), str(tmp_path)], env=env,
+    child = subprocess.run([sys.executable, __file__, str(copy), str(tmp_path)], env=env,
                            capture_output=True, text=True, timeout=600)
     assert child.returncode == 0, child.stderr[-4000:]
     report = json.loads((tmp_path / "report.json").read_text())
-
     assert report["backend"] == "jax"
-    assert not run_dir.exists()
-    features = sorted(graph.transformed_feature_spec.keys() - {"label"})
-    assert sorted(report["built"]) == sorted(report["loaded"]) == features
+    assert not copy.exists()
+    return report, rows
+
+
+def _assert_exact_and_reloaded(report: dict, rows: list) -> None:
+    assert sorted(report["built"]) == sorted(report["loaded"])
     for stage in ("built", "loaded"):
         for name, differences in report[stage].items():
             assert differences == {"rows": len(rows), "different": 0}, (stage, name, differences)
     assert report["archive"] == ["config.json", "metadata.json", "model.weights.h5"]
     assert np.isfinite(report["loss"]).all() and report["loss"][-1] < report["loss"][0]
     assert report["predictions_equal_after_reload"]
-    assert report["int_dtype"] == "int32"  # JAX without x64; the values are the graph's int64 values
 
 
 def _text(value):
@@ -97,16 +130,19 @@ def _child(run_dir: str, work_dir: str) -> None:
     report["int_dtype"] = str(np.asarray(built["workclass"]).dtype)
 
     # Train on the preprocessor's outputs, computed in tf.data; the model itself is jit-compiled JAX.
-    count = inputs["training_rows"]
+    count = len(inputs["labels"])
     parsed = tf.io.parse_example(tf.constant(serialize_raw_examples(inputs["rows"][:count], spec)), spec)
     dataset = (tf.data.Dataset.from_tensor_slices((parsed, np.array(inputs["labels"], np.float32)))
                .batch(100).map(lambda raw, label: (preprocessor(raw), label)))
     features = {name: keras.Input(shape=(), dtype=feature["dtype"], name=name)
                 for name, feature in preprocessor.feature_specs.items()}
-    numeric = [keras.ops.expand_dims(features[name], -1) for name in ("age", "capital_gain", "fnlwgt")]
-    embedded = [keras.layers.Flatten()(keras.layers.Embedding(64, 2)(keras.ops.expand_dims(features[name], -1)))
-                for name in ("workclass", "education", "occupation", "hours_per_week", "native_country")]
-    hidden = keras.layers.Dense(16, activation="relu")(keras.layers.Concatenate()(numeric + embedded))
+    columns = []
+    for name, feature in preprocessor.feature_specs.items():
+        column = keras.ops.expand_dims(features[name], -1)
+        if not feature["dtype"].startswith("float"):  # ids: vocabulary, bucket or hash bucket
+            column = keras.layers.Flatten()(keras.layers.Embedding(1000, 2)(column))
+        columns.append(column)
+    hidden = keras.layers.Dense(16, activation="relu")(keras.layers.Concatenate()(columns))
     body = keras.Model(features, keras.layers.Dense(1, activation="sigmoid")(hidden))
     body.compile(keras.optimizers.Adam(0.01), "binary_crossentropy")
     report["loss"] = body.fit(dataset, epochs=4, verbose=0).history["loss"]
