@@ -4,8 +4,9 @@
                           └──> record batches ──> AnalyzeDataset[WithCache] ──> WriteTransformFn
 
 A *dataset* is what the analyzer cache keys on: without a cache the whole input is one dataset; with
-one, every input file is its own dataset, keyed by its path, size and modification time, so a rerun
-after new files arrive reads only those (and any file that changed) for analysis, and tf.Transform
+one, every input file (or, with `cache_key: directory`, every folder: a dated partition) is its own
+dataset, keyed by its files' paths, sizes and modification times, so a rerun after new files arrive
+reads only those (and any that changed) for analysis, and tf.Transform
 combines their partial analyzer results with the cached ones of the old files. The raw statistics
 are cached beside tf.Transform's, as the mergeable JSON of `stats.ColumnStats`.
 """
@@ -23,11 +24,11 @@ from skewless.pipelines.sources import WorkUnit
 STATS_CACHE = "skewless-stats"
 
 
-def dataset_name(path: str, size: int, modified: float) -> str:
-    """A cache key for one input file: its name for people, a fingerprint of where and what for the cache."""
-    fingerprint = hashlib.sha256(f"{path}\0{size}\0{modified}".encode()).hexdigest()[:16]
-    base = "".join(c if c.isalnum() or c in "-_" else "_" for c in os.path.basename(path))[:40]
-    return f"{base}-{fingerprint}"
+def dataset_name(path: str, fingerprint: str) -> str:
+    """A cache key for a file or directory: its name for people, a digest of its contents' fingerprint for the cache."""
+    digest = hashlib.sha256(f"{path}\0{fingerprint}".encode()).hexdigest()[:16]
+    base = "".join(c if c.isalnum() or c in "-_" else "_" for c in os.path.basename(path.rstrip("/")))[:40]
+    return f"{base}-{digest}"
 
 
 def datasets_by_file(units: list[WorkUnit]) -> dict[str, list[WorkUnit]]:

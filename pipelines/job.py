@@ -107,22 +107,30 @@ def plan(config: JobConfig) -> _Plan:
 
 
 def _datasets(config: JobConfig, units: list) -> dict:
-    """Without an analyzer cache, the whole input is one dataset; with one, each input file is its own."""
-    from apache_beam.io.filesystems import FileSystems
-
+    """Without an analyzer cache, the whole input is one dataset; with one, each input file (or directory) is one."""
     from skewless.pipelines.analysis import dataset_name, datasets_by_file
 
     if not config.cache_dir:
         return {"input": units}
-    datasets = {}
+    groups: dict[str, list] = {}
     for path, file_units in datasets_by_file(units).items():
+        key = os.path.dirname(path) if config.cache_key == "directory" else path
+        groups.setdefault(key, []).extend(file_units)
+    return {dataset_name(key, _fingerprint(config, file_units)): file_units for key, file_units in groups.items()}
+
+
+def _fingerprint(config: JobConfig, units: list) -> str:
+    """What makes a dataset's cache stale: its files' names, sizes and modification times."""
+    from apache_beam.io.filesystems import FileSystems
+
+    parts = []
+    for path in sorted({segment.path for unit in units for segment in unit.segments}):
         if path == "synthetic":
-            size, modified = config.input.rows, config.input.seed
+            parts.append(f"synthetic:{config.input.rows}:{config.input.seed}")
         else:
             metadata = FileSystems.match([path])[0].metadata_list[0]
-            size, modified = metadata.size_in_bytes, metadata.last_updated_in_seconds
-        datasets[dataset_name(path, size, modified)] = file_units
-    return datasets
+            parts.append(f"{path}:{metadata.size_in_bytes}:{metadata.last_updated_in_seconds}")
+    return "\n".join(parts)
 
 
 def _estimated_output_bytes(input_config, sizes: list[int]) -> int:

@@ -234,10 +234,10 @@ class OutputConfig(_Strict):
         for name, fraction in splits.items():
             if not name.isidentifier():
                 raise ValueError(f"split name {name!r} must be a plain identifier (it names files)")
-            if not fraction > 0:  # also NaN
+            if fraction <= 0:
                 raise ValueError(f"split {name!r} has fraction {fraction}; fractions must be > 0")
         total = sum(splits.values())
-        if not abs(total - 1.0) <= 1e-6:
+        if abs(total - 1.0) > 1e-6:
             raise ValueError(f"output.splits fractions sum to {total:g}, not 1")
         return splits
 
@@ -265,6 +265,8 @@ class JobConfig(_Strict):
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
     # tf.Transform's analyzer cache: each input file is analyzed once; reruns read only new or changed files
     cache_dir: str | None = None
+    # what one analyzer-cache dataset is: each input `file`, or each `directory` (a dated partition of files)
+    cache_key: Literal["file", "directory"] = "file"
     # The folder relative paths in the config are resolved against (the config file's folder).
     base_dir: str = Field(default=".", exclude=True)
 
@@ -345,8 +347,7 @@ def load_config(
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
-            # a reader error (a control character, bad UTF-8) has no problem text: its first line says it
-            problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+            problem = getattr(error, "problem", None) or str(error)
             raise ConfigError(f"{path}{line}: invalid YAML: {problem}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: the config must be a mapping of keys to values")
@@ -412,8 +413,7 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int]) -> st
         dotted = ".".join(str(part) for part in keys)
         prefix = f"{where}:{line}" if line else where
         messages.append(f"{prefix}: {dotted}: {message}" if dotted else f"{prefix}: {message}")
-    # keys and values are the user's text: a newline in one must not break the one-line message
-    return "; ".join(messages).replace("\r", "\\r").replace("\n", "\\n")
+    return "; ".join(messages)
 
 
 def _nearest_line(keys: tuple, lines: dict[tuple, int]) -> int | None:

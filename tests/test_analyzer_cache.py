@@ -87,3 +87,29 @@ def test_warm_rerun_equals_a_cold_run(warm_and_cold):
         np.testing.assert_array_equal(cached_rows["id"], cold_rows["id"])
         np.testing.assert_allclose(cached_rows["x"], cold_rows["x"], rtol=1e-6, atol=1e-6)
         np.testing.assert_array_equal(cached_rows["city"], cold_rows["city"])
+
+
+def test_dated_partitions_are_one_dataset_each(tmp_path):
+    """cache_key: directory — a day's folder of files is one dataset; a new day is the only one analyzed."""
+    from skewless.pipelines import run
+
+    days = [tmp_path / "inputs" / "2026-11-20", tmp_path / "inputs" / "2026-11-21"]
+    days[0].mkdir(parents=True)
+    for index in range(3):
+        write_file(days[0], index)
+
+    def partitioned(output):
+        cfg = config(tmp_path / "inputs", output, tmp_path / "cache")
+        cfg["input"]["paths"] = [str(tmp_path / "inputs" / "*" / "part-*.csv")]
+        return {**cfg, "cache_key": "directory"}
+
+    first = run(partitioned(tmp_path / "first"))
+    days[1].mkdir()
+    write_file(days[1], 3)
+    warm = run(partitioned(tmp_path / "warm"))
+    assert report(first)["analysis"]["datasets"] == 1 and report(first)["analysis"]["analyzed"] == 1
+    assert report(warm)["analysis"]["datasets"] == 2 and report(warm)["analysis"]["analyzed"] == 1
+    assert report(warm)["rows"]["read"] == 4 * ROWS_PER_FILE
+    x = np.concatenate([np.random.default_rng(i).normal(10 + i, 3, ROWS_PER_FILE).round(3) for i in range(4)])
+    assert report(warm)["features"]["x"]["mean"] == pytest.approx(x.mean(), rel=1e-9)
+    np.testing.assert_allclose(train_rows(warm)["x"], ((x - x.mean()) / x.std()), rtol=1e-4, atol=1e-4)
