@@ -234,10 +234,10 @@ class OutputConfig(_Strict):
         for name, fraction in splits.items():
             if not name.isidentifier():
                 raise ValueError(f"split name {name!r} must be a plain identifier (it names files)")
-            if fraction <= 0:
+            if not fraction > 0:  # also NaN
                 raise ValueError(f"split {name!r} has fraction {fraction}; fractions must be > 0")
         total = sum(splits.values())
-        if abs(total - 1.0) > 1e-6:
+        if not abs(total - 1.0) <= 1e-6:
             raise ValueError(f"output.splits fractions sum to {total:g}, not 1")
         return splits
 
@@ -347,7 +347,8 @@ def load_config(
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
-            problem = getattr(error, "problem", None) or str(error)
+            # a reader error (a control character, bad UTF-8) has no problem text: its first line says it
+            problem = getattr(error, "problem", None) or str(error).splitlines()[0]
             raise ConfigError(f"{path}{line}: invalid YAML: {problem}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: the config must be a mapping of keys to values")
@@ -413,7 +414,8 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int]) -> st
         dotted = ".".join(str(part) for part in keys)
         prefix = f"{where}:{line}" if line else where
         messages.append(f"{prefix}: {dotted}: {message}" if dotted else f"{prefix}: {message}")
-    return "; ".join(messages)
+    # keys and values are the user's text: a newline in one must not break the one-line message
+    return "; ".join(messages).replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _nearest_line(keys: tuple, lines: dict[tuple, int]) -> int | None:
