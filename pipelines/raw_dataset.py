@@ -3,7 +3,7 @@
 For trying a model in a notebook before (re-)running the Beam job: the rows are read by the job's
 own `RowReader`, so they are typed, cleaned and skipped exactly as the job would (a row the job
 would quarantine is left out here), and batches look like ``tf.io.parse_example`` output of the raw
-feature spec: required features dense ``(batch,)``, optional ones sparse ``(batch, 1)``. With
+feature spec: required features dense ``(batch,)``, optional and list ones sparse ``(batch, n)``. With
 ``transform=True`` each batch goes through `skewless.layers.TransformLayer`, so the features are the
 ones a model trained on the job's shards would see.
 
@@ -19,6 +19,7 @@ from typing import Sequence, Union
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import tensorflow as tf
 
 from skewless.config import InputConfig, JobConfig, load_config
@@ -28,9 +29,9 @@ from skewless.pipelines.columns import RawColumn
 
 _log = logging.getLogger(__name__)
 
-# Formats whose work units start mid-file cheaply (a byte seek, a computed row range); the others
-# would re-read the head of the file for every unit, so they get one unit per file.
-_SPLITTABLE = ("csv", "synthetic")
+# Inputs whose work units start mid-file cheaply (a byte seek, a computed row range, a generator's
+# shard); the others would re-read the head of the file for every unit, so they get one unit per file.
+_SPLITTABLE = ("csv", "synthetic", "python")
 _UNITS_PER_INPUT = 4
 _KINDS = {tf.int64: "int", tf.float32: "float", tf.string: "bytes"}
 _FORMATS = {".csv": "csv", ".tfrecord": "tfrecord", ".parquet": "parquet"}
@@ -52,6 +53,8 @@ def make_raw_dataset(
     Args:
       source: a job config (`JobConfig`, a dict, or a YAML path), a job's `InputConfig`, or data
         file paths (.csv with a header row, .tfrecord of tf.train.Example, .parquet; optionally .gz).
+        A config's input may be any format the job reads, a `python` generator included: its
+        rows reach tf.data through `Dataset.from_generator`, typed by an explicit signature.
       graph_dir: a run directory or its transform_graph/. Its raw feature spec then types the
         columns; without it the config's schema, else the data's head, does.
       batch_size: rows per batch.
@@ -86,9 +89,10 @@ def make_raw_dataset(
 
     from skewless.pipelines.sources import RowReader, input_sizes, plan_units
 
-    reader = RowReader(input_config, columns, allowed=_allowed_values(config))
-    units_wanted = len(paths) * (_UNITS_PER_INPUT if input_config.format in _SPLITTABLE else 1)
-    units = plan_units(input_config, paths, input_sizes(input_config, paths), max(units_wanted, 1))
+    # The job's reader judges rows by the config (label map, schema domains) when there is one.
+    reader = RowReader.for_job(config, input_config, columns) if config else RowReader(input_config, columns)
+    units_wanted = max(len(paths), 1) * (_UNITS_PER_INPUT if input_config.format in _SPLITTABLE else 1)
+    units = plan_units(input_config, paths, input_sizes(input_config, paths), units_wanted)
     shuffle = shuffle_buffer > 0
 
     def unit_tables(index):
@@ -195,58 +199,48 @@ def _default_label(config: JobConfig | None, graph_dir) -> str | None:
     return None
 
 
-def _allowed_values(config: JobConfig | None) -> dict[str, list[str]]:
-    """The values the job accepts per column (a label map's keys); other rows go to quarantine."""
-    if config is None:
-        return {}
-    from skewless.pipelines.job import _allowed_values as job_allowed_values
-
-    return job_allowed_values(config)
-
-
 def _signature(columns: list[RawColumn]) -> dict:
     signature = {}
     for column in columns:
         signature[column.name] = tf.TensorSpec([None], column.tf_dtype())
         if column.optional:
-            signature[_present(column.name)] = tf.TensorSpec([None], tf.bool)
+            signature[_lengths(column.name)] = tf.TensorSpec([None], tf.int64)
     return signature
 
 
-def _present(name: str) -> str:
+def _lengths(name: str) -> str:
     # "/" cannot occur in a column name the job accepts as a feature, so this never collides.
-    return f"{name}/present"
+    return f"{name}/lengths"
 
 
 def _column_arrays(table: pa.Table, columns: list[RawColumn]) -> dict[str, np.ndarray]:
-    """An Arrow chunk as NumPy columns; an optional column gives its values and a presence mask."""
+    """An Arrow chunk as NumPy columns. An optional column (a value or none, or a list of 0..n
+    values) gives its values flat and the number of values in each row."""
     arrays = {}
     for column in columns:
         values = table.column(column.name).combine_chunks()
         if column.optional:
-            arrays[_present(column.name)] = values.is_valid().to_numpy(zero_copy_only=False)
-            values = values.drop_null()
+            if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+                lengths = pc.fill_null(pc.list_value_length(values), 0)
+                values = pc.list_flatten(values)
+            else:
+                lengths = values.is_valid()
+                values = values.drop_null()
+            arrays[_lengths(column.name)] = lengths.to_numpy(zero_copy_only=False).astype(np.int64)
         arrays[column.name] = values.to_numpy(zero_copy_only=False)
     return arrays
 
 
 def _features_of(columns: list[RawColumn]):
-    """Chunk arrays -> features as `parse_example` gives them: optional columns as (rows, 1) sparse."""
+    """Chunk arrays -> features as `parse_example` gives them: optional columns sparse (rows, values)."""
 
     def convert(arrays: dict) -> dict:
         features = {}
         for column in columns:
             values = arrays[column.name]
-            if not column.optional:
-                features[column.name] = values
-                continue
-            present = arrays[_present(column.name)]
-            rows = tf.where(present)
-            features[column.name] = tf.SparseTensor(
-                indices=tf.concat([rows, tf.zeros_like(rows)], axis=1),
-                values=values,
-                dense_shape=tf.stack([tf.shape(present, out_type=tf.int64)[0], tf.constant(1, tf.int64)]),
-            )
+            if column.optional:
+                values = tf.RaggedTensor.from_row_lengths(values, arrays[_lengths(column.name)]).to_sparse()
+            features[column.name] = values
         return features
 
     return convert

@@ -8,6 +8,7 @@ id % 4 == 0, default 0), tag = "t{id % 3}" (missing when id % 5 == 0, default "n
 
 import math
 import os
+import re
 from collections import Counter
 
 import numpy as np
@@ -162,6 +163,41 @@ def test_shuffle_epochs_and_drop_remainder(inputs):
     _check_values(first)
     dropped = make_raw_dataset(config, batch_size=8, drop_remainder=True)
     assert [label.shape[0] for _, label in dropped] == [8] * (ROWS // 8)
+
+
+def _generator_config(generator: str, rows: int) -> dict:
+    return {
+        "name": "generated",
+        "input": {"format": "python", "generator": generator, "args": {"rows": rows}},
+        "features": {
+            "id": {"transform": "passthrough"},
+            "height": {"transform": "z_score", "default": 160.0},
+            "city": {"transform": "vocabulary"},
+        },
+        "label": {"column": "label", "map": {"short": 0, "tall": 1}},
+        "output": {"dir": "unused"},
+    }
+
+
+def test_python_generator_rows(caplog):
+    """The job's `python` source (tests/generated_rows.py) through from_generator, each row once."""
+    dataset = make_raw_dataset(_generator_config("generated_rows:people", 900), batch_size=64, shuffle_buffer=200, seed=3)
+    features, label = dataset.element_spec
+    assert features["height"].dtype == tf.float32 and isinstance(features["height"], tf.SparseTensorSpec)
+    assert features["id"].dtype == tf.int64 and features["city"].dtype == tf.string and label.dtype == tf.string
+    rows = _rows(dataset)
+    assert sorted(row["id"] for row in rows) == list(range(900))
+    for row in rows:
+        i = row["id"]
+        height = 150.0 + (i * 37 % 50)
+        assert row["height"] == (None if i % 10 == 0 else height)
+        assert row["city"] == ["paris", "oslo", "rome"][i % 3]
+        assert row["label"] == ("tall" if height > 175 else "short")
+    # rows the job would quarantine (a height that is not a number) are skipped with a warning
+    rows = _rows(make_raw_dataset(_generator_config("generated_rows:with_bad_rows", 2000), batch_size=500))
+    assert sorted(row["id"] for row in rows) == sorted(set(range(2000)) - {1407, 1907})
+    skipped = re.findall(r"skipped (\d+) row\(s\) the job would quarantine", caplog.text)
+    assert sum(map(int, skipped)) == 2 and "height: 'very tall' is not a float" in caplog.text
 
 
 def test_transformed_rows_are_the_rows_the_job_wrote(example_run):
