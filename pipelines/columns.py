@@ -1,8 +1,9 @@
 """The raw columns a job feeds to tf.Transform, and their tf.Example / Arrow / tf.metadata forms.
 
-A column with a `default` in the config may be missing in a row: it is a `VarLenFeature` (0 or 1
-value) and the graph fills the default, so serving fills it the same way. Every other column is a
-required `FixedLenFeature([])`: a row without a value there goes to quarantine.
+A column with a `default` (or `fill`) in the config may be missing in a row: it is a `VarLenFeature` (0 or 1
+value) and the graph fills the default, so serving fills it the same way. A list column (`list: true`)
+is a `VarLenFeature` too, of any number of values. Every other column is a required
+`FixedLenFeature([])`: a row without a value there goes to quarantine.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class RawColumn:
     kind: str  # "int" | "float" | "bytes"
     optional: bool = False
     default: Any = None
+    is_list: bool = False  # 0..n values per row (an Arrow list column), always optional
 
     def tf_dtype(self):
         import tensorflow as tf
@@ -64,8 +66,9 @@ def to_list_array(values: pa.Array) -> pa.Array:
 
 
 def to_record_batch(table: pa.Table, columns: list[RawColumn]) -> pa.RecordBatch:
-    """Typed flat columns -> the RecordBatch of list columns that tf.Transform's TensorAdapter reads."""
-    arrays = [to_list_array(table.column(c.name).combine_chunks()) for c in columns]
+    """Typed flat columns (list columns already lists) -> the RecordBatch of list columns tf.Transform reads."""
+    arrays = [table.column(c.name).combine_chunks() if c.is_list else to_list_array(table.column(c.name).combine_chunks())
+              for c in columns]
     return pa.RecordBatch.from_arrays(arrays, [c.name for c in columns])
 
 

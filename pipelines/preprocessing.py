@@ -15,6 +15,7 @@ from skewless.errors import ConfigError
 from skewless.references import import_function
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.images import decode_images
+from skewless.pipelines.lists import pad_or_truncate
 from skewless.pipelines.missing import fill_missing, missing_indicator
 from skewless.pipelines.text import text_features
 
@@ -97,42 +98,72 @@ def hashed_cross(values: list, hash_buckets: int):
 
 
 def _apply(tf, tft, name: str, value, options: dict, kind: str) -> dict:
-    """The transformed features of one raw column: {name: tensor}, plus `name`_weights for a bag of words."""
+    """The transformed features of one raw column: {name: tensor}, plus `name`_weights for a bag of words.
+
+    A list column arrives as a (batch, n) SparseTensor; every transform then applies to each value
+    (statistics over all values), and `max_length` makes the result a dense (batch, max_length).
+    """
     transform = options["transform"]
     if transform == "text_vocabulary":
         return text_features(name, value, options)
     if transform == "image":
         return {name: decode_images(value, options["size"], options["channels"])}
     if transform == "passthrough":
-        return {name: value}
-    if transform in NUMERIC_TRANSFORMS:
-        return {name: _numeric(tf, tft, value, options)}
-    if kind != "bytes":
-        value = tf.strings.as_string(value)
-    if transform == "vocabulary":
-        return {name: tft.compute_and_apply_vocabulary(
-            value,
-            top_k=options["top_k"],
-            frequency_threshold=options["frequency_threshold"],
-            num_oov_buckets=options["num_oov_buckets"],
-            vocab_filename=vocabulary_filename(name),
-        )}
-    return {name: tft.hash_strings(value, options["hash_buckets"])}
+        output = value
+    elif transform in NUMERIC_TRANSFORMS:
+        output = _numeric(tf, tft, value, options)
+    else:
+        if kind != "bytes":
+            value = _each(tf.strings.as_string, value)
+        if transform == "vocabulary":
+            output = tft.compute_and_apply_vocabulary(
+                value,
+                top_k=options["top_k"],
+                frequency_threshold=options["frequency_threshold"],
+                num_oov_buckets=options["num_oov_buckets"],
+                vocab_filename=vocabulary_filename(name),
+            )
+        else:
+            output = tft.hash_strings(value, options["hash_buckets"])
+    if options["max_length"] is not None:
+        output = pad_or_truncate(output, options["max_length"], _pad_value(tf, output.dtype, options["pad_value"]))
+    return {name: output}
+
+
+def _pad_value(tf, dtype, pad_value):
+    """`pad_value`, else -1 for ids (int64), 0 for floats and "" for strings."""
+    if dtype == tf.string:
+        return "" if pad_value is None else str(pad_value)
+    if pad_value is None:
+        return -1 if dtype.is_integer else 0.0
+    return pad_value
+
+
+def _each(function, value, *args):
+    """`function` applied to each value of a dense or sparse tensor (a list column is sparse)."""
+    import tensorflow as tf
+
+    if isinstance(value, tf.SparseTensor):
+        return tf.sparse.map_values(function, value, *args)
+    return function(value, *args)
 
 
 def _numeric(tf, tft, value, options: dict):
     """Clip (when asked), then one tf.Transform scaling."""
     transform = options["transform"]
-    value = tf.cast(value, tf.float32)
+    value = _each(tf.cast, value, tf.float32)
     if options["clip"] is not None:
         low, high = options["clip"]
-        value = tf.clip_by_value(value, low, high)
+        value = _each(tf.clip_by_value, value, low, high)
     if transform == "z_score":
         return tft.scale_to_z_score(value)
     if transform == "log":
         # float32 log1p gives values an ulp apart depending on where a row sits in the batch (SIMD lanes
         # against the scalar tail), so serving one row would skew; float64 rounded to float32 does not
-        return tft.scale_to_z_score(tf.cast(tf.math.log1p(tf.cast(value, tf.float64)), tf.float32))
+        def log1p(x):
+            return tf.cast(tf.math.log1p(tf.cast(x, tf.float64)), tf.float32)
+
+        return tft.scale_to_z_score(_each(log1p, value))
     if transform == "scale_0_1":
         return tft.scale_to_0_1(value)
     if transform == "scale_by_min_max":

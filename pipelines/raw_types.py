@@ -25,7 +25,7 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         types = schema_types(load_schema(config.resolve(config.schema_path)))
         source = config.resolve(config.schema_path)
     else:
-        types = infer_types(input_config, paths)
+        types = infer_types(input_config, paths, [n for n, f in config.features.items() if f.is_list])
         source = paths[0] if paths else "the synthetic dataset"
     columns = []
     for name in config.raw_columns:
@@ -40,11 +40,14 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
             raise ConfigError(f"features.{name}.default: {default!r} is not a number, and {name} is {kind}")
         if fill in ("mean", "median") and kind == "bytes":
             raise ConfigError(f"features.{name}.fill: {fill} needs a numeric column, and {name} holds strings")
-        columns.append(RawColumn(name, kind, optional=default is not None or fill is not None, default=default))
+        is_list = feature is not None and feature.is_list
+        optional = default is not None or fill is not None or is_list
+        columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list))
     return columns
 
 
-def infer_types(input_config: InputConfig, paths: list[str]) -> dict[str, str]:
+def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = ()) -> dict[str, str]:
+    """Column -> "int" | "float" | "bytes"; a list column's kind is its values' (CSV `lists` are split first)."""
     if input_config.format == "synthetic":
         from skewless.pipelines.synthetic import COLUMNS
 
@@ -60,7 +63,7 @@ def infer_types(input_config: InputConfig, paths: list[str]) -> dict[str, str]:
         return _tfrecord_types(paths[0])
     if input_config.format == "python":
         return _generator_types(input_config)
-    return _csv_types(input_config, paths[0])
+    return _csv_types(input_config, paths[0], lists)
 
 
 def _generator_types(input_config: InputConfig) -> dict[str, str]:
@@ -97,7 +100,7 @@ def _kind(arrow_type: pa.DataType) -> str:
     return "bytes"
 
 
-def _csv_types(input_config: InputConfig, path: str) -> dict[str, str]:
+def _csv_types(input_config: InputConfig, path: str, lists=()) -> dict[str, str]:
     import io
 
     import pyarrow.csv as pacsv
@@ -122,7 +125,9 @@ def _csv_types(input_config: InputConfig, path: str) -> dict[str, str]:
     types = {}
     for name in names:
         values = table.column(name)
-        if input_config.skip_initial_space:
+        if name in lists:
+            values = pc.utf8_trim_whitespace(pc.list_flatten(pc.split_pattern(values, input_config.list_delimiter)))
+        elif input_config.skip_initial_space:
             values = pc.utf8_ltrim_whitespace(values)
         values = pc.drop_null(pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values))
         types[name] = "bytes"

@@ -172,7 +172,8 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     for column in columns:
         feature = result.feature.add(name=column.name, type=types[column.kind])
         feature.presence.min_fraction = 1.0
-        feature.value_count.min, feature.value_count.max = 1, 1
+        if not column.is_list:  # a list column holds any number of values
+            feature.value_count.min, feature.value_count.max = 1, 1
         values = None
         source = declared.get(column.name)
         if source is not None:
@@ -363,7 +364,8 @@ class RowReader:
                 index = numbers[row]
                 return block[starts[index] : ends[index]].decode("utf-8", errors="backslashreplace")
 
-            yield self._chunk(parsed.batch, parsed.numbers, parsed.rejected, segment.path, raw, line=line, text=True)
+            batch = _split_lists(parsed.batch, self.columns, self.config.list_delimiter)
+            yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, line=line, text=True)
             lines_in_segment += block.count(b"\n")
 
     # -- shared: judging rows, typing, split keys
@@ -391,11 +393,13 @@ class RowReader:
         parsed = {}
         judged = batch
         if text:
-            parsed = {c.name: parse_text(batch.column(c.name), c.kind) for c in self.columns}
+            parsed = {c.name: parse_text(batch.column(c.name), c.kind) for c in self.columns if not c.is_list}
             if not any(p.invalid.any() for p in parsed.values()):
                 # Parsed values get the same verdicts as their text, which would be parsed again;
                 # only text that does not parse needs check_batch to see it and say why.
-                judged = pa.RecordBatch.from_arrays([parsed[name].values for name in names], names)
+                judged = pa.RecordBatch.from_arrays(
+                    [parsed[name].values if name in parsed else batch.column(name) for name in names], names
+                )
         problems = check_batch(judged, self.schema, self._optional)
         bad = [
             BadRow(source, line(numbers[row]), "; ".join(str(p) for p in row_problems), raw(row))
@@ -409,11 +413,15 @@ class RowReader:
             keep = np.ones(batch.num_rows, dtype=bool)
             keep[list(problems)] = False
             batch = batch.filter(pa.array(keep))
-        if text:
-            values = [parsed[name].values if keep is None else parsed[name].values.filter(pa.array(keep)) for name in names]
-            values = [v.cast(ARROW_TYPES[c.kind]) for v, c in zip(values, self.columns)]
-        else:
-            values = [_as_kind(_one_value(_column(batch, c.name)), c.kind) for c in self.columns]
+        values = []
+        for c in self.columns:
+            if c.is_list:
+                values.append(_as_list_kind(_column(batch, c.name), c.kind))
+            elif text:
+                value = parsed[c.name].values
+                values.append((value if keep is None else value.filter(pa.array(keep))).cast(ARROW_TYPES[c.kind]))
+            else:
+                values.append(_as_kind(_one_value(_column(batch, c.name)), c.kind))
         table = pa.Table.from_arrays(values, names)
         return Chunk(table, self._split_keys(table, batch), bad)
 
@@ -472,10 +480,56 @@ def _as_kind(values: pa.Array, kind: str) -> pa.Array:
     return values.cast(target)
 
 
+def _as_list_kind(column: pa.Array, kind: str) -> pa.Array:
+    """A list column (single values and absent columns too) -> list<kind>, empty where a row has no value."""
+    from skewless.pipelines.columns import to_list_array
+
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
+        column = to_list_array(column)
+    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), _as_kind(pc.list_flatten(column), kind))
+
+
+def _split_lists(batch: pa.RecordBatch, columns: list[RawColumn], delimiter: str) -> pa.RecordBatch:
+    """CSV text of list columns -> lists of their values, split at `delimiter` and trimmed; empty values dropped."""
+    lists = {c.name for c in columns if c.is_list}
+    if not lists:
+        return batch
+    arrays = []
+    for name in batch.schema.names:
+        column = batch.column(name)
+        if name in lists:
+            split = pc.split_pattern(column.cast(pa.string()), delimiter)
+            values = pc.utf8_trim_whitespace(pc.list_flatten(split))
+            keep = pc.fill_null(pc.not_equal(values, ""), False).to_numpy(zero_copy_only=False)
+            parents = pc.list_parent_indices(split).to_numpy(zero_copy_only=False)
+            lengths = np.bincount(parents[keep], minlength=len(column))
+            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+            column = pa.ListArray.from_arrays(pa.array(offsets), values.filter(pa.array(keep)))
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, batch.schema.names)
+
+
+def _list_hashes(column: pa.Array) -> np.ndarray:
+    """A 64-bit hash per row of a list column, of its values in order (empty and null rows hash alike)."""
+    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    values = pc.list_flatten(column)
+    ends = np.cumsum(lengths)
+    hashes = np.zeros(0, dtype=np.uint64)
+    if len(values):
+        positions = (np.arange(len(values)) - np.repeat(ends - lengths, lengths)).astype(np.uint64)
+        hashes = _mix(_value_hashes(values) ^ positions)
+    totals = np.concatenate([np.zeros(1, np.uint64), np.cumsum(hashes, dtype=np.uint64)])  # sums wrap mod 2**64
+    return _mix((totals[ends] - totals[ends - lengths]) ^ lengths.astype(np.uint64))
+
+
 def _value_hashes(column: pa.Array) -> np.ndarray:
-    """A 64-bit hash per value; strings are hashed once per distinct value (categorical columns repeat)."""
+    """A 64-bit hash per value (per row of a list column); strings are hashed once per distinct value."""
     import pandas as pd
 
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        return _list_hashes(column)
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
     if pa.types.is_null(column.type):

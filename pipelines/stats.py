@@ -19,6 +19,7 @@ import math
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from skewless.pipelines.columns import RawColumn
 
@@ -178,7 +179,9 @@ class RawStatsFn(beam.CombineFn):
 
     def add_input(self, accumulator, table: pa.Table):
         for column in self._columns:
-            accumulator[column.name].add(table.column(column.name).combine_chunks())
+            values = table.column(column.name).combine_chunks()
+            # a list column's statistics are over its values
+            accumulator[column.name].add(pc.list_flatten(values) if column.is_list else values)
         return accumulator
 
     def merge_accumulators(self, accumulators):

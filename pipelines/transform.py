@@ -56,6 +56,16 @@ def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, names)
 
 
+def _oov_rows(ids, vocabulary_size: int) -> int:
+    """Rows with an id past the vocabulary (in an OOV bucket); `ids` is dense, or sparse for a list column."""
+    import tensorflow as tf
+
+    if isinstance(ids, tf.SparseTensor):
+        rows = ids.indices[:, 0].numpy()[ids.values.numpy() >= vocabulary_size]
+        return len(np.unique(rows))
+    return int(np.count_nonzero(ids.numpy() >= vocabulary_size))
+
+
 class ChunkTransformer:
     """The graph applied to raw tables and encoded: the one code path of the job and of `skewless verify`."""
 
@@ -135,7 +145,7 @@ class TransformUnitFn(beam.DoFn):
                     continue
                 transformed = transformer.transform(chunk.table)
                 for name, size in vocab_sizes.items():
-                    oov[name] += int(np.count_nonzero(transformed[name].numpy() >= size))
+                    oov[name] += _oov_rows(transformed[name], size)
                 batch = tensors_to_record_batch(transformed)
                 split_index = split_of(chunk.keys, self._fractions)
                 for index, split in enumerate(self._split_names):

@@ -41,14 +41,20 @@ class VerifyResult:
     rows: int
     unseen_rows: int
     features: list[FeatureCheck]
+    native: object = None  # skewless.layers.PreprocessorCheck: the native Keras layers against the graph
 
     @property
     def differences(self) -> int:
-        return sum(f.differences for f in self.features)
+        native = sum(f.differences for f in self.native.features if f.status == "different") if self.native else 0
+        return sum(f.differences for f in self.features) + native
 
 
-def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None) -> VerifyResult:
-    """Compares the batch and serving transforms of `sample` raw rows of the run (plus unseen-category rows)."""
+def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, native: bool = True) -> VerifyResult:
+    """Compares the batch and serving transforms of `sample` raw rows of the run (plus unseen-category rows).
+
+    With `native`, the run's native Keras preprocessor (`skewless.layers.keras_preprocessor`) is checked
+    against the graph on the same rows too; features it cannot reproduce are reported, not counted.
+    """
     from skewless.config import load_config
     from skewless.pipelines.job import plan
 
@@ -57,7 +63,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None) -> V
         raise InputError(f"{run_dir}: not a run directory (no config.yaml)")
     config = load_config(config_path)
     job_plan = plan(config)
-    table = _sample(job_plan, sample)
+    table = sample_rows(job_plan, sample)
     if table.num_rows == 0:
         raise InputError(f"{run_dir}: the run's input gave no valid rows to sample")
     categorical = [c.name for c in job_plan.columns
@@ -72,10 +78,15 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None) -> V
     label = config.label.column if config.label else None
     missing = sorted(set(batch) - set(served) - ({label} if export_dir else set()))
     checks += [FeatureCheck(name, str(batch[name].dtype), len(batch[name]), len(batch[name]), None) for name in missing]
-    return VerifyResult(export_dir or "TransformLayer", table.num_rows - unseen.num_rows, unseen.num_rows, checks)
+    result = VerifyResult(export_dir or "TransformLayer", table.num_rows - unseen.num_rows, unseen.num_rows, checks)
+    if native:
+        from skewless.layers import check_preprocessor
+
+        result.native = check_preprocessor(run_dir, rows=table.to_pylist(), sample=200)
+    return result
 
 
-def _sample(job_plan, sample: int) -> pa.Table:
+def sample_rows(job_plan, sample: int) -> pa.Table:
     """Rows spread over the work units: an equal share from the start of each."""
     from skewless.pipelines.sources import RowReader
 
@@ -97,6 +108,8 @@ def _with_unseen_categories(table: pa.Table, categorical: list[str]) -> pa.Table
     unseen = table.slice(0, rows)
     for name in categorical:
         values = pa.array([f"{UNSEEN_PREFIX}{name}-{i}".encode() for i in range(rows)], pa.binary())
+        if pa.types.is_list(unseen.schema.field(name).type):  # a list column: one unseen value per row
+            values = pa.ListArray.from_arrays(pa.array(range(rows + 1), pa.int32()), values)
         unseen = unseen.set_column(unseen.schema.get_field_index(name), name, values)
     return unseen
 
@@ -169,5 +182,14 @@ def print_result(result: VerifyResult, console=None) -> None:
         style = "red" if check.differences else None
         table.add_row(check.name, check.dtype, str(check.rows), str(check.differences), gap, style=style)
     console.print(table)
+    if result.native is not None:
+        native = Table(title=f"native Keras preprocessor ({result.native.backend} backend) vs the graph")
+        for column in ("feature", "transform", "status", "differences", "reason"):
+            native.add_column(column, justify="right" if column == "differences" else "left")
+        for check in result.native.features:
+            style = "red" if check.status == "different" else "dim" if check.status == "unsupported" else None
+            native.add_row(check.name, check.transform, check.status, str(check.differences), check.reason or "",
+                           style=style)
+        console.print(native)
     verdict = "no differences" if not result.differences else f"{result.differences} differences"
     console.print(f"{result.rows} sampled rows + {result.unseen_rows} with unseen categories: {verdict}")

@@ -44,6 +44,7 @@ class InputConfig(_Strict):
     columns: list[str] | None = None
     delimiter: str = ","
     skip_initial_space: bool = True
+    list_delimiter: str = "|"  # splits the values of list columns (features with list: true)
     # synthetic
     rows: int | None = Field(default=None, gt=0)
     seed: int = 0
@@ -64,6 +65,8 @@ class InputConfig(_Strict):
             raise ValueError(f"input.format {self.format} needs input.paths (a list of files or globs)")
         if self.format == "csv" and not self.header and not self.columns:
             raise ValueError("csv input without a header needs input.columns (the column names in order)")
+        if not self.list_delimiter:
+            raise ValueError("input.list_delimiter must not be empty")
         if len(self.delimiter) != 1:
             raise ValueError(f"input.delimiter must be one character, got {self.delimiter!r}")
         return self
@@ -292,8 +295,12 @@ class JobConfig(_Strict):
                 crossed = self.features.get(column)
                 if column == label:
                     raise ValueError(f"features.{name}: cross of the label column {column!r} (serving has no label)")
-                if column == name or (crossed is not None and crossed.transform in ("cross", "image")):
-                    raise ValueError(f"features.{name}: cannot cross {column!r} (a cross or an image)")
+                if column == name or (crossed is not None and (crossed.transform in ("cross", "image") or crossed.is_list)):
+                    raise ValueError(f"features.{name}: cannot cross {column!r} (a cross, an image or a list)")
+        lists = [name for name, feature in self.features.items() if feature.is_list]
+        if lists and self.input.format == "csv" and self.input.list_delimiter == self.input.delimiter:
+            raise ValueError(f"features.{lists[0]} is a list: input.list_delimiter must differ from input.delimiter "
+                             f"({self.input.delimiter!r})")
         owner: dict[str, str] = {}
         for name, feature in self.features.items():
             for output in feature.outputs(name):
