@@ -62,7 +62,9 @@ def make_raw_dataset(
         label column (or the one the run's run.json names); None returns only the features.
       transform: map each batch through `TransformLayer(graph_dir)`; the features and label are
         then the transformed ones (the transformed label is named like its column).
-      shuffle_buffer: rows held for shuffling (the work units are shuffled too); 0 keeps file order.
+      shuffle_buffer: rows held for shuffling (the work units are shuffled too); 0 does not
+        shuffle: the work units (parts of the input) are read in parallel and their chunks of rows
+        taken in turn, in the same order on every pass.
       seed: makes the shuffled order the same on every run.
       num_epochs: passes over the input; None repeats forever.
       drop_remainder: drop the last, smaller batch of each epoch.
@@ -250,6 +252,9 @@ def _transformer(graph_dir, label: str | None):
     from skewless.layers.transform_layer import TransformLayer
 
     layer = TransformLayer(graph_dir, label=label)
+    if label is not None and label not in layer.transformed_feature_spec:
+        known = ", ".join(sorted(layer.transformed_feature_spec))
+        raise ConfigError(f"{graph_dir}: no transformed feature named like the label {label!r} (features: {known})")
 
     def apply(features: dict) -> dict:
         return layer(features)
