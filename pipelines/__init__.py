@@ -9,6 +9,9 @@ from importlib import import_module
 _EXPORTS = {
     "run": "skewless.pipelines.job",
     "RunResult": "skewless.pipelines.job",
+    "make_dataset": "skewless.pipelines.dataset",
+    "make_raw_dataset": "skewless.pipelines.raw_dataset",
+    "verify": "skewless.pipelines.verify",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -38,6 +38,7 @@ class RunResult:
     shards: dict
     seconds: dict
     features: dict = field(default_factory=dict)
+    keras_preprocessor: dict | None = None  # the check of output.keras_preprocessor, when asked for
 
     @property
     def graph_dir(self) -> str:
@@ -50,7 +51,18 @@ class RunResult:
             f"{self.output_dir}: read {self.rows['read']:,} rows, wrote {written} "
             f"in {shard_count} shards, quarantined {self.rows['quarantined']:,}; "
             f"{self.seconds['total']:.1f} s"
+            + self._preprocessor_summary()
         )
+
+    def _preprocessor_summary(self) -> str:
+        if self.keras_preprocessor is None:
+            return ""
+        left_out = {f["name"]: f["reason"] for f in self.keras_preprocessor["features"] if f["status"] != "exact"}
+        kept = len(self.keras_preprocessor["features"]) - len(left_out)
+        text = f"; keras_preprocessor.keras: {kept} features exact"
+        if left_out:
+            text += "; left out (no exact Keras equivalent): " + "; ".join(f"{n}: {r}" for n, r in left_out.items())
+        return text
 
 
 def run(config, overwrite: bool = False, beam_args: list[str] | None = None) -> RunResult:
@@ -73,7 +85,26 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None) -> 
         shutil.rmtree(claim, ignore_errors=True)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     render_report(output_dir)
-    return RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
+    result = RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
+    if config.output.keras_preprocessor:
+        result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, output_dir)
+    return result
+
+
+def _export_keras_preprocessor(config: JobConfig, job_plan: "_Plan", output_dir: str) -> dict:
+    """Writes the native Keras preprocessor with the features that match the graph exactly on sampled rows.
+
+    A feature without an exact Keras equivalent is left out, never emitted different; which and why is
+    in RUN_DIR/keras_preprocessor.json (and the summary line).
+    """
+    from skewless.layers import export_keras_preprocessor
+    from skewless.pipelines.analysis import write_json
+    from skewless.pipelines.verify import sample_rows
+
+    check = export_keras_preprocessor(output_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
+    summary = check.to_dict()
+    write_json(summary, os.path.join(output_dir, "keras_preprocessor.json"))
+    return summary
 
 
 @dataclass
@@ -93,7 +124,7 @@ def plan(config: JobConfig) -> _Plan:
     input_config = config.input
     paths = [] if input_config.format == "synthetic" else sources.expand_paths(input_config, config.resolve)
     if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": _csv_header(paths[0], input_config.delimiter)})
+        input_config = input_config.model_copy(update={"columns": csv_header(paths[0], input_config.delimiter)})
     columns = resolve_columns(config, input_config, paths)
     sizes = sources.input_sizes(input_config, paths)
     estimated = _estimated_output_bytes(input_config, sizes)
@@ -142,7 +173,7 @@ def _estimated_output_bytes(input_config, sizes: list[int]) -> int:
     return sum(sizes)
 
 
-def _csv_header(path: str, delimiter: str) -> list[str]:
+def csv_header(path: str, delimiter: str) -> list[str]:
     import csv
 
     from apache_beam.io.filesystems import CompressionTypes, FileSystems

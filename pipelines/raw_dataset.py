@@ -162,7 +162,7 @@ def _format_of(path: str) -> str:
 
 def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[InputConfig, list[str]]:
     """The input files, and for a CSV with a header the column names read from it."""
-    from skewless.pipelines.job import _csv_header
+    from skewless.pipelines.job import csv_header
     from skewless.pipelines.sources import expand_paths
 
     if input_config.format == "synthetic":
@@ -170,7 +170,7 @@ def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[Inpu
     resolve = config.resolve if config is not None else os.path.abspath
     paths = expand_paths(input_config, resolve)
     if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": _csv_header(paths[0], input_config.delimiter)})
+        input_config = input_config.model_copy(update={"columns": csv_header(paths[0], input_config.delimiter)})
     return input_config, paths
 
 

@@ -63,7 +63,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         raise InputError(f"{run_dir}: not a run directory (no config.yaml)")
     config = load_config(config_path)
     job_plan = plan(config)
-    table = sample_rows(job_plan, sample)
+    table = sample_rows(config, job_plan, sample)
     if table.num_rows == 0:
         raise InputError(f"{run_dir}: the run's input gave no valid rows to sample")
     categorical = [c.name for c in job_plan.columns
@@ -86,11 +86,11 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     return result
 
 
-def sample_rows(job_plan, sample: int) -> pa.Table:
-    """Rows spread over the work units: an equal share from the start of each."""
+def sample_rows(config, job_plan, sample: int) -> pa.Table:
+    """Valid rows (as the job judges them) spread over the work units: an equal share from the start of each."""
     from skewless.pipelines.sources import RowReader
 
-    reader = RowReader(job_plan.input_config, job_plan.columns)
+    reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     share = math.ceil(sample / len(job_plan.units))
     tables = []
     for unit in job_plan.units:

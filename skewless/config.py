@@ -228,6 +228,8 @@ class OutputConfig(_Strict):
     target_shard_mb: int = Field(default=128, ge=1)
     readers: int = Field(default=1, ge=1)
     max_bad_fraction: float = Field(default=0.01, ge=0.0, le=1.0)
+    # also write RUN_DIR/keras_preprocessor.keras: native Keras layers, checked bit-exact against the graph
+    keras_preprocessor: bool = False
 
     @field_validator("splits")
     @classmethod
