@@ -23,7 +23,11 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
     columns = {}
     for name, spec in sorted(raw_spec.items()):
         probe = plans[name].probe if name in plans else {}
-        values = _column(name, spec.dtype, probe, count, rng)
+        if name in plans and plans[name].transform == "image":
+            # the graph decodes these bytes: any other probe than a real image fails the whole batch
+            values = [tf.io.encode_png(tf.zeros([1, 1, 1], tf.uint8)).numpy()] * count
+        else:
+            values = _column(name, spec.dtype, probe, count, rng)
         if isinstance(spec, tf.io.VarLenFeature):
             missing = rng.random(count) < 0.15
             values = [None if gone else value for value, gone in zip(values, missing)]
