@@ -57,14 +57,23 @@ def write_json(value, path: str) -> None:
         handle.write(json.dumps(value, sort_keys=True).encode())
 
 
+def _read_tables(unit: WorkUnit, reader, progress_dir: str, dataset: str):
+    from skewless.pipelines.progress import RowCounter, counted
+
+    counter = RowCounter(progress_dir, "analyze", f"{dataset}-{unit.index:05d}")
+    return (chunk.table for chunk in counted(reader.read(unit), counter))
+
+
 class AnalyzeInputs(beam.PTransform):
     """Reads the datasets, writes their partial statistics to `stats_dir` and the graph to `graph_dir`.
 
     Returns the PCollection that completes once the graph is written (for the transform pass to wait on).
     """
 
-    def __init__(self, datasets, reader, adapter_config, preprocessing_fn, graph_dir, stats_dir, cache_dir=None):
+    def __init__(self, datasets, reader, adapter_config, preprocessing_fn, graph_dir, stats_dir, progress_dir,
+                 cache_dir=None):
         super().__init__()
+        self._progress_dir = progress_dir
         self._datasets = datasets  # name -> list of work units
         self._reader = reader
         self._adapter_config = adapter_config
@@ -92,7 +101,7 @@ class AnalyzeInputs(beam.PTransform):
         tables = (
             pipeline
             | f"Plan[{name}]" >> beam.Create(self._datasets[name], reshuffle=True)
-            | f"Read[{name}]" >> beam.FlatMap(lambda unit, r=self._reader: (c.table for c in r.read(unit)))
+            | f"Read[{name}]" >> beam.FlatMap(_read_tables, self._reader, self._progress_dir, name)
         )
         path = os.path.join(self._stats_dir, f"{name}.json")
         _ = (

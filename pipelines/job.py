@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyBadRowsError
 from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.progress import PROGRESS_DIR
 from skewless.report import render_report
 
 STATS_DIR = "_stats"
@@ -65,8 +66,12 @@ class RunResult:
         return text
 
 
-def run(config, overwrite: bool = False, beam_args: list[str] | None = None) -> RunResult:
-    """Runs the job. `config` is a JobConfig, a path to a YAML config, or a dict."""
+def run(config, overwrite: bool = False, beam_args: list[str] | None = None, progress: bool = False) -> RunResult:
+    """Runs the job. `config` is a JobConfig, a path to a YAML config, or a dict.
+
+    `progress` shows the rows processed per pass on stderr: a live line on a terminal, a few plain
+    lines elsewhere (see `skewless.progress`).
+    """
     if not isinstance(config, JobConfig):
         config = load_config(config)
     started = time.time()
@@ -77,7 +82,15 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None) -> 
     claim = _claim(output_dir)
     staging = os.path.join(claim, "run")
     try:
-        _run_pipeline(config, job_plan, staging, beam_args or [])
+        if progress:
+            from skewless.pipelines.progress import snapshot
+            from skewless.progress import show_progress
+
+            known = not config.cache_dir
+            with show_progress(lambda: snapshot(staging, total_known=known), title=f"skewless run {config.name}"):
+                _run_pipeline(config, job_plan, staging, beam_args or [])
+        else:
+            _run_pipeline(config, job_plan, staging, beam_args or [])
         pipeline_seconds = time.time() - started
         report = _assemble(config, job_plan, staging, started, pipeline_seconds)
         _publish(staging, output_dir, claim)
@@ -227,6 +240,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
                 build_preprocessing_fn(config, columns),
                 graph_dir,
                 os.path.join(staging, STATS_DIR),
+                staging,
                 cache_dir,
             )
         _ = (
@@ -281,6 +295,7 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
     _write_metadata(config, job_plan.columns, staging)
     shutil.rmtree(os.path.join(staging, PARTS_DIR))
     shutil.rmtree(stats_dir, ignore_errors=True)
+    shutil.rmtree(os.path.join(staging, PROGRESS_DIR), ignore_errors=True)
     report = {
         "name": config.name,
         "rows": {"read": read, "written": written, "quarantined": quarantined},

@@ -63,7 +63,7 @@ def run(
         overrides.append(f"cache_dir={os.path.abspath(cache_dir)}")
     try:
         job_config = load_config(config, overrides=overrides, output_dir=output)
-        result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args))
+        result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=True)
     except SkewlessError as error:
         fail(str(error))
     typer.echo(result.summary())

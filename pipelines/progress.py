@@ -1,0 +1,72 @@
+"""Rows processed so far, per pass, for the live progress line and for Beam's metrics.
+
+Each work unit reports its running row count twice: as a Beam counter (namespace ``skewless``:
+``rows_analyzed`` / ``rows_transformed``), which every runner aggregates across workers and shows in
+its own UI; and as a tiny file in the run's staging folder (``_progress/<pass>-<unit>``), rewritten
+after each chunk, because the DirectRunner returns metrics only once the pipeline is done. The
+launching process sums those files while the pipeline runs (`snapshot`). On a runner whose workers
+do not share the staging folder, the files are simply not there and the line shows nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+from apache_beam.metrics import Metrics
+
+PROGRESS_DIR = "_progress"
+COUNTERS = {"analyze": "rows_analyzed", "transform": "rows_transformed"}
+
+
+class RowCounter:
+    """Counts one unit's rows in one pass; picklable (it opens nothing until it counts)."""
+
+    def __init__(self, staging: str, stage: str, unit: str):
+        self._path = os.path.join(staging, PROGRESS_DIR, f"{stage}-{unit}")
+        self._counter = Metrics.counter("skewless", COUNTERS[stage])
+        self._rows = 0
+
+    def add(self, rows: int) -> None:
+        self._rows += rows
+        self._counter.inc(rows)
+        try:
+            os.makedirs(os.path.dirname(self._path), exist_ok=True)
+            temp = f"{self._path}.tmp"
+            with open(temp, "w") as handle:
+                handle.write(str(self._rows))
+            os.replace(temp, self._path)  # a reader never sees half a number
+        except OSError:
+            pass  # a staging folder this worker cannot reach: progress is only a display
+
+
+def counted(rows, counter: RowCounter):
+    """Passes the chunks of a unit through, counting their rows."""
+    for chunk in rows:
+        counter.add(chunk.rows_read)
+        yield chunk
+
+
+def snapshot(staging: str, total_known: bool = True):
+    """The current pass and its rows so far.
+
+    The transform's total is the rows the analysis read, when it read them all (`total_known`: no
+    analyzer cache let it skip files).
+    """
+    from skewless.progress import Snapshot
+
+    folder = os.path.join(staging, PROGRESS_DIR)
+    try:
+        names = [name for name in os.listdir(folder) if not name.endswith(".tmp")]
+    except OSError:
+        return None
+    totals = dict.fromkeys(COUNTERS, 0)
+    for name in names:
+        try:
+            with open(os.path.join(folder, name)) as handle:
+                totals[name.split("-", 1)[0]] += int(handle.read() or 0)
+        except (OSError, ValueError, KeyError):
+            continue
+    if any(name.startswith("transform-") for name in names):
+        total = totals["analyze"] if total_known and totals["analyze"] else None
+        return Snapshot("transform", totals["transform"], total=total)
+    return Snapshot("analyze", totals["analyze"])
