@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 
-def pad_or_truncate(values, length: int, pad_value):
-    """A (batch, n) SparseTensor -> a dense (batch, length) tensor: the first `length` values, then `pad_value`."""
+def pad_or_truncate(values, length: int, pad_value=None):
+    """A (batch, n) SparseTensor -> a dense (batch, length) tensor: the first `length` values, then padding.
+
+    `pad_value` defaults to -1 for ids (int64: no id is negative), 0 for floats and "" for strings.
+    """
     import tensorflow as tf
 
+    if values.dtype == tf.string:
+        pad_value = "" if pad_value is None else str(pad_value)
+    elif pad_value is None:
+        pad_value = -1 if values.dtype.is_integer else 0.0
     ragged = tf.RaggedTensor.from_sparse(values)
     return ragged[:, :length].to_tensor(default_value=tf.cast(pad_value, values.dtype), shape=[None, length])

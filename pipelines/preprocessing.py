@@ -126,17 +126,8 @@ def _apply(tf, tft, name: str, value, options: dict, kind: str) -> dict:
         else:
             output = tft.hash_strings(value, options["hash_buckets"])
     if options["max_length"] is not None:
-        output = pad_or_truncate(output, options["max_length"], _pad_value(tf, output.dtype, options["pad_value"]))
+        output = pad_or_truncate(output, options["max_length"], options["pad_value"])
     return {name: output}
-
-
-def _pad_value(tf, dtype, pad_value):
-    """`pad_value`, else -1 for ids (int64), 0 for floats and "" for strings."""
-    if dtype == tf.string:
-        return "" if pad_value is None else str(pad_value)
-    if pad_value is None:
-        return -1 if dtype.is_integer else 0.0
-    return pad_value
 
 
 def _each(function, value, *args):

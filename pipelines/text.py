@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from skewless.pipelines.lists import pad_or_truncate
 
-DEFAULT_PAD_ID = -1
-
 
 def tokens(value, options: dict):
     """(batch,) texts -> a SparseTensor (batch, n) of tokens or n-grams, in text order."""
@@ -54,8 +52,7 @@ def text_features(name: str, value, options: dict) -> dict:
     )
     if options["output"] == "ids":
         if options["max_length"] is not None:
-            pad = DEFAULT_PAD_ID if options["pad_value"] is None else int(options["pad_value"])
-            return {name: pad_or_truncate(ids, options["max_length"], pad)}
+            return {name: pad_or_truncate(ids, options["max_length"], options["pad_value"])}
         return {name: ids}
     if options["output"] == "tfidf":
         distinct, weights = tft.tfidf(ids, tft.get_num_buckets_for_transformed_feature(ids))
