@@ -200,10 +200,25 @@ def csv_header(path: str, delimiter: str) -> list[str]:
     return names
 
 
+# On the DirectRunner, unless told otherwise, bundles run on one thread per core: TensorFlow, zlib and
+# Arrow release the GIL, so the passes overlap on a multi-core machine without paying for worker
+# processes that each import TensorFlow (tests/benchmarks/bench_job.py measures both).
+DIRECT_DEFAULTS = {"direct_num_workers": 0, "direct_running_mode": "multi_threading"}
+
+
 def _pipeline_options(config: JobConfig, beam_args: list[str]):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    options = {"runner": config.runner.name, **config.runner.options}
+    # `-- --runner=X` wins over runner.name (PipelineOptions lets keyword options override flags)
+    flagged = [arg.split("=", 1)[1] for arg in beam_args if arg.startswith("--runner=")]
+    options = dict(config.runner.options)
+    if not flagged:
+        options["runner"] = config.runner.name
+    runner = flagged[-1] if flagged else config.runner.name
+    if runner in ("DirectRunner", "direct") and not any(
+        key in options or any(arg.startswith(f"--{key}") for arg in beam_args) for key in DIRECT_DEFAULTS
+    ):
+        options.update(DIRECT_DEFAULTS)
     try:
         return PipelineOptions(flags=beam_args, **options)
     except Exception as error:

@@ -80,3 +80,18 @@ def test_cli_unknown_column_and_missing_input(tmp_path):
     missing = GOOD.replace("format: synthetic\n  rows: 10", "format: csv\n  paths: [nope/*.csv]\n  header: true")
     done = cli("run", str(write(tmp_path, missing)))
     assert done.returncode == 2 and "no input file matches" in done.stderr and "nope/*.csv" in done.stderr
+
+
+def test_runner_flags_after_the_double_dash_win():
+    from skewless.config import load_config
+    from skewless.pipelines.job import _pipeline_options
+
+    config = load_config({"name": "t", "input": {"format": "synthetic", "rows": 1},
+                          "features": {"age": {"transform": "z_score"}}, "output": {"dir": "o"}})
+    direct = _pipeline_options(config, []).get_all_options()
+    assert direct["runner"] == "DirectRunner" and direct["direct_running_mode"] == "multi_threading"
+    assert direct["direct_num_workers"] == 0  # one thread per core
+    flagged = _pipeline_options(config, ["--runner=FlinkRunner", "--flink_master=host:8081"]).get_all_options()
+    assert flagged["runner"] == "FlinkRunner" and flagged["flink_master"] == "host:8081"
+    processes = _pipeline_options(config, ["--direct_running_mode=multi_processing"]).get_all_options()
+    assert processes["direct_running_mode"] == "multi_processing" and processes["direct_num_workers"] == 1
