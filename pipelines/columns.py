@@ -25,6 +25,7 @@ class RawColumn:
     optional: bool = False
     default: Any = None
     is_list: bool = False  # 0..n values per row (an Arrow list column), always optional
+    image: bool = False  # encoded images (transform: image): bytes that do not start like one go to quarantine
 
     def tf_dtype(self):
         import tensorflow as tf

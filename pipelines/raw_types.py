@@ -42,7 +42,8 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
             raise ConfigError(f"features.{name}.fill: {fill} needs a numeric column, and {name} holds strings")
         is_list = feature is not None and feature.is_list
         optional = default is not None or fill is not None or is_list
-        columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list))
+        image = feature is not None and feature.transform == "image"
+        columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list, image=image))
     return columns
 
 

@@ -159,8 +159,9 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     """The tf.metadata Schema rows are judged by: the job's raw columns with their types, one value each.
 
     Every column requires its value (`check_batch` is told which have a `default` and may lack one).
-    From `schema` (the config's) come the domains: string domains, int and float min/max. `allowed`
-    (column -> values, e.g. a label map's keys) narrows a string column's domain further.
+    From `schema` (the config's) come the domains: string domains, int and float min/max, image domains
+    (which every image column gets). `allowed` (column -> values, e.g. a label map's keys) narrows a
+    string column's domain further.
     """
     from tensorflow_metadata.proto.v0 import schema_pb2
 
@@ -183,6 +184,8 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
                 feature.int_domain.CopyFrom(source.int_domain)
             elif column.kind == "float" and source.HasField("float_domain"):
                 feature.float_domain.CopyFrom(source.float_domain)
+        if column.kind == "bytes" and (column.image or (source is not None and source.HasField("image_domain"))):
+            feature.image_domain.SetInParent()
         if column.kind == "bytes" and column.name in (allowed or {}):
             narrower = allowed[column.name]
             values = narrower if values is None else [value for value in narrower if value in values]

@@ -116,7 +116,8 @@ def check_batch(
         config gives a `default`). Features whose `presence.min_fraction` is below 1 are optional anyway.
 
     A row is bad when a required feature is missing, a value has the wrong type, lies outside the
-    feature's domain (string_domain, int_domain / float_domain min and max), or a list has a number
+    feature's domain (string_domain, int_domain / float_domain min and max, image_domain: the bytes
+    start like an image format tf.io.decode_image reads), or a list has a number
     of values outside `value_count`.
     """
     problems: dict[int, list[RowProblem]] = {}
@@ -252,9 +253,29 @@ def _typed(values: pa.Array, kind: str) -> tuple[pa.Array, np.ndarray]:
     return pa.nulls(len(values), pa.binary()), np.ones(len(values), dtype=bool)
 
 
+# How the formats tf.io.decode_image reads begin: JPEG, PNG, GIF, BMP, JPEG XL (codestream, container).
+_IMAGE_SIGNATURES = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"BM", b"\xff\x0a",
+                     b"\x00\x00\x00\x0cJXL \r\n\x87\n")
+
+
+def _not_images(values: pa.Array) -> np.ndarray:
+    """Values no image format's signature starts (tf.io.decode_image refuses them); WebP is RIFF....WEBP."""
+
+    def starts(signature: bytes, offset: int = 0) -> np.ndarray:
+        head = pc.binary_slice(values, offset, offset + len(signature))
+        return _to_numpy(pc.fill_null(pc.equal(head, pa.scalar(signature, pa.binary())), False))
+
+    known = starts(b"RIFF") & starts(b"WEBP", 8)
+    for signature in _IMAGE_SIGNATURES:
+        known |= starts(signature)
+    return ~known
+
+
 def _outside_domain(typed: pa.Array, feature, schema) -> np.ndarray:
     outside = np.zeros(len(typed), dtype=bool)
-    if feature.type == schema_pb2.BYTES:
+    if feature.type == schema_pb2.BYTES and feature.HasField("image_domain"):
+        outside = _not_images(typed)
+    elif feature.type == schema_pb2.BYTES:
         allowed = string_domain_values(feature, schema)
         if allowed is not None:
             inside = pc.is_in(typed, value_set=pa.array([value.encode() for value in allowed], pa.binary()))
@@ -271,6 +292,8 @@ def _outside_domain(typed: pa.Array, feature, schema) -> np.ndarray:
 
 
 def _outside_detail(value, feature, schema) -> str:
+    if feature.HasField("image_domain"):
+        return f"{_show(value)} is not an encoded image (JPEG, PNG, GIF, BMP, WebP, JPEG XL)"
     if feature.type == schema_pb2.BYTES:
         allowed = string_domain_values(feature, schema)
         listed = ", ".join(allowed[:5]) + (", ..." if len(allowed) > 5 else "")

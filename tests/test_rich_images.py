@@ -49,15 +49,20 @@ def image_run(tmp_path_factory):
             "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[encoded.numpy()])),
             "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
         })).SerializeToString())
+    not_an_image = tf.train.Example(features=tf.train.Features(feature={
+        "id": tf.train.Feature(int64_list=tf.train.Int64List(value=[ROWS])),
+        "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"<html>not an image</html>"])),
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[0])),
+    })).SerializeToString()
     with tf.io.TFRecordWriter(str(folder / "images.tfrecord")) as writer:
-        for record in records:
+        for record in records[:50] + [not_an_image] + records[50:]:
             writer.write(record)
     config = {
         "name": "images",
         "input": {"format": "tfrecord", "paths": [str(folder / "images.tfrecord")]},
         "features": {"id": {"transform": "passthrough"}, "image": {"transform": "image", "size": list(SIZE)}},
         "label": {"column": "label"},
-        "output": {"dir": str(folder / "out"), "shards": 2},
+        "output": {"dir": str(folder / "out"), "shards": 2, "max_bad_fraction": 0.05},
     }
     result = run(config)
     return result, pixels, records, written_rows(result.output_dir)
@@ -81,6 +86,19 @@ def test_pixels_are_decoded_resized_and_scaled(image_run):
         rgb = np.repeat(image, 3, axis=2) if image.shape[2] == 1 else image
         np.testing.assert_allclose(got, bilinear(rgb / 255.0, *SIZE), atol=1e-5)
     assert np.ptp(np.array(written["image"][4]), axis=2).max() == 0  # grayscale: equal channels
+
+
+def test_bytes_that_are_no_image_go_to_quarantine(image_run):
+    import json
+    import os
+
+    result, *_ = image_run
+    assert result.rows["read"] == ROWS + 1 and result.rows["quarantined"] == 1
+    (name,) = os.listdir(os.path.join(result.output_dir, "quarantine"))
+    with open(os.path.join(result.output_dir, "quarantine", name)) as handle:
+        (row,) = [json.loads(line) for line in handle]
+    assert row["line"] == 51 and row["reason"] == (
+        "image: '<html>not an image</html>' is not an encoded image (JPEG, PNG, GIF, BMP, WebP, JPEG XL)")
 
 
 def test_shards_equal_serving_and_verify(image_run):
