@@ -200,12 +200,6 @@ def csv_header(path: str, delimiter: str) -> list[str]:
     return names
 
 
-# On the DirectRunner, unless told otherwise, bundles run on one thread per core: TensorFlow, zlib and
-# Arrow release the GIL, so the passes overlap on a multi-core machine without paying for worker
-# processes that each import TensorFlow (tests/benchmarks/bench_job.py measures both).
-DIRECT_DEFAULTS = {"direct_num_workers": 0, "direct_running_mode": "multi_threading"}
-
-
 def _pipeline_options(config: JobConfig, beam_args: list[str]):
     from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -214,11 +208,6 @@ def _pipeline_options(config: JobConfig, beam_args: list[str]):
     options = dict(config.runner.options)
     if not flagged:
         options["runner"] = config.runner.name
-    runner = flagged[-1] if flagged else config.runner.name
-    if runner in ("DirectRunner", "direct") and not any(
-        key in options or any(arg.startswith(f"--{key}") for arg in beam_args) for key in DIRECT_DEFAULTS
-    ):
-        options.update(DIRECT_DEFAULTS)
     try:
         return PipelineOptions(flags=beam_args, **options)
     except Exception as error:
@@ -308,6 +297,7 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
     written = {split: sum(s["rows"] for s in shards[split]) for split in shards}
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     _write_metadata(config, job_plan.columns, staging)
+    _canonicalize_saved_model(os.path.join(staging, "transform_graph", "transform_fn"))
     shutil.rmtree(os.path.join(staging, PARTS_DIR))
     shutil.rmtree(stats_dir, ignore_errors=True)
     shutil.rmtree(os.path.join(staging, PROGRESS_DIR), ignore_errors=True)
@@ -401,6 +391,31 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
     resolved["input"]["paths"] = [config.resolve(p) for p in config.input.paths]
     with open(os.path.join(staging, "config.yaml"), "w") as handle:
         yaml.safe_dump(resolved, handle, sort_keys=False)
+
+
+def _canonicalize_saved_model(path: str) -> None:
+    """Rewrites saved_model.pb the same way every run, so the same input and config give the same bytes.
+
+    tf.Transform writes the nodes of a function in an order that varies between runs (the graph is
+    the same); sorting each function's nodes by name and serializing deterministically fixes the
+    bytes. fingerprint.pb (optional: TensorFlow's telemetry hash of the SavedModel, which differs on
+    every write even for the same graph) is left out.
+    """
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    model_path = os.path.join(path, "saved_model.pb")
+    with open(model_path, "rb") as handle:
+        model = saved_model_pb2.SavedModel.FromString(handle.read())
+    for graph in model.meta_graphs:
+        for function in graph.graph_def.library.function:
+            nodes = sorted(function.node_def, key=lambda node: node.name)
+            del function.node_def[:]
+            function.node_def.extend(nodes)
+    with open(model_path, "wb") as handle:
+        handle.write(model.SerializeToString(deterministic=True))
+    fingerprint = os.path.join(path, "fingerprint.pb")
+    if os.path.exists(fingerprint):
+        os.remove(fingerprint)
 
 
 def _versions() -> dict:

@@ -98,39 +98,24 @@ def test_killed_run_leaves_no_output_and_rerun_succeeds(folder, reference, point
     assert result.rows["read"] == ROWS
     rerun = files_of(folder / "out")
     assert sorted(rerun) == sorted(reference)
-    for name in rerun:
-        if not name.endswith(("saved_model.pb", "fingerprint.pb")):  # see the test below
-            assert rerun[name] == reference[name], name
+    # Byte-identical but for saved_model.pb: this rerun runs inside the test process, where TensorFlow's
+    # per-process counters name the traced functions differently; a rerun in a fresh process (what a
+    # user's `skewless run` is) matches it too, as the next test shows.
+    assert [name for name in rerun if rerun[name] != reference[name]] in ([], ["transform_graph/transform_fn/saved_model.pb"])
     shutil.rmtree(folder / "out")
 
 
 def test_two_runs_write_byte_identical_shards_and_graph(folder, reference):
-    """Shards, vocabularies, variables and metadata are byte-identical between runs in fresh processes.
+    """Shards, the SavedModel, vocabularies, variables and metadata are byte-identical between runs.
 
-    saved_model.pb (and fingerprint.pb, its checksum) is not: tf.Transform prunes the graph of the
-    transform function and writes the kept nodes of one function in an order that varies between
-    runs. It holds the same nodes with the same definitions: equal once each function's nodes are
-    sorted by name.
+    (tf.Transform writes a function's nodes in an order that varies between runs; the job rewrites
+    saved_model.pb canonically, sorted by node name, so this holds for the graph too.)
     """
     finish(start(folder))
     again = files_of(folder / "out")
     shutil.rmtree(folder / "out")
     assert sorted(again) == sorted(reference)
-    differ = sorted(name for name in again if again[name] != reference[name])
-    assert set(differ) <= {"transform_graph/transform_fn/saved_model.pb", "transform_graph/transform_fn/fingerprint.pb"}
-    name = "transform_graph/transform_fn/saved_model.pb"
-    assert _nodes_sorted(again[name]) == _nodes_sorted(reference[name])
+    assert [name for name in again if again[name] != reference[name]] == []
+    assert "transform_graph/transform_fn/saved_model.pb" in again
     data = [name for name in again if name.startswith("data/")]
-    assert len(data) == 4 and all(again[name] == reference[name] for name in data)
-
-
-def _nodes_sorted(saved_model: bytes) -> bytes:
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    model = saved_model_pb2.SavedModel.FromString(saved_model)
-    for graph in model.meta_graphs:
-        for function in graph.graph_def.library.function:
-            nodes = sorted(function.node_def, key=lambda node: node.name)
-            del function.node_def[:]
-            function.node_def.extend(nodes)
-    return model.SerializeToString(deterministic=True)
+    assert len(data) == 4

@@ -89,9 +89,9 @@ def test_runner_flags_after_the_double_dash_win():
     config = load_config({"name": "t", "input": {"format": "synthetic", "rows": 1},
                           "features": {"age": {"transform": "z_score"}}, "output": {"dir": "o"}})
     direct = _pipeline_options(config, []).get_all_options()
-    assert direct["runner"] == "DirectRunner" and direct["direct_running_mode"] == "multi_threading"
-    assert direct["direct_num_workers"] == 0  # one thread per core
+    # in-process by default: threads or processes would number the graph's traced functions differently
+    assert direct["runner"] == "DirectRunner" and direct["direct_running_mode"] == "in_memory"
     flagged = _pipeline_options(config, ["--runner=FlinkRunner", "--flink_master=host:8081"]).get_all_options()
     assert flagged["runner"] == "FlinkRunner" and flagged["flink_master"] == "host:8081"
     processes = _pipeline_options(config, ["--direct_running_mode=multi_processing"]).get_all_options()
-    assert processes["direct_running_mode"] == "multi_processing" and processes["direct_num_workers"] == 1
+    assert processes["direct_running_mode"] == "multi_processing"
