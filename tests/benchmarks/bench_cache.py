@@ -95,7 +95,7 @@ def main() -> None:
     analyzed = reports["warm"]["analysis"]["analyzed"]
     print("| run | analyzed | wall s |")
     print("|---|---:|---:|")
-    print(f"| fill the cache (yesterday: 9 files) | 9 | {fill:.1f} |")
+    print(f"| fill the cache (yesterday's partition: 9 files) | 1 partition | {fill:.1f} |")
     print(f"| warm rerun, today's 10% new data | {analyzed} partition(s) | {warm:.1f} |")
     print(f"| cold run, no cache | all | {cold:.1f} |")
     print(f"warm / cold: {warm / cold:.2f}; statistics {'SAME' if same else 'DIFFERENT'}")
