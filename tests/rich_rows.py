@@ -45,3 +45,12 @@ def _rows(value) -> list:
     if isinstance(value, tf.RaggedTensor):
         return [np.asarray(row).tolist() for row in value.to_list()]
     return np.asarray(value).tolist()
+
+
+def write_csv(path, raw: dict[str, list]) -> None:
+    """Columns of Python values -> a CSV with a header; None is an empty field (a missing value)."""
+    rows = len(next(iter(raw.values())))
+    lines = [",".join(raw)] + [
+        ",".join("" if raw[name][i] is None else str(raw[name][i]) for name in raw) for i in range(rows)
+    ]
+    path.write_text("\n".join(lines) + "\n")

@@ -5,7 +5,7 @@ import keras
 import numpy as np
 import pytest
 
-from rich_rows import served_rows, written_rows
+from rich_rows import served_rows, write_csv, written_rows
 from skewless.config import load_config
 from skewless.errors import ConfigError
 
@@ -26,10 +26,7 @@ def cross_run(tmp_path_factory):
                  zip(rng.choice(["flat", "house"], ROWS).tolist(), rng.random(ROWS) < 0.2)],
         "label": rng.integers(0, 2, ROWS).tolist(),
     }
-    lines = [",".join(raw)] + [
-        ",".join("" if raw[name][i] is None else str(raw[name][i]) for name in raw) for i in range(ROWS)
-    ]
-    (folder / "rows.csv").write_text("\n".join(lines) + "\n")
+    write_csv(folder / "rows.csv", raw)
     config = {
         "name": "cross",
         "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True},

@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from rich_rows import served_rows, written_rows
+from rich_rows import served_rows, write_csv, written_rows
 from skewless.config import load_config
 from skewless.errors import ConfigError
 
@@ -34,10 +34,7 @@ def missing_run(tmp_path_factory):
         "r": rng.normal(0, 5, ROWS).round(3).tolist(),
         "label": rng.choice(["no", "yes"], ROWS).tolist(),
     }
-    lines = [",".join(raw)] + [
-        ",".join("" if raw[name][i] is None else str(raw[name][i]) for name in raw) for i in range(ROWS)
-    ]
-    (folder / "rows.csv").write_text("\n".join(lines) + "\n")
+    write_csv(folder / "rows.csv", raw)
     config = {
         "name": "missing",
         "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True},
