@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyBadRowsError
+from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.progress import PROGRESS_DIR
 from skewless.report import render_report
@@ -297,7 +298,7 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
     written = {split: sum(s["rows"] for s in shards[split]) for split in shards}
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     _write_metadata(config, job_plan.columns, staging)
-    _canonicalize_saved_model(os.path.join(staging, "transform_graph", "transform_fn"))
+    canonicalize(os.path.join(staging, "transform_graph", "transform_fn"))
     shutil.rmtree(os.path.join(staging, PARTS_DIR))
     shutil.rmtree(stats_dir, ignore_errors=True)
     shutil.rmtree(os.path.join(staging, PROGRESS_DIR), ignore_errors=True)
@@ -391,31 +392,6 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
     resolved["input"]["paths"] = [config.resolve(p) for p in config.input.paths]
     with open(os.path.join(staging, "config.yaml"), "w") as handle:
         yaml.safe_dump(resolved, handle, sort_keys=False)
-
-
-def _canonicalize_saved_model(path: str) -> None:
-    """Rewrites saved_model.pb the same way every run, so the same input and config give the same bytes.
-
-    tf.Transform writes the nodes of a function in an order that varies between runs (the graph is
-    the same); sorting each function's nodes by name and serializing deterministically fixes the
-    bytes. fingerprint.pb (optional: TensorFlow's telemetry hash of the SavedModel, which differs on
-    every write even for the same graph) is left out.
-    """
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    model_path = os.path.join(path, "saved_model.pb")
-    with open(model_path, "rb") as handle:
-        model = saved_model_pb2.SavedModel.FromString(handle.read())
-    for graph in model.meta_graphs:
-        for function in graph.graph_def.library.function:
-            nodes = sorted(function.node_def, key=lambda node: node.name)
-            del function.node_def[:]
-            function.node_def.extend(nodes)
-    with open(model_path, "wb") as handle:
-        handle.write(model.SerializeToString(deterministic=True))
-    fingerprint = os.path.join(path, "fingerprint.pb")
-    if os.path.exists(fingerprint):
-        os.remove(fingerprint)
 
 
 def _versions() -> dict:
