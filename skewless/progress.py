@@ -66,6 +66,7 @@ class ProgressDisplay:
         self._started = None
         self._snapshot: Snapshot | None = None
         self._stage_started = None
+        self._last_seen = None  # when the latest snapshot arrived (the display's start before any)
         self._stage_rows = 0
         self._last_log = None
         self._live = None
@@ -74,7 +75,7 @@ class ProgressDisplay:
     # ------------------------------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        self._started = self._clock()
+        self._started = self._last_seen = self._clock()
         if self.interactive:
             from rich.console import Console
             from rich.live import Live
@@ -93,9 +94,10 @@ class ProgressDisplay:
             if previous is None or snapshot.stage != previous.stage:
                 if previous is not None:
                     lines.append(self._stage_done_line(previous, now))
-                self._stage_started = now
-                # counted from the first sighting: a stage first seen half-way must not look infinitely fast
-                self._stage_rows = snapshot.rows
+                # A stage began after the last sighting of the one before (or the start): counted from there
+                # with no rows, so a stage that ran whole between two polls still gets its real rate.
+                self._stage_started = self._last_seen
+                self._stage_rows = 0
                 self._last_log = now
                 if not self.interactive:
                     lines.append(f"{self._prefix(now)}: {snapshot.stage}: started")
@@ -103,6 +105,7 @@ class ProgressDisplay:
                 self._last_log = now
                 lines.append(f"{self._prefix(now)}: {self._describe(snapshot, now)}")
             self._snapshot = snapshot
+            self._last_seen = now
         # Written outside the lock: printing makes rich re-render the live line, which takes the lock.
         for line in lines:
             self._emit(line)

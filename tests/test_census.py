@@ -98,3 +98,13 @@ def test_census_writes_every_row_and_equals_plain_tf_transform(census_run, censu
             np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-5, atol=1e-6, err_msg=name)
         else:
             np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)
+
+
+def test_skew_check_on_the_census_run(census_run):
+    """`skewless verify` on the census run: zero differences, the native Keras layers included."""
+    from skewless.pipelines.verify import verify
+
+    result = verify(census_run.output_dir, sample=500)
+    assert result.rows == 500 and result.unseen_rows == 50
+    assert len(result.features) == 15 and result.differences == 0
+    assert result.native is not None and result.native.exact
