@@ -1,13 +1,13 @@
 """`run(config)`: the batch job, one Beam pipeline.
 
-    work units ──read──> raw tables ──> tft_beam.AnalyzeDataset ──> WriteTransformFn ──┐ (graph written)
-                             └──────> RawStatsFn ──> _stats.json                       │
-    work units ──TransformUnitFn (read, apply graph, split, encode, write shards) <───┘ ──> _parts/*.json
+    work units ──AnalyzeInputs: read, raw statistics, tft_beam.AnalyzeDataset, WriteTransformFn──┐ graph
+    work units ──TransformUnitFn: read, apply the graph, split, encode, write shards <───────────┘ written
+                  └──> _parts/*.json (rows, shards, quarantine per unit) ──> run.json
 
-The input is read twice, once per pass, rather than held between the passes: memory stays flat
-whatever the data size. Everything is written into a staging directory beside the output, which is
-renamed into place only when the pipeline succeeded and the quarantine is within bounds, so a killed
-job never leaves a directory that looks complete.
+The input is read twice, once per pass (pipelines/analysis.py, pipelines/transform.py), rather than
+held between the passes: memory stays flat whatever the data size. Everything is written into a
+staging directory beside the output, which is renamed into place only when the pipeline succeeded and
+the quarantine is within bounds, so a killed job never leaves a directory that looks complete.
 """
 
 from __future__ import annotations
@@ -94,18 +94,18 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
             _run_pipeline(config, job_plan, staging, beam_args or [])
         pipeline_seconds = time.time() - started
         report = _assemble(config, job_plan, staging, started, pipeline_seconds)
+        result = RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
+        if config.output.keras_preprocessor:
+            result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
         _publish(staging, output_dir, claim)
     finally:
         shutil.rmtree(claim, ignore_errors=True)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     render_report(output_dir)
-    result = RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
-    if config.output.keras_preprocessor:
-        result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, output_dir)
     return result
 
 
-def _export_keras_preprocessor(config: JobConfig, job_plan: "_Plan", output_dir: str) -> dict:
+def _export_keras_preprocessor(config: JobConfig, job_plan: "_Plan", run_dir: str) -> dict:
     """Writes the native Keras preprocessor with the features that match the graph exactly on sampled rows.
 
     A feature without an exact Keras equivalent is left out, never emitted different; which and why is
@@ -115,9 +115,10 @@ def _export_keras_preprocessor(config: JobConfig, job_plan: "_Plan", output_dir:
     from skewless.pipelines.analysis import write_json
     from skewless.pipelines.verify import sample_rows
 
-    check = export_keras_preprocessor(output_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
+    check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
     summary = check.to_dict()
-    write_json(summary, os.path.join(output_dir, "keras_preprocessor.json"))
+    summary["path"] = "keras_preprocessor.keras"  # relative: the file moves with the run directory
+    write_json(summary, os.path.join(run_dir, "keras_preprocessor.json"))
     return summary
 
 
