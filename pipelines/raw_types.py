@@ -36,6 +36,13 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         default = feature.default if feature else None
         fill = feature.fill if feature else None
         kind = types[name]
+        if config.label and name == config.label.column and config.label.map is not None and kind != "bytes":
+            # the map's keys are strings and only a string column is checked against them: a number
+            # outside the map would silently become -1 instead of going to quarantine
+            raise ConfigError(
+                f"label.map: the label column {name!r} holds {kind} values in {source}; a map needs string "
+                "labels (declare the column BYTES in the schema, or drop the map to use the numbers as they are)"
+            )
         if default is not None and kind != "bytes" and not isinstance(default, (int, float)):
             raise ConfigError(f"features.{name}.default: {default!r} is not a number, and {name} is {kind}")
         if fill in ("mean", "median") and kind == "bytes":

@@ -95,3 +95,15 @@ def test_runner_flags_after_the_double_dash_win():
     assert flagged["runner"] == "FlinkRunner" and flagged["flink_master"] == "host:8081"
     processes = _pipeline_options(config, ["--direct_running_mode=multi_processing"]).get_all_options()
     assert processes["direct_running_mode"] == "multi_processing"
+
+
+def test_label_map_on_a_numeric_label_is_refused(tmp_path):
+    """A number outside the map would become -1 unseen; the job refuses rather than lose it silently."""
+    from skewless.pipelines import run
+
+    (tmp_path / "rows.csv").write_text("x,label\n1.5,0\n2.5,1\n3.5,7\n")
+    config = {"name": "t", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+              "features": {"x": {"transform": "z_score"}}, "label": {"column": "label", "map": {"0": 0, "1": 1}},
+              "output": {"dir": str(tmp_path / "out")}}
+    with pytest.raises(ConfigError, match="label.map: the label column 'label' holds int values"):
+        run(config)
