@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import tensorflow as tf
 
 from skewless.config import InputConfig, JobConfig, load_config
-from skewless.errors import ConfigError, InputError
+from skewless.errors import ConfigError
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
 from skewless.pipelines.columns import RawColumn
 
