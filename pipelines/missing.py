@@ -17,6 +17,7 @@ Mean and median of an int column are floats, so such a column continues as float
 from __future__ import annotations
 
 from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.token_counts import vocabulary
 
 MEDIAN_EPSILON = 0.001
 _ZERO = {"int": 0, "float": 0.0, "bytes": ""}
@@ -72,7 +73,7 @@ def _most_frequent(tf, tft, value, column: RawColumn):
         keys = tf.strings.as_string(values)
     else:
         keys = values
-    path = tft.vocabulary(
+    path = vocabulary(
         tf.SparseTensor(value.indices, keys, value.dense_shape), top_k=1,
         vocab_filename=most_frequent_filename(column.name),
     )

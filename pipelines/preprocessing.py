@@ -18,6 +18,7 @@ from skewless.pipelines.images import decode_images
 from skewless.pipelines.lists import pad_or_truncate
 from skewless.pipelines.missing import fill_missing, missing_indicator
 from skewless.pipelines.text import text_features
+from skewless.pipelines.token_counts import compute_and_apply_vocabulary
 
 
 def vocabulary_filename(feature: str) -> str:
@@ -116,7 +117,7 @@ def _apply(tf, tft, name: str, value, options: dict, kind: str) -> dict:
         if kind != "bytes":
             value = _each(tf.strings.as_string, value)
         if transform == "vocabulary":
-            output = tft.compute_and_apply_vocabulary(
+            output = compute_and_apply_vocabulary(
                 value,
                 top_k=options["top_k"],
                 frequency_threshold=options["frequency_threshold"],
@@ -176,5 +177,5 @@ def _label(tf, tft, name: str, value, label: dict):
     if label["transform"] == "vocabulary":
         if value.dtype != tf.string:
             value = tf.strings.as_string(value)
-        return tft.compute_and_apply_vocabulary(value, num_oov_buckets=0, vocab_filename=vocabulary_filename(name))
+        return compute_and_apply_vocabulary(value, num_oov_buckets=0, vocab_filename=vocabulary_filename(name))
     return value

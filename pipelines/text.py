@@ -42,8 +42,9 @@ def text_features(name: str, value, options: dict) -> dict:
     import tensorflow_transform as tft
 
     from skewless.pipelines.preprocessing import vocabulary_filename
+    from skewless.pipelines.token_counts import compute_and_apply_vocabulary
 
-    ids = tft.compute_and_apply_vocabulary(
+    ids = compute_and_apply_vocabulary(
         tokens(value, options),
         top_k=options["top_k"],
         frequency_threshold=options["frequency_threshold"],
