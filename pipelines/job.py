@@ -223,6 +223,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
 
     from skewless.pipelines.analysis import AnalyzeInputs, write_json
     from skewless.pipelines.columns import arrow_schema, raw_schema
+    from skewless.pipelines import runners
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
     from skewless.pipelines.transform import TransformUnitFn
@@ -237,7 +238,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
     vocabulary_features = [n for n, f in config.features.items() if f.transform == "vocabulary"]
     cache_dir = config.resolve(config.cache_dir) if config.cache_dir else None
 
-    with beam.Pipeline(options=_pipeline_options(config, beam_args)) as pipeline:
+    with runners.pipeline(_pipeline_options(config, beam_args)) as pipeline:
         with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
             graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(
                 job_plan.datasets,

@@ -118,7 +118,9 @@ def _batch_path(graph_dir: str, columns, table: pa.Table) -> dict[str, np.ndarra
     import apache_beam as beam
     import tensorflow as tf
     import tensorflow_transform as tft
+    from apache_beam.options.pipeline_options import PipelineOptions
 
+    from skewless.pipelines import runners
     from skewless.pipelines.transform import ChunkTransformer, tensors_to_record_batch
 
     class TransformSampleFn(beam.DoFn):
@@ -128,7 +130,7 @@ def _batch_path(graph_dir: str, columns, table: pa.Table) -> dict[str, np.ndarra
 
     with tempfile.TemporaryDirectory() as folder:
         prefix = os.path.join(folder, "batch")
-        with beam.Pipeline(runner="DirectRunner") as pipeline:
+        with runners.pipeline(PipelineOptions()) as pipeline:
             _ = (
                 pipeline
                 | beam.Create([table])
