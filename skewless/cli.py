@@ -29,6 +29,26 @@ def _root() -> None:
     """Beam + tf.Transform preprocessing whose graph Keras 3 models reuse at serving time."""
 
 
+def _import_frozen(*modules: str) -> None:
+    """Imports the heavy stack with the garbage collector paused, then freezes what the imports made.
+
+    TensorFlow, tf.Transform and Beam leave about 900,000 long-lived objects behind, and every full
+    collection walks all of them again: on a 2-core machine that was 1.5-2 s while importing, 2.5 s
+    over a 1M-row job and 1.5 s when the process exits. Frozen objects are never walked; what the
+    command creates afterwards is collected as usual.
+    """
+    import gc
+    import importlib
+
+    gc.disable()
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
 def fail(message: str, code: int = 2) -> None:
     """Prints one line on stderr and exits: the CLI's answer to every user error."""
     typer.echo(f"skewless: error: {message}", err=True)
@@ -53,6 +73,7 @@ def run(
 
     Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
     """
+    _import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.config import load_config
     from skewless.pipelines.job import run as run_job
 
@@ -152,6 +173,7 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),
 ) -> None:
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
+    _import_frozen("tensorflow", "keras")
     from skewless.layers import export_serving_model
 
     try:
@@ -173,6 +195,7 @@ def verify(
 
     Exits 1 on any difference.
     """
+    _import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.verify import print_result, verify as run_verify
 
     try:
