@@ -73,9 +73,7 @@ def run(
 
     Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
     """
-    _import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.config import load_config
-    from skewless.pipelines.job import run as run_job
 
     overrides = list(set_)
     if max_bad_fraction is not None:
@@ -84,6 +82,9 @@ def run(
         overrides.append(f"cache_dir={os.path.abspath(cache_dir)}")
     try:
         job_config = load_config(config, overrides=overrides, output_dir=output)
+        _import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
+        from skewless.pipelines.job import run as run_job
+
         result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=True)
     except SkewlessError as error:
         fail(str(error))
