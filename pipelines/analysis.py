@@ -59,9 +59,10 @@ def write_json(value, path: str) -> None:
 
 def _read_tables(unit: WorkUnit, reader, progress_dir: str, dataset: str):
     from skewless.pipelines.progress import RowCounter, counted
+    from skewless.pipelines.read_ahead import read_ahead
 
     counter = RowCounter(progress_dir, "analyze", f"{dataset}-{unit.index:05d}")
-    return (chunk.table for chunk in counted(reader.read(unit), counter))
+    return (chunk.table for chunk in counted(read_ahead(reader.read(unit)), counter))
 
 
 class AnalyzeInputs(beam.PTransform):

@@ -18,6 +18,7 @@ from skewless.pipelines.columns import RawColumn, arrow_schema, to_record_batch
 from skewless.pipelines.example_encoder import encode_examples
 from skewless.pipelines.preprocessing import vocabulary_filename
 from skewless.pipelines.progress import RowCounter, counted
+from skewless.pipelines.read_ahead import read_ahead
 from skewless.pipelines.shards import ShardWriter, shard_name
 from skewless.pipelines.sources import RowReader, WorkUnit
 
@@ -140,7 +141,7 @@ class TransformUnitFn(beam.DoFn):
         oov = {name: 0 for name in vocab_sizes}
         try:
             counter = RowCounter(self._output_dir, "transform", f"{unit.index:05d}")
-            for chunk in counted(self._reader.read(unit), counter):
+            for chunk in counted(read_ahead(self._reader.read(unit)), counter):
                 read += chunk.rows_read
                 quarantine.extend(row.to_json() for row in chunk.bad)
                 if chunk.table.num_rows == 0:
