@@ -1,0 +1,156 @@
+"""tf.train.SequenceExample input and output (`input.record: sequence_example`, `output.format: sequence_example`).
+
+Documents with context features (author id, title, publication date) and two feature lists (each
+sentence's tokens, each sentence's score) go through the job. The shards parse with
+`tf.io.parse_sequence_example` to values computed here independently (vocabulary ids from counts,
+z-scores with NumPy), unseen tokens land in the OOV buckets, the serving path (TransformLayer, the
+export's `transform_features`) gives the shards' values, and `make_dataset` returns ragged tensors.
+"""
+
+import collections
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rich_rows import written_rows
+
+DOCS = 150
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "far", "away", "home", "it", "was", "red", "sun"]
+PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # what text_vocabulary's default strip_regex removes
+
+
+def make_documents(seed: int, count: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    weights = 1 / np.arange(1, len(WORDS) + 1)
+    docs = []
+    for i in range(count):
+        sentences = [rng.choice(WORDS, rng.integers(0 if s else 1, 7), p=weights / weights.sum()).tolist()
+                     for s in range(rng.integers(0 if i % 17 else 1, 5))]
+        docs.append({
+            "id": i,
+            "author_id": int(rng.choice([101, 102, 103, 104, 205])),
+            "title": " ".join(rng.choice(WORDS, rng.integers(1, 4)).tolist()).title() + "!",
+            "pub_date": int(rng.integers(18000, 20000)),  # days since 1970-01-01
+            "sentences": sentences,  # a list of steps, each a list of tokens (some sentences are empty)
+            "scores": [[round(float(rng.normal(0.2, 1.5)), 3)] for _ in sentences],  # one value per step
+            "label": int(rng.random() < 0.4),
+        })
+    docs[5]["sentences"], docs[5]["scores"] = [], []  # a document without sentences
+    return docs
+
+
+def sequence_example(doc: dict) -> tf.train.SequenceExample:
+    example = tf.train.SequenceExample()
+    context = example.context.feature
+    for name in ("id", "author_id", "pub_date", "label"):
+        context[name].int64_list.value.append(doc[name])
+    context["title"].bytes_list.value.append(doc["title"].encode())
+    for tokens in doc["sentences"]:
+        example.feature_lists.feature_list["sentences"].feature.add().bytes_list.value.extend(t.encode() for t in tokens)
+    for score in doc["scores"]:
+        example.feature_lists.feature_list["scores"].feature.add().float_list.value.extend(score)
+    return example
+
+
+def write_records(path, records: list[bytes]) -> None:
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for record in records:
+            writer.write(record)
+
+
+def config(folder, output_format: str = "sequence_example", **changes) -> dict:
+    return {
+        "name": "documents",
+        "input": {"format": "tfrecord", "record": "sequence_example", "paths": [str(folder / "docs-*.tfrecord")]},
+        "features": {
+            "id": {"transform": "passthrough"},
+            "author_id": {"transform": "vocabulary"},
+            "title": {"transform": "text_vocabulary"},
+            "pub_date": {"transform": "z_score"},
+            "sentences": {"transform": "vocabulary", "num_oov_buckets": 2, "sequence": True},
+            "scores": {"transform": "z_score", "sequence": True},
+        },
+        "label": {"column": "label"},
+        "output": {"dir": str(folder / "out"), "shards": 2, "format": output_format},
+        **changes,
+    }
+
+
+@pytest.fixture(scope="module")
+def documents():
+    return make_documents(4, DOCS)
+
+
+@pytest.fixture(scope="module")
+def sequence_run(tmp_path_factory, documents):
+    from skewless.pipelines import run
+
+    folder = tmp_path_factory.mktemp("sequence")
+    records = [sequence_example(doc).SerializeToString() for doc in documents]
+    write_records(folder / "docs-0.tfrecord", records[:90])
+    write_records(folder / "docs-1.tfrecord", records[90:])
+    return folder, run(config(folder))
+
+
+def vocabulary_ids(values: list) -> dict:
+    """tf.Transform's order: by count, descending; ties by the value's bytes, descending."""
+    counts = collections.Counter(values)
+    return {value: i for i, value in enumerate(sorted(counts, key=lambda v: (counts[v], str(v).encode()), reverse=True))}
+
+
+def z_scores(values: list[float]) -> tuple[float, float]:
+    data = np.float32(values).astype(np.float64)
+    return data.mean(), data.std()
+
+
+def parsed_shards(run_dir) -> dict[str, list]:
+    """Every shard record parsed with tf.io.parse_sequence_example and the run's spec, by feature, in id order."""
+    import tensorflow_transform as tft
+
+    from skewless.sequence_specs import split_transformed_spec
+
+    spec = tft.TFTransformOutput(os.path.join(run_dir, "transform_graph")).transformed_feature_spec()
+    context, lists = split_transformed_spec(spec)
+    files = sorted(tf.io.gfile.glob(os.path.join(run_dir, "data", "*.tfrecord.gz")))
+    records = list(tf.data.TFRecordDataset(files, compression_type="GZIP").as_numpy_iterator())
+    parsed_context, parsed_lists, _ = tf.io.parse_sequence_example(records, context_features=context,
+                                                                   sequence_features=lists)
+    columns = {name: _python(value) for name, value in {**parsed_context, **parsed_lists}.items()}
+    order = np.argsort(columns["id"], kind="stable")
+    return {name: [values[i] for i in order] for name, values in columns.items()}
+
+
+def _python(value) -> list:
+    if isinstance(value, tf.SparseTensor):
+        value = tf.RaggedTensor.from_sparse(value)
+    return value.to_list() if isinstance(value, tf.RaggedTensor) else value.numpy().tolist()
+
+
+def test_every_record_is_written_once_with_the_expected_values(sequence_run, documents):
+    _, result = sequence_run
+    assert result.rows["read"] == DOCS and result.rows["quarantined"] == 0
+    assert sum(result.rows["written"].values()) == DOCS
+    shards = parsed_shards(result.output_dir)
+    assert shards["id"] == list(range(DOCS))
+    # feature lists: each step's tokens mapped by a vocabulary over all tokens of all steps
+    tokens = vocabulary_ids([t.encode() for doc in documents for sentence in doc["sentences"] for t in sentence])
+    assert shards["sentences"] == [[[tokens[t.encode()] for t in s] for s in doc["sentences"]] for doc in documents]
+    mean, std = z_scores([v for doc in documents for step in doc["scores"] for v in step])
+    for doc, got in zip(documents, shards["scores"]):
+        assert [len(step) for step in got] == [len(step) for step in doc["scores"]]
+        np.testing.assert_allclose([v for step in got for v in step],
+                                   [(np.float32(v) - mean) / std for step in doc["scores"] for v in step], atol=2e-6)
+    # context features
+    authors = vocabulary_ids([str(doc["author_id"]).encode() for doc in documents])
+    assert shards["author_id"] == [authors[str(doc["author_id"]).encode()] for doc in documents]
+    mean, std = z_scores([doc["pub_date"] for doc in documents])
+    # float32 days (~19,000) are 0.002 apart: within 1e-6 of the float64 z-score
+    np.testing.assert_allclose(shards["pub_date"], [(doc["pub_date"] - mean) / std for doc in documents], atol=1e-6)
+    words = vocabulary_ids([w.encode() for doc in documents for w in PUNCTUATION.sub("", doc["title"].lower()).split()])
+    assert shards["title"] == [[words[w.encode()] for w in PUNCTUATION.sub("", doc["title"].lower()).split()]
+                               for doc in documents]
+    assert shards["label"] == [doc["label"] for doc in documents]
