@@ -154,3 +154,63 @@ def test_every_record_is_written_once_with_the_expected_values(sequence_run, doc
     assert shards["title"] == [[words[w.encode()] for w in PUNCTUATION.sub("", doc["title"].lower()).split()]
                                for doc in documents]
     assert shards["label"] == [doc["label"] for doc in documents]
+
+
+def raw_rows(documents: list[dict]) -> list[dict]:
+    """Documents as raw rows for the serving path: a feature list is a list of steps, each a list of values."""
+    return [{name: value for name, value in doc.items() if name != "label"} for doc in documents]
+
+
+def served(layer, rows: list[dict]) -> dict[str, list]:
+    """Rows through serialized raw SequenceExamples, tf.io.parse_sequence_example and the layer."""
+    from skewless.layers import parse_raw_examples, serialize_raw_examples
+
+    spec = {name: s for name, s in layer.raw_feature_spec.items() if name != layer.label}
+    records = tf.constant(serialize_raw_examples(rows, spec), tf.string)
+    return {name: _python(value) for name, value in layer(parse_raw_examples(records, spec)).items()}
+
+
+def test_serving_equals_the_shards_and_unseen_tokens_go_to_oov_buckets(sequence_run, documents):
+    from skewless.layers import TransformLayer
+    from skewless.pipelines.verify import verify
+
+    _, result = sequence_run
+    layer = TransformLayer(result.output_dir)
+    shards = parsed_shards(result.output_dir)
+    got = served(layer, raw_rows(documents))
+    assert set(got) == set(shards) - {"label"}
+    for name in got:
+        assert got[name] == shards[name], name  # floats bit for bit: the same graph
+    size = result.features["sentences"]["vocabulary_size"]
+    known = shards["sentences"][0][0][0]
+    unseen = served(layer, [{**raw_rows(documents)[0], "sentences": [[documents[0]["sentences"][0][0], "zebra"],
+                                                                      [], ["qwerty"]]}])
+    oov = tf.strings.to_hash_bucket_fast(["zebra", "qwerty"], 2).numpy() + size  # FarmHash64 % buckets, after the vocabulary
+    assert unseen["sentences"] == [[[known, oov[0]], [], [oov[1]]]]
+    check = verify(result.output_dir, sample=60)
+    assert check.differences == 0 and check.unseen_rows == 50
+    assert {f.name for f in check.features} >= {"sentences", "scores", "title"}
+
+
+def test_export_serves_raw_sequence_examples(sequence_run, documents, tmp_path):
+    import keras
+
+    from skewless.layers import TransformLayer, export_serving_model, raw_inputs, transform_raw_rows_exported
+
+    _, result = sequence_run
+    inputs = raw_inputs(result.output_dir)
+    assert isinstance(inputs["sentences"], keras.KerasTensor) and inputs["sentences"].ragged
+    features = TransformLayer(result.output_dir)(inputs)
+    output = keras.layers.Dense(1)(keras.ops.expand_dims(features["pub_date"], -1))
+    export_dir = export_serving_model(result.output_dir, keras.Model(inputs, output), tmp_path / "export")
+    rows = raw_rows(documents[:40])
+    exported = transform_raw_rows_exported(export_dir, rows)
+    shards = parsed_shards(result.output_dir)
+    for name in ("sentences", "scores", "title", "author_id", "pub_date"):
+        expected = tf.ragged.constant(shards[name][:40]).to_tensor().numpy() if name in ("sentences", "scores", "title") \
+            else np.asarray(shards[name][:40])
+        np.testing.assert_array_equal(exported[name], expected, err_msg=name)
+    loaded = tf.saved_model.load(export_dir)
+    assert "predict_raw" not in loaded.signatures  # a feature list is ragged; signatures take dense tensors
+    examples = tf.constant([sequence_example(doc).SerializeToString() for doc in documents[:3]])
+    assert loaded.signatures["serving_default"](examples=examples)["output_0"].shape == (3, 1)
