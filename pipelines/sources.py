@@ -168,7 +168,9 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     from skewless.schemas.row_checks import string_domain_values
 
     types = {"int": schema_pb2.INT, "float": schema_pb2.FLOAT, "bytes": schema_pb2.BYTES}
-    declared = {feature.name: feature for feature in schema.feature} if schema is not None else {}
+    from skewless.schemas.schema_io import value_features
+
+    declared = {feature.name: feature for feature in value_features(schema)} if schema is not None else {}
     result = schema_pb2.Schema()
     for column in columns:
         feature = result.feature.add(name=column.name, type=types[column.kind])

@@ -65,7 +65,7 @@ def write_schema(schema: schema_pb2.Schema, path: str | os.PathLike) -> None:
 
 def schema_types(schema: schema_pb2.Schema) -> dict[str, str]:
     """Feature name -> "int" | "float" | "bytes", in the schema's order (feature lists included)."""
-    return {feature.name: TYPE_NAMES[feature.type] for feature in _value_features(schema)}
+    return {feature.name: TYPE_NAMES[feature.type] for feature in value_features(schema)}
 
 
 def feature_list_names(schema: schema_pb2.Schema) -> list[str]:
@@ -74,7 +74,7 @@ def feature_list_names(schema: schema_pb2.Schema) -> list[str]:
             for child in feature.struct_domain.feature]
 
 
-def _value_features(schema: schema_pb2.Schema) -> list:
+def value_features(schema: schema_pb2.Schema) -> list:
     """The features that hold values: the top-level ones, and for a STRUCT its children instead."""
     features = []
     for feature in schema.feature:
@@ -88,7 +88,7 @@ def _check_features(schema: schema_pb2.Schema, path: str) -> None:
         raise SchemaError(f"{path}: STRUCT features {', '.join(map(repr, structs))}: a SequenceExample schema "
                           "has one, holding the feature lists")
     seen: set[str] = set()
-    for index, feature in enumerate(_value_features(schema)):
+    for index, feature in enumerate(value_features(schema)):
         if not feature.name:
             raise SchemaError(f"{path}: feature #{index + 1} has no name")
         if feature.name in seen:

@@ -56,6 +56,23 @@ def sequence_example(doc: dict) -> tf.train.SequenceExample:
     return example
 
 
+SCHEMA = """
+feature { name: "id" type: INT }
+feature { name: "author_id" type: INT }
+feature { name: "title" type: BYTES }
+feature { name: "pub_date" type: INT }
+feature { name: "label" type: INT }
+feature {
+  name: "##SEQUENCE##"
+  type: STRUCT
+  struct_domain {
+    feature { name: "sentences" type: BYTES }
+    feature { name: "scores" type: FLOAT float_domain { min: -10 max: 10 } }
+  }
+}
+"""
+
+
 def write_records(path, records: list[bytes]) -> None:
     with tf.io.TFRecordWriter(str(path)) as writer:
         for record in records:
@@ -214,3 +231,149 @@ def test_export_serves_raw_sequence_examples(sequence_run, documents, tmp_path):
     assert "predict_raw" not in loaded.signatures  # a feature list is ragged; signatures take dense tensors
     examples = tf.constant([sequence_example(doc).SerializeToString() for doc in documents[:3]])
     assert loaded.signatures["serving_default"](examples=examples)["output_0"].shape == (3, 1)
+
+
+def test_make_dataset_gives_ragged_feature_lists(sequence_run, documents):
+    from skewless.pipelines.dataset import make_dataset
+
+    _, result = sequence_run
+    with open(os.path.join(result.output_dir, "sequence_example.json")) as handle:
+        assert json.load(handle)["feature_lists"] == ["scores", "sentences"]
+    steps, tokens, ids = [], [], []
+    for features, label in make_dataset(result.output_dir, "train", batch_size=16, shuffle_buffer=0):
+        sentences = features["sentences"]
+        assert isinstance(sentences, tf.RaggedTensor) and sentences.shape.rank == 3
+        assert isinstance(features["title"], tf.RaggedTensor) and features["title"].shape.rank == 2
+        assert label.dtype == tf.int64
+        steps += sentences.row_lengths(axis=1).numpy().tolist()
+        tokens += [row.numpy().tolist() for row in sentences.row_lengths(axis=2)]
+        ids += features["id"].numpy().tolist()
+    by_id = {doc["id"]: doc for doc in documents}
+    assert steps == [len(by_id[i]["sentences"]) for i in ids]
+    assert tokens == [[len(s) for s in by_id[i]["sentences"]] for i in ids]
+
+
+def test_sequence_input_with_example_output(sequence_run, documents):
+    """Feature lists written as tf.train.Example follow tf.Transform's spec: values plus each step's length."""
+    import tensorflow_transform as tft
+
+    from skewless.pipelines import run
+
+    folder, sequence_result = sequence_run
+    result = run(config(folder, output_format="example", output={"dir": str(folder / "examples"), "shards": 1}))
+    assert not os.path.exists(os.path.join(result.output_dir, "sequence_example.json"))
+    spec = tft.TFTransformOutput(result.graph_dir).transformed_feature_spec()
+    assert spec["sentences"].partitions == (tf.io.RaggedFeature.RowLengths("sentences$row_lengths_1"),)
+    written = written_rows(result.output_dir)
+    shards = parsed_shards(sequence_result.output_dir)
+    assert written["sentences"] == shards["sentences"]
+    # another split into work units sums the analyzer's partial means in another order: an ulp apart at most
+    assert [[len(step) for step in row] for row in written["scores"]] == [[len(step) for step in row]
+                                                                          for row in shards["scores"]]
+    np.testing.assert_allclose([v for row in written["scores"] for step in row for v in step],
+                               [v for row in shards["scores"] for step in row for v in step], atol=1e-6)
+
+
+def test_bad_records_go_to_quarantine_with_file_record_and_feature(tmp_path, documents):
+    from skewless.errors import TooManyBadRowsError
+    from skewless.pipelines import run
+
+    records = [sequence_example(doc) for doc in documents[:40]]
+    misplaced = tf.train.SequenceExample()
+    misplaced.CopyFrom(records[3])
+    misplaced.context.feature["sentences"].bytes_list.value.append(b"cat")  # a feature list among the context
+    del misplaced.feature_lists.feature_list["sentences"]
+    wrong_kind = tf.train.SequenceExample()
+    wrong_kind.CopyFrom(records[7])
+    wrong_kind.feature_lists.feature_list["scores"].feature.add().bytes_list.value.append(b"high")
+    title_as_list = tf.train.SequenceExample()
+    title_as_list.CopyFrom(records[9])
+    del title_as_list.context.feature["title"]
+    title_as_list.feature_lists.feature_list["title"].feature.add().bytes_list.value.append(b"A Title")
+    serialized = [record.SerializeToString() for record in records]
+    serialized[3], serialized[7], serialized[9] = (misplaced.SerializeToString(), wrong_kind.SerializeToString(),
+                                                   title_as_list.SerializeToString())
+    serialized[12] = b"\x0a\x05not a proto"
+    outside = tf.train.SequenceExample()
+    outside.CopyFrom(records[20])
+    outside.feature_lists.feature_list["scores"].feature.add().float_list.value.append(99.0)
+    serialized[20] = outside.SerializeToString()
+    write_records(tmp_path / "docs-0.tfrecord", serialized)
+    # types from a schema (inference from the first records would stop at the bad ones), in TFX's
+    # SequenceExample form: the feature lists are the features of the STRUCT; domains apply to their values
+    (tmp_path / "docs.pbtxt").write_text(SCHEMA)
+    changes = {"schema": str(tmp_path / "docs.pbtxt"),
+               "output": {"dir": str(tmp_path / "out"), "shards": 1, "format": "sequence_example",
+                          "max_bad_fraction": 0.25}}
+    result = run(config(tmp_path, **changes))
+    assert result.rows["read"] == 40 and result.rows["quarantined"] == 5 and sum(result.rows["written"].values()) == 35
+    with open(next((tmp_path / "out" / "quarantine").glob("*.jsonl"))) as handle:
+        bad = {row["line"]: row for row in map(json.loads, handle)}
+    source = str(tmp_path / "docs-0.tfrecord")
+    assert {row["source"] for row in bad.values()} == {source} and sorted(bad) == [4, 8, 10, 13, 21]
+    assert bad[4]["reason"].startswith("sentences: is a context feature in this record")
+    assert "scores" in bad[8]["reason"] and "high" in bad[8]["reason"]
+    assert bad[10]["reason"].startswith("title: is a feature list in this record")
+    assert "not a tf.train.SequenceExample" in bad[13]["reason"]
+    assert bad[21]["reason"] == "scores: 99.0 is above the domain maximum 10.0"
+    with pytest.raises(TooManyBadRowsError, match="docs-0.tfrecord:4: sentences"):
+        run(config(tmp_path, schema=str(tmp_path / "docs.pbtxt"), output={"dir": str(tmp_path / "strict"), "shards": 1}))
+
+
+def test_config_errors_name_the_key(tmp_path):
+    from skewless.config import load_config
+    from skewless.errors import ConfigError
+
+    good = config(tmp_path)
+    with pytest.raises(ConfigError, match="features.sentences is a feature list .* input.record sequence_example"):
+        load_config({**good, "input": {"format": "tfrecord", "paths": ["x.tfrecord"]}})
+    with pytest.raises(ConfigError, match="input.record sequence_example needs input.format tfrecord"):
+        load_config({**good, "input": {"format": "csv", "record": "sequence_example", "paths": ["x"], "header": True}})
+    features = {**good["features"], "scores": {"transform": "z_score", "sequence": True, "max_length": 3}}
+    with pytest.raises(ConfigError, match="features.scores: a feature list"):
+        load_config({**good, "features": features})
+    with pytest.raises(ConfigError, match="sequence only applies to transform"):
+        load_config({**good, "features": {**good["features"], "title": {"transform": "text_vocabulary",
+                                                                          "sequence": True}}})
+
+
+def test_sequence_example_encoder_writes_protobuf_bytes():
+    import pyarrow as pa
+
+    from skewless.pipelines.example_encoder import encode_sequence_examples
+
+    rng = np.random.default_rng(1)
+    rows = [{"id": [i], "ids": [[int(v) for v in rng.integers(-3, 500, rng.integers(0, 4))] for _ in range(i % 4)],
+             "w": [[float(v) for v in rng.normal(size=rng.integers(0, 3))] for _ in range(i % 3)],
+             "t": [[b"x" * int(n) for n in rng.integers(0, 150, rng.integers(0, 3))] for _ in range(i % 2)]}
+            for i in range(30)]
+    nested = {"ids": pa.int64(), "w": pa.float32(), "t": pa.binary()}
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([r["id"] for r in rows], pa.large_list(pa.int64()))]
+        + [pa.array([r[name] for r in rows], pa.large_list(pa.large_list(kind))) for name, kind in nested.items()],
+        ["id", *nested])
+    for row, got in zip(rows[5:], encode_sequence_examples(batch.slice(5))):
+        example = tf.train.SequenceExample()
+        example.context.feature["id"].int64_list.value.extend(row["id"])
+        lists = example.feature_lists.feature_list
+        for step in row["ids"]:
+            lists["ids"].feature.add().int64_list.value.extend(step)
+        for step in row["w"]:
+            lists["w"].feature.add().float_list.value.extend(step)
+        for step in row["t"]:
+            lists["t"].feature.add().bytes_list.value.extend(step)
+        for name in nested:
+            lists[name]  # a feature list with no steps is still an entry of the map  # noqa: B018
+        assert got == example.SerializeToString(deterministic=True)
+
+
+def test_schema_and_config_must_agree_on_feature_lists(tmp_path, documents):
+    from skewless.config import load_config
+    from skewless.errors import ConfigError
+    from skewless.pipelines.job import plan
+
+    write_records(tmp_path / "docs-0.tfrecord", [sequence_example(doc).SerializeToString() for doc in documents[:3]])
+    (tmp_path / "docs.pbtxt").write_text(SCHEMA)
+    features = {**config(tmp_path)["features"], "scores": {"transform": "z_score"}}
+    with pytest.raises(ConfigError, match=r"features.scores: .*docs.pbtxt declares 'scores' a feature list"):
+        plan(load_config(config(tmp_path, schema=str(tmp_path / "docs.pbtxt"), features=features)))
