@@ -253,6 +253,24 @@ def test_make_dataset_gives_ragged_feature_lists(sequence_run, documents):
     assert tokens == [[len(s) for s in by_id[i]["sentences"]] for i in ids]
 
 
+def test_inspect_and_report_show_feature_lists(sequence_run, documents):
+    import io
+
+    from rich.console import Console
+
+    from skewless.inspect_run import describe_run, print_run
+
+    _, result = sequence_run
+    description = describe_run(result.output_dir)
+    assert description["raw_features"]["sentences"]["kind"] == "ragged"
+    # raw statistics are over the values of all steps
+    assert description["features"]["scores"]["count"] == sum(len(step) for doc in documents for step in doc["scores"])
+    out = io.StringIO()
+    print_run(description, Console(file=out, width=200))
+    assert "feature list (steps of values)" in out.getvalue()
+    assert os.path.exists(os.path.join(result.output_dir, "report.html"))
+
+
 def test_sequence_input_with_example_output(sequence_run, documents):
     """Feature lists written as tf.train.Example follow tf.Transform's spec: values plus each step's length."""
     import tensorflow_transform as tft
