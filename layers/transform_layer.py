@@ -31,8 +31,8 @@ class TransformLayer(keras.layers.Layer):
     sparse, ragged or dense, or left out, in which case the graph sees them missing in every row and
     applies the config's default. Feature lists (SequenceExample input) are ragged tensors of shape
     ``(batch, steps, values)``, as ``tf.io.parse_sequence_example`` gives them (a dense tensor is taken as
-    every step holding all its values); left out, they have no steps. The label column may be left out: the transformed features computed from it
-    are then not returned. Unknown keys are ignored.
+    every step holding all its values); left out, they have no steps. The label column may be left
+    out: the transformed features computed from it are then not returned. Unknown keys are ignored.
 
     The graph's files (vocabularies and every other asset) are saved inside the ``.keras`` file and
     the exported SavedModel, so neither needs the run directory once written. Loading a ``.keras``

@@ -50,7 +50,8 @@ def sequence_example(doc: dict) -> tf.train.SequenceExample:
         context[name].int64_list.value.append(doc[name])
     context["title"].bytes_list.value.append(doc["title"].encode())
     for tokens in doc["sentences"]:
-        example.feature_lists.feature_list["sentences"].feature.add().bytes_list.value.extend(t.encode() for t in tokens)
+        step = example.feature_lists.feature_list["sentences"].feature.add()
+        step.bytes_list.value.extend(t.encode() for t in tokens)
     for score in doc["scores"]:
         example.feature_lists.feature_list["scores"].feature.add().float_list.value.extend(score)
     return example
@@ -116,7 +117,8 @@ def sequence_run(tmp_path_factory, documents):
 def vocabulary_ids(values: list) -> dict:
     """tf.Transform's order: by count, descending; ties by the value's bytes, descending."""
     counts = collections.Counter(values)
-    return {value: i for i, value in enumerate(sorted(counts, key=lambda v: (counts[v], str(v).encode()), reverse=True))}
+    order = sorted(counts, key=lambda value: (counts[value], str(value).encode()), reverse=True)
+    return {value: i for i, value in enumerate(order)}
 
 
 def z_scores(values: list[float]) -> tuple[float, float]:
@@ -202,7 +204,8 @@ def test_serving_equals_the_shards_and_unseen_tokens_go_to_oov_buckets(sequence_
     known = shards["sentences"][0][0][0]
     unseen = served(layer, [{**raw_rows(documents)[0], "sentences": [[documents[0]["sentences"][0][0], "zebra"],
                                                                       [], ["qwerty"]]}])
-    oov = tf.strings.to_hash_bucket_fast(["zebra", "qwerty"], 2).numpy() + size  # FarmHash64 % buckets, after the vocabulary
+    # an unseen token: FarmHash64 % buckets, numbered after the vocabulary
+    oov = tf.strings.to_hash_bucket_fast(["zebra", "qwerty"], 2).numpy() + size
     assert unseen["sentences"] == [[[known, oov[0]], [], [oov[1]]]]
     check = verify(result.output_dir, sample=60)
     assert check.differences == 0 and check.unseen_rows == 50
@@ -223,10 +226,10 @@ def test_export_serves_raw_sequence_examples(sequence_run, documents, tmp_path):
     rows = raw_rows(documents[:40])
     exported = transform_raw_rows_exported(export_dir, rows)
     shards = parsed_shards(result.output_dir)
-    for name in ("sentences", "scores", "title", "author_id", "pub_date"):
-        expected = tf.ragged.constant(shards[name][:40]).to_tensor().numpy() if name in ("sentences", "scores", "title") \
-            else np.asarray(shards[name][:40])
-        np.testing.assert_array_equal(exported[name], expected, err_msg=name)
+    for name in ("sentences", "scores", "title"):  # var-len: zero-padded
+        np.testing.assert_array_equal(exported[name], tf.ragged.constant(shards[name][:40]).to_tensor().numpy(), name)
+    for name in ("author_id", "pub_date"):
+        np.testing.assert_array_equal(exported[name], np.asarray(shards[name][:40]), name)
     loaded = tf.saved_model.load(export_dir)
     assert "predict_raw" not in loaded.signatures  # a feature list is ragged; signatures take dense tensors
     examples = tf.constant([sequence_example(doc).SerializeToString() for doc in documents[:3]])
@@ -335,7 +338,8 @@ def test_bad_records_go_to_quarantine_with_file_record_and_feature(tmp_path, doc
     assert "not a tf.train.SequenceExample" in bad[13]["reason"]
     assert bad[21]["reason"] == "scores: 99.0 is above the domain maximum 10.0"
     with pytest.raises(TooManyBadRowsError, match="docs-0.tfrecord:4: sentences"):
-        run(config(tmp_path, schema=str(tmp_path / "docs.pbtxt"), output={"dir": str(tmp_path / "strict"), "shards": 1}))
+        run(config(tmp_path, schema=str(tmp_path / "docs.pbtxt"),
+                   output={"dir": str(tmp_path / "strict"), "shards": 1}))
 
 
 def test_config_errors_name_the_key(tmp_path):
