@@ -3,6 +3,7 @@
 from skewless.layers.cast import Cast
 from skewless.layers.export import (
     export_serving_model,
+    parse_raw_examples,
     read_spec_file,
     serialize_raw_examples,
     transform_raw_rows,
@@ -38,6 +39,7 @@ __all__ = [
     "export_keras_preprocessor",
     "export_serving_model",
     "keras_preprocessor",
+    "parse_raw_examples",
     "raw_feature_batch",
     "raw_inputs",
     "read_spec_file",

@@ -6,6 +6,9 @@
 - ``predict_raw``: one tensor of shape ``(batch,)`` per raw feature, by name -> the model's outputs;
 - ``transform_features``: ``examples`` -> the transformed features.
 
+A run of SequenceExample input (feature lists) serves serialized raw ``tf.train.SequenceExample``s,
+and has no ``predict_raw``: a signature takes dense tensors, and a feature list is ragged.
+
 None of them takes the label. Optional (VarLen) features left out of an Example get the config's
 default, exactly as in the batch job; `predict_raw` takes one value per row for every feature.
 The SavedModel carries the graph's assets and needs TensorFlow only (not skewless) to load.
@@ -27,6 +30,7 @@ import tensorflow as tf
 from skewless.errors import InputError, OutputExistsError, SchemaError
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
+from skewless.sequence_specs import parse_sequence_examples, split_raw_spec
 
 EXAMPLES = "examples"
 # A copy of the raw schema beside the SavedModel (TF Serving's place for extra files), so clients
@@ -75,7 +79,7 @@ def export_serving_model(
         return _named_outputs(model(_feed(model, model_features(raw)), training=False))
 
     def parse(examples):
-        return tf.io.parse_example(examples, serving_spec)
+        return parse_raw_examples(examples, serving_spec)
 
     examples_spec = [tf.TensorSpec([None], tf.string, name=EXAMPLES)]
     raw_spec = [
@@ -86,7 +90,8 @@ def export_serving_model(
     if transform is None:
         archive.track(graph)
     archive.add_endpoint("serving_default", lambda examples: predict(parse(examples)), examples_spec)
-    archive.add_endpoint("predict_raw", predict, raw_spec)
+    if not split_raw_spec(serving_spec)[1]:
+        archive.add_endpoint("predict_raw", predict, raw_spec)
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
     archive.write_out(export_dir, verbose=False)
     _write_spec_file(export_dir, graph, serving_spec)
@@ -107,28 +112,52 @@ def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -
     """Raw rows (dicts by feature name) as serialized ``tf.train.Example``, typed by the raw spec.
 
     A value of None, or a feature left out of a row, is absent from its Example. Features that are
-    not in the spec are left out.
+    not in the spec are left out. When the spec has feature lists (SequenceExample input), the rows
+    become ``tf.train.SequenceExample``s: a feature list's value is a list of steps, each a list of
+    values (or one value), and the other features are the context.
     """
+    context, feature_lists = split_raw_spec(dict(raw_feature_spec))
     serialized = []
     for index, row in enumerate(rows):
-        example = tf.train.Example()
-        for name, spec in raw_feature_spec.items():
-            value = row.get(name)
-            if value is None:
+        if feature_lists:
+            example = tf.train.SequenceExample()
+            features = example.context.feature
+        else:
+            example = tf.train.Example()
+            features = example.features.feature
+        for name, spec in context.items():
+            if row.get(name) is not None:
+                _fill(features[name], row[name], spec.dtype, f"row {index}: raw feature {name!r}")
+        for name, spec in feature_lists.items():
+            if row.get(name) is None:
                 continue
-            values = np.asarray(value, dtype=object).reshape(-1).tolist()
-            feature = example.features.feature[name]
-            try:
-                if spec.dtype == tf.string:
-                    feature.bytes_list.value.extend(v if isinstance(v, bytes) else str(v).encode() for v in values)
-                elif spec.dtype.is_floating:
-                    feature.float_list.value.extend(float(v) for v in values)
-                else:
-                    feature.int64_list.value.extend(_exact_int(v) for v in values)
-            except (TypeError, ValueError):
-                raise InputError(f"row {index}: raw feature {name!r} = {value!r} is not a {spec.dtype.name}") from None
+            steps = example.feature_lists.feature_list[name].feature
+            for step in row[name]:
+                _fill(steps.add(), step, spec.dtype, f"row {index}: a step of raw feature list {name!r}")
         serialized.append(example.SerializeToString())
     return serialized
+
+
+def parse_raw_examples(serialized, raw_feature_spec: Mapping) -> dict:
+    """Serialized raw records (`serialize_raw_examples`) -> raw features as `TransformLayer` takes them."""
+    context, feature_lists = split_raw_spec(dict(raw_feature_spec))
+    if feature_lists:
+        return parse_sequence_examples(serialized, context, feature_lists)
+    return tf.io.parse_example(serialized, dict(raw_feature_spec))
+
+
+def _fill(feature: tf.train.Feature, value, dtype: tf.DType, what: str) -> None:
+    """One tf.train.Feature holding `value` (a value or a list of them) as `dtype`."""
+    values = np.asarray(value, dtype=object).reshape(-1).tolist()
+    try:
+        if dtype == tf.string:
+            feature.bytes_list.value.extend(v if isinstance(v, bytes) else str(v).encode() for v in values)
+        elif dtype.is_floating:
+            feature.float_list.value.extend(float(v) for v in values)
+        else:
+            feature.int64_list.value.extend(_exact_int(v) for v in values)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} = {value!r} is not a {dtype.name}") from None
 
 
 def transform_raw_rows(graph_dir: str | os.PathLike | TransformLayer, rows: Iterable[Mapping]) -> dict[str, np.ndarray]:
@@ -143,7 +172,7 @@ def transform_raw_rows(graph_dir: str | os.PathLike | TransformLayer, rows: Iter
     spec = dict(layer.raw_feature_spec)
     if layer.label in spec and not all(row.get(layer.label) is not None for row in rows):
         del spec[layer.label]
-    features = tf.io.parse_example(tf.constant(serialize_raw_examples(rows, spec), tf.string), spec)
+    features = parse_raw_examples(tf.constant(serialize_raw_examples(rows, spec), tf.string), spec)
     return _to_numpy(layer(features))
 
 
@@ -162,10 +191,17 @@ def _exact_int(value) -> int:
 
 
 def _to_numpy(features: Mapping) -> dict[str, np.ndarray]:
-    return {
-        name: (tf.sparse.to_dense(value) if isinstance(value, tf.SparseTensor) else value).numpy()
-        for name, value in features.items()
-    }
+    """Var-len features zero-padded to the longest row (feature lists to the most steps and values)."""
+    return {name: padded(value).numpy() for name, value in features.items()}
+
+
+def padded(value):
+    """A sparse or ragged tensor as a dense one, zero-padded: how the skew check compares var-len features."""
+    if isinstance(value, tf.SparseTensor):
+        return tf.sparse.to_dense(value)
+    if isinstance(value, tf.RaggedTensor):
+        return value.to_tensor()
+    return value
 
 
 def _load_model(path: str):

@@ -74,6 +74,8 @@ def read_graph_features(graph_dir: str | os.PathLike) -> dict[str, GraphFeature]
     for name, tensor in outputs.items():
         if isinstance(tensor, tf.SparseTensor):
             tensor = tensor.values
+        elif isinstance(tensor, tf.RaggedTensor):  # a feature list: its values are what the transform computed
+            tensor = tensor.flat_values
         features[name] = _walk(name, tensor, captured, raw_names)
     return features
 

@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from skewless.errors import InputError, NotPortableError
-from skewless.layers.export import serialize_raw_examples, transform_raw_rows
+from skewless.layers.export import parse_raw_examples, serialize_raw_examples, transform_raw_rows
 from skewless.layers.graph_analyzers import read_graph_features
 from skewless.layers.native_plan import FeaturePlan, plan_feature, refused
 from skewless.layers.native_preprocessor import NativePreprocessor
@@ -184,8 +184,9 @@ def raw_feature_batch(rows: Iterable[Mapping], raw_spec: Mapping) -> dict:
     The rows go through ``tf.train.Example`` and ``tf.io.parse_example`` as a serving request does.
     """
     spec = dict(raw_spec)
-    parsed = tf.io.parse_example(tf.constant(serialize_raw_examples(rows, spec), tf.string), spec)
-    return {name: value if isinstance(value, tf.SparseTensor) else value.numpy() for name, value in parsed.items()}
+    parsed = parse_raw_examples(tf.constant(serialize_raw_examples(rows, spec), tf.string), spec)
+    return {name: value if isinstance(value, (tf.SparseTensor, tf.RaggedTensor)) else value.numpy()
+            for name, value in parsed.items()}
 
 
 def _build(plans: dict[str, FeaturePlan]) -> NativePreprocessor:

@@ -28,7 +28,9 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
             values = [tf.io.encode_png(tf.zeros([1, 1, 1], tf.uint8)).numpy()] * count
         else:
             values = _column(name, spec.dtype, probe, count, rng)
-        if isinstance(spec, tf.io.VarLenFeature):
+        if isinstance(spec, tf.io.RaggedFeature):  # a feature list: here one step of one value
+            values = [[[value]] for value in values]
+        if isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature)):
             missing = rng.random(count) < 0.15
             values = [None if gone else value for value, gone in zip(values, missing)]
         columns[name] = values

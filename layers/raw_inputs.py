@@ -17,7 +17,8 @@ def raw_inputs(
     """One `keras.Input` per raw feature of the graph, named after it and typed from the raw schema.
 
     Required (FixedLen) features are dense inputs of shape ``(None,)``; optional (VarLen) features are
-    sparse inputs of shape ``(None, None)``, as ``tf.io.parse_example`` produces them. The label column
+    sparse inputs of shape ``(None, None)``, as ``tf.io.parse_example`` produces them; feature lists
+    (SequenceExample input) ragged inputs of shape ``(None, None, None)``. The label column
     (named in the run's ``run.json`` unless `label` is given) is left out unless `include_label`.
 
     Example:
@@ -42,6 +43,8 @@ def raw_inputs(
             continue
         if isinstance(feature, tf.io.VarLenFeature):
             inputs[name] = keras.Input(shape=(None,), sparse=True, dtype=feature.dtype.name, name=name)
+        elif isinstance(feature, tf.io.RaggedFeature):  # a feature list: (batch, steps, values)
+            inputs[name] = keras.Input(shape=(None, None), ragged=True, dtype=feature.dtype.name, name=name)
         else:
             inputs[name] = keras.Input(shape=tuple(feature.shape), dtype=feature.dtype.name, name=name)
     return inputs

@@ -46,8 +46,11 @@ def label_column(directory: str | os.PathLike, label: str | None = FROM_RUN) -> 
     return None
 
 
-def spec_to_json(spec: tf.io.FixedLenFeature | tf.io.VarLenFeature) -> dict:
-    """A tf.io feature spec as a JSON-friendly dict (a Keras config must be plain JSON)."""
+def spec_to_json(spec: tf.io.FixedLenFeature | tf.io.VarLenFeature | tf.io.RaggedFeature) -> dict:
+    """A tf.io feature spec as a JSON-friendly dict (a Keras config must be plain JSON).
+
+    Ragged features are those of SequenceExample feature lists (see `skewless.sequence_specs`): a value
+    key and row-lengths partitions."""
     if isinstance(spec, tf.io.FixedLenFeature):
         default = spec.default_value
         if default is not None:
@@ -55,14 +58,25 @@ def spec_to_json(spec: tf.io.FixedLenFeature | tf.io.VarLenFeature) -> dict:
         return {"kind": "fixed", "dtype": spec.dtype.name, "shape": list(spec.shape), "default": default}
     if isinstance(spec, tf.io.VarLenFeature):
         return {"kind": "var", "dtype": spec.dtype.name}
-    raise SchemaError(f"feature spec {spec!r} is not supported (only FixedLenFeature and VarLenFeature)")
+    if isinstance(spec, tf.io.RaggedFeature) and all(
+        isinstance(partition, tf.io.RaggedFeature.RowLengths) for partition in spec.partitions
+    ):
+        return {"kind": "ragged", "dtype": spec.dtype.name, "value_key": spec.value_key,
+                "row_lengths": [partition.key for partition in spec.partitions],
+                "row_splits_dtype": spec.row_splits_dtype.name}
+    raise SchemaError(f"feature spec {spec!r} is not supported (FixedLenFeature, VarLenFeature and RaggedFeature "
+                      "with row-lengths partitions are)")
 
 
-def spec_from_json(data: dict) -> tf.io.FixedLenFeature | tf.io.VarLenFeature:
+def spec_from_json(data: dict) -> tf.io.FixedLenFeature | tf.io.VarLenFeature | tf.io.RaggedFeature:
     """The inverse of `spec_to_json`."""
     dtype = tf.as_dtype(data["dtype"])
     if data["kind"] == "var":
         return tf.io.VarLenFeature(dtype)
+    if data["kind"] == "ragged":
+        partitions = [tf.io.RaggedFeature.RowLengths(key) for key in data["row_lengths"]]
+        return tf.io.RaggedFeature(dtype, value_key=data["value_key"], partitions=partitions,
+                                   row_splits_dtype=tf.as_dtype(data["row_splits_dtype"]))
     return tf.io.FixedLenFeature(data["shape"], dtype, default_value=data.get("default"))
 
 

@@ -29,8 +29,10 @@ class TransformLayer(keras.layers.Layer):
     by the graph the Beam job wrote, so training and serving cannot skew. FixedLen features are
     tensors of shape ``(batch,)`` (``(batch, 1)`` is accepted too); VarLen (optional) features may be
     sparse, ragged or dense, or left out, in which case the graph sees them missing in every row and
-    applies the config's default. The label column may be left out: the transformed features computed from it
-    are then not returned. Unknown keys are ignored.
+    applies the config's default. Feature lists (SequenceExample input) are ragged tensors of shape
+    ``(batch, steps, values)``, as ``tf.io.parse_sequence_example`` gives them (a dense tensor is taken as
+    every step holding all its values); left out, they have no steps. The label column may be left
+    out: the transformed features computed from it are then not returned. Unknown keys are ignored.
 
     The graph's files (vocabularies and every other asset) are saved inside the ``.keras`` file and
     the exported SavedModel, so neither needs the run directory once written. Loading a ``.keras``
@@ -110,6 +112,8 @@ class TransformLayer(keras.layers.Layer):
                 continue
             if isinstance(spec, tf.io.VarLenFeature):
                 outputs[name] = keras.KerasTensor((None, None), dtype=spec.dtype.name, sparse=True)
+            elif isinstance(spec, tf.io.RaggedFeature):
+                outputs[name] = keras.KerasTensor((None, None, None), dtype=spec.dtype.name, ragged=True)
             else:
                 outputs[name] = keras.KerasTensor((None, *spec.shape), dtype=spec.dtype.name)
         return outputs
@@ -185,7 +189,13 @@ class TransformLayer(keras.layers.Layer):
             if value is None:
                 if name == self.label:
                     continue
-                value = _missing(spec.dtype, _batch_size(next(iter(inputs.values()))))
+                batch_size = _batch_size(next(iter(inputs.values())))
+                if isinstance(spec, tf.io.RaggedFeature):
+                    value = _no_steps(spec.dtype, batch_size)
+                else:
+                    value = _missing(spec.dtype, batch_size)
+            elif isinstance(spec, tf.io.RaggedFeature):
+                value = _as_feature_list(name, value, spec.dtype)
             elif isinstance(spec, tf.io.VarLenFeature):
                 value = _as_sparse(value, spec.dtype)
             else:
@@ -215,6 +225,8 @@ def _dtype_of(value) -> tf.DType | None:
 def _placeholder_spec(spec):
     if isinstance(spec, tf.io.VarLenFeature):
         return tf.SparseTensorSpec([None, None], spec.dtype)
+    if isinstance(spec, tf.io.RaggedFeature):
+        return tf.RaggedTensorSpec([None, None, None], spec.dtype, ragged_rank=2, row_splits_dtype=tf.int64)
     return tf.TensorSpec([None, *spec.shape], spec.dtype)
 
 
@@ -230,6 +242,26 @@ def _missing(dtype, batch_size):
     """A VarLen feature missing from a whole batch, as tf.io.parse_example gives it: no values."""
     dense_shape = tf.stack([batch_size, tf.constant(0, tf.int64)])
     return tf.SparseTensor(tf.zeros([0, 2], tf.int64), tf.zeros([0], dtype), dense_shape)
+
+
+def _no_steps(dtype, batch_size):
+    """A feature list missing from a whole batch: every row has zero steps."""
+    splits = tf.zeros(tf.reshape(batch_size + 1, [1]), tf.int64)
+    return tf.RaggedTensor.from_nested_row_splits(tf.zeros([0], dtype), [splits, tf.zeros([1], tf.int64)])
+
+
+def _as_feature_list(name: str, value, dtype):
+    """A feature list as the graph takes it: ragged (batch, steps, values); a dense tensor is every step full."""
+    if not isinstance(value, tf.RaggedTensor):
+        value = tf.convert_to_tensor(value)
+        if value.shape.rank != 3:
+            raise InputError(f"raw feature {name!r} is a feature list: feed a tf.RaggedTensor of shape (batch, steps, "
+                             f"values), as tf.io.parse_sequence_example gives it, not shape {value.shape}")
+        value = tf.RaggedTensor.from_tensor(value, ragged_rank=2)
+    elif value.ragged_rank != 2:
+        raise InputError(f"raw feature {name!r} is a feature list: feed a tf.RaggedTensor of shape (batch, steps, "
+                         f"values), not ragged_rank {value.ragged_rank}")
+    return tf.cast(value.with_row_splits_dtype(tf.int64), dtype)
 
 
 def _as_sparse(value, dtype):

@@ -4,6 +4,12 @@ A column with a `default` (or `fill`) in the config may be missing in a row: it 
 value) and the graph fills the default, so serving fills it the same way. A list column (`list: true`)
 is a `VarLenFeature` too, of any number of values. Every other column is a required
 `FixedLenFeature([])`: a row without a value there goes to quarantine.
+
+A feature list of `tf.train.SequenceExample` input (`sequence: true`) is a list of steps per row, each
+step 0..n values: an Arrow list<list<kind>> column, a (batch, steps, values) `tf.RaggedTensor` in the
+graph. The raw schema then has TFX's SequenceExample form: the feature lists are the children of a
+STRUCT feature ``##SEQUENCE##``, and every feature gets an explicit TensorRepresentation (see
+`skewless.sequence_specs`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ class RawColumn:
     default: Any = None
     is_list: bool = False  # 0..n values per row (an Arrow list column), always optional
     image: bool = False  # encoded images (transform: image): bytes that do not start like one go to quarantine
+    sequence: bool = False  # a SequenceExample feature list: steps of 0..n values per row, always optional
 
     def tf_dtype(self):
         import tensorflow as tf
@@ -35,6 +42,8 @@ class RawColumn:
     def feature_spec(self):
         import tensorflow as tf
 
+        if self.sequence:
+            return tf.io.RaggedFeature(self.tf_dtype(), value_key=self.name, row_splits_dtype=tf.int64)
         if self.optional:
             return tf.io.VarLenFeature(self.tf_dtype())
         return tf.io.FixedLenFeature([], self.tf_dtype())
@@ -45,10 +54,44 @@ def raw_feature_spec(columns: list[RawColumn]) -> dict:
 
 
 def raw_schema(columns: list[RawColumn]):
-    """The tf.metadata Schema of the raw columns, as tf.Transform records it next to the graph."""
-    from tensorflow_transform.tf_metadata import schema_utils
+    """The tf.metadata Schema of the raw columns, as tf.Transform records it next to the graph.
 
-    return schema_utils.schema_from_feature_spec(raw_feature_spec(columns))
+    With feature lists it is TFX's SequenceExample schema: the context columns, a STRUCT holding the
+    feature lists, and a TensorRepresentation per feature (a ragged tensor for each feature list).
+    """
+    from tensorflow_metadata.proto.v0 import schema_pb2
+    from tensorflow_transform.tf_metadata import schema_utils
+    from tfx_bsl.tfxio import tensor_representation_util
+
+    from skewless.sequence_specs import SEQUENCE_COLUMN
+
+    context = [c for c in columns if not c.sequence]
+    schema = schema_utils.schema_from_feature_spec(raw_feature_spec(context))
+    sequences = [c for c in columns if c.sequence]
+    if not sequences:
+        return schema
+    representations = tensor_representation_util.InferTensorRepresentationsFromSchema(schema)
+    struct = schema.feature.add(name=SEQUENCE_COLUMN, type=schema_pb2.STRUCT)
+    types = {"int": schema_pb2.INT, "float": schema_pb2.FLOAT, "bytes": schema_pb2.BYTES}
+    for column in sequences:
+        struct.struct_domain.feature.add(name=column.name, type=types[column.kind])
+        representations[column.name] = schema_pb2.TensorRepresentation(
+            ragged_tensor=schema_pb2.TensorRepresentation.RaggedTensor(
+                feature_path={"step": [SEQUENCE_COLUMN, column.name]}
+            )
+        )
+    tensor_representation_util.SetTensorRepresentationsInSchema(schema, representations)
+    return schema
+
+
+def tensor_adapter_config(columns: list[RawColumn]):
+    """How tfx_bsl turns `to_record_batch` batches into the graph's input tensors."""
+    from tfx_bsl.tfxio import tensor_adapter, tensor_representation_util
+
+    return tensor_adapter.TensorAdapterConfig(
+        arrow_schema(columns),
+        tensor_representation_util.InferTensorRepresentationsFromMixedSchema(raw_schema(columns)),
+    )
 
 
 def to_list_array(values: pa.Array) -> pa.Array:
@@ -67,11 +110,40 @@ def to_list_array(values: pa.Array) -> pa.Array:
 
 
 def to_record_batch(table: pa.Table, columns: list[RawColumn]) -> pa.RecordBatch:
-    """Typed flat columns (list columns already lists) -> the RecordBatch of list columns tf.Transform reads."""
+    """Typed flat columns (list columns already lists) -> the RecordBatch of list columns tf.Transform reads.
+
+    Feature lists go into one struct column, as tfx_bsl's SequenceExample decoder gives them.
+    """
+    from skewless.sequence_specs import SEQUENCE_COLUMN
+
+    context = [c for c in columns if not c.sequence]
     arrays = [table.column(c.name).combine_chunks() if c.is_list else to_list_array(table.column(c.name).combine_chunks())
-              for c in columns]
-    return pa.RecordBatch.from_arrays(arrays, [c.name for c in columns])
+              for c in context]
+    names = [c.name for c in context]
+    sequences = [c for c in columns if c.sequence]
+    if sequences:
+        # tfx_bsl reads raw offsets and refuses sliced arrays: each nested column is rebuilt from offset 0
+        nested = [_unsliced(table.column(c.name).combine_chunks()) for c in sequences]
+        arrays.append(pa.StructArray.from_arrays(nested, [c.name for c in sequences]))
+        names.append(SEQUENCE_COLUMN)
+    return pa.RecordBatch.from_arrays(arrays, names)
 
 
 def arrow_schema(columns: list[RawColumn]) -> pa.Schema:
-    return pa.schema([pa.field(c.name, pa.list_(ARROW_TYPES[c.kind])) for c in columns])
+    from skewless.sequence_specs import SEQUENCE_COLUMN
+
+    fields = [pa.field(c.name, pa.list_(ARROW_TYPES[c.kind])) for c in columns if not c.sequence]
+    sequences = [pa.field(c.name, pa.list_(pa.list_(ARROW_TYPES[c.kind]))) for c in columns if c.sequence]
+    if sequences:
+        fields.append(pa.field(SEQUENCE_COLUMN, pa.struct(sequences)))
+    return pa.schema(fields)
+
+
+def _unsliced(column: pa.Array) -> pa.Array:
+    """A list<list<T>> column as fresh arrays whose offsets start at 0 (what a take or filter may not give)."""
+    steps = column.flatten()
+    outer = np.asarray(column.offsets) - column.offsets[0].as_py()
+    inner = np.asarray(steps.offsets) - steps.offsets[0].as_py()
+    values = steps.flatten()
+    return pa.ListArray.from_arrays(pa.array(outer.astype(np.int32)),
+                                    pa.ListArray.from_arrays(pa.array(inner.astype(np.int32)), values))

@@ -77,7 +77,8 @@ def make_dataset(
     Returns:
       A `tf.data.Dataset` of `(features, label)` pairs, or of `features` when `label` is None;
       `features` maps each feature name to a tensor whose first dimension is the batch; variable-length
-      features (VarLenFeature in the transformed spec: text ids, lists) are `tf.RaggedTensor`s.
+      features (VarLenFeature in the transformed spec: text ids, lists) are `tf.RaggedTensor`s of shape
+      (batch, None), feature lists (of SequenceExample input) of shape (batch, steps, values).
 
     Raises:
       InputError: the run directory, its transform graph or the split's shards are missing.
@@ -91,6 +92,7 @@ def make_dataset(
     if num_epochs is not None and num_epochs < 1:
         raise ConfigError(f"num_epochs must be >= 1 or None (forever), got {num_epochs}")
     spec = _parse_spec(run_dir, label, features)
+    parse = record_parser(run_dir, spec)
     shards = split_shards(run_dir, split)
     paths = [path for path, _ in shards]
     shuffle = shuffle_buffer > 0
@@ -110,7 +112,7 @@ def make_dataset(
         # A different seed than the file shuffle's, so the two permutations are independent.
         records = records.shuffle(shuffle_buffer, seed=_offset(seed, 1), reshuffle_each_iteration=True)
     batches = records.batch(batch_size, drop_remainder=drop_remainder).map(
-        _parser(spec, label), num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
+        _with_label(parse, label), num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
     )
     rows = [count for _, count in shards]
     if data_service is not None:
@@ -237,15 +239,36 @@ def _read_chunks(path: tf.Tensor) -> tf.data.Dataset:
     return records.batch(_READ_CHUNK)
 
 
-def _parser(spec: dict, label: str | None):
-    def parse(serialized: tf.Tensor):
-        parsed = tf.io.parse_example(serialized, spec)
+def record_parser(run_dir: str, spec: dict):
+    """A function from a batch of the run's serialized shard records to its features, parsed by `spec`.
+
+    The shards are tf.train.Examples, or SequenceExamples when the run wrote `sequence_example.json`
+    (`output.format: sequence_example`); their feature lists come back as (batch, steps, values) ragged tensors.
+    """
+    from skewless.sequence_specs import SEQUENCE_FILE, feature_list_spec, parse_sequence_examples
+
+    path = os.path.join(run_dir, SEQUENCE_FILE)
+    if not os.path.exists(path):
+        return lambda serialized: tf.io.parse_example(serialized, spec)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            feature_lists = set(json.load(handle)["feature_lists"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise InputError(f"{path}: cannot read which features are feature lists: {error}") from None
+    context = {name: feature for name, feature in spec.items() if name not in feature_lists}
+    lists = {name: feature_list_spec(name, feature) for name, feature in spec.items() if name in feature_lists}
+    return lambda serialized: parse_sequence_examples(serialized, context, lists)
+
+
+def _with_label(parse, label: str | None):
+    def parse_with_label(serialized: tf.Tensor):
+        parsed = parse(serialized)
         if label is None:
             return parsed
         target = parsed.pop(label)
         return parsed, target
 
-    return parse
+    return parse_with_label
 
 
 def _offset(seed: int | None, offset: int) -> int | None:

@@ -1,4 +1,4 @@
-"""tf.train.Example serialization of a batch of list columns, the same bytes on every run.
+"""tf.train.Example and tf.train.SequenceExample serialization of a batch of list columns, the same bytes on every run.
 
 tfx_bsl's `RecordBatchToExamplesEncoder` writes each Example's feature map in hash order, and that
 order changes from run to run (protobuf seeds its map hashing per process), so the same rows gave
@@ -13,7 +13,12 @@ Wire format (every field length-delimited: a tag byte ``field << 3 | 2``, a vari
     Feature      { 1: BytesList | 2: FloatList | 3: Int64List }
     BytesList    { 1: bytes, repeated }   FloatList { 1: packed float32 }   Int64List { 1: packed varints }
 
-An empty list is written as an empty list message, as protobuf writes it.
+An empty list is written as an empty list message, as protobuf writes it. A SequenceExample is::
+
+    SequenceExample  { 1: Features (context), 2: FeatureLists }   each left out when the batch has no such column
+    FeatureLists     { 1: FeatureListEntry, repeated }            the map<string, FeatureList>
+    FeatureListEntry { 1: key, 2: FeatureList }
+    FeatureList      { 1: Feature, repeated }                     one Feature per step
 """
 
 from __future__ import annotations
@@ -31,21 +36,82 @@ _VARINT_LIMITS = np.uint64(1) << _VARINT_SHIFTS[1:]  # a value at or above the k
 def encode_examples(batch: pa.RecordBatch) -> list[bytes]:
     """One serialized tf.train.Example per row of `batch`, whose columns are lists of float32, int64 or binary."""
     rows = batch.num_rows
-    parts: list[tuple[np.ndarray, np.ndarray]] = []  # per part: its bytes for all rows, and each row's share
-    features_length = np.zeros(rows, dtype=np.int64)
+    entries = [_map_entry(name, *_feature_message(batch.column(name)), rows) for name in sorted(batch.schema.names)]
+    return _serialized(_field(_FIELD_1, entries, rows), rows)
+
+
+def encode_sequence_examples(batch: pa.RecordBatch) -> list[bytes]:
+    """One serialized tf.train.SequenceExample per row of `batch`: its list columns are the context features,
+    its list<list> columns (steps of values) the feature lists."""
+    rows = batch.num_rows
+    context, lists = [], []
     for name in sorted(batch.schema.names):
-        feature_parts, entry_length = _feature_entry(name, batch.column(name))
-        parts.extend(feature_parts)
-        features_length += entry_length
-    head = [_constant(_FIELD_1, rows), _varints(features_length)]
-    data, lengths = _concat_rows(head + parts, rows)
+        column = batch.column(name)
+        if _is_nested(column.type):
+            lists.append(_map_entry(name, *_feature_list_message(column), rows))
+        else:
+            context.append(_map_entry(name, *_feature_message(column), rows))
+    parts = []
+    if context:
+        parts += _field(_FIELD_1, context, rows)
+    if lists:
+        parts += _field(_FIELD_2, lists, rows)
+    return _serialized(parts, rows)
+
+
+def _is_nested(arrow_type: pa.DataType) -> bool:
+    is_list = pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
+    return is_list and (pa.types.is_list(arrow_type.value_type) or pa.types.is_large_list(arrow_type.value_type))
+
+
+def _serialized(parts: list, rows: int) -> list[bytes]:
+    data, lengths = _concat_rows(parts, rows)
     ends = np.cumsum(lengths)
     buffer = data.tobytes()
     return [buffer[end - length : end] for end, length in zip(ends.tolist(), lengths.tolist())]
 
 
-def _feature_entry(name: str, column: pa.Array) -> tuple[list, np.ndarray]:
-    """The parts of one feature's map entry per row (tag and length included), and each row's entry length."""
+def _field(tag: int, entries: list[tuple[list, np.ndarray]], rows: int) -> list:
+    """A message field made of messages (each: its parts, each row's length): tag, length, their bytes."""
+    length = np.zeros(rows, dtype=np.int64)
+    parts = []
+    for entry_parts, entry_length in entries:
+        parts.extend(entry_parts)
+        length += entry_length
+    return [_constant(tag, rows), _varints(length), *parts]
+
+
+def _map_entry(name: str, value_parts: list, value_length: np.ndarray, rows: int) -> tuple[list, np.ndarray]:
+    """The parts of one map entry per row ({1: name, 2: value}, its tag and length included), and its length per row."""
+    value_length_varint = _varints(value_length)
+    key = name.encode()
+    key_field = bytes([_FIELD_1]) + _varint_bytes(len(key)) + key + bytes([_FIELD_2])
+    entry_length = len(key_field) + value_length_varint[1] + value_length
+    entry_length_varint = _varints(entry_length)
+    parts = [
+        _constant(_FIELD_1, rows),
+        entry_length_varint,
+        (np.tile(np.frombuffer(key_field, np.uint8), rows), np.full(rows, len(key_field), np.int64)),
+        value_length_varint,
+        *value_parts,
+    ]
+    return parts, 1 + entry_length_varint[1] + entry_length
+
+
+def _feature_list_message(column: pa.Array) -> tuple[list, np.ndarray]:
+    """A FeatureList per row of a list<list> column: one Feature per step (a field 1 each), and their lengths."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    offsets = column.offsets.to_numpy().astype(np.int64)
+    steps = column.values.slice(offsets[0], offsets[-1] - offsets[0])
+    # every step's bytes, step after step: each row's steps are one run of them
+    step_data, step_length = _concat_rows(_field(_FIELD_1, [_feature_message(steps)], len(steps)), len(steps))
+    row_length = _per_row(step_length, offsets - offsets[0])
+    return [(step_data, row_length)], row_length
+
+
+def _feature_message(column: pa.Array) -> tuple[list, np.ndarray]:
+    """The parts of a Feature message per row of a list column, and each row's Feature length."""
     kind, offsets, data, data_length = _payload(column)
     rows = len(offsets) - 1
     if kind == "bytes":
@@ -59,22 +125,8 @@ def _feature_entry(name: str, column: pa.Array) -> tuple[list, np.ndarray]:
                       _masked(packed_length, present), (data, data_length)]
         list_length = present * (1 + packed_length[1]) + data_length
     list_length_varint = _varints(list_length)
-    feature_length = 1 + list_length_varint[1] + list_length
-    feature_length_varint = _varints(feature_length)
-    key = name.encode()
-    key_field = bytes([_FIELD_1]) + _varint_bytes(len(key)) + key + bytes([_FIELD_2])
-    entry_length = len(key_field) + feature_length_varint[1] + feature_length
-    entry_length_varint = _varints(entry_length)
-    parts = [
-        _constant(_FIELD_1, rows),
-        entry_length_varint,
-        (np.tile(np.frombuffer(key_field, np.uint8), rows), np.full(rows, len(key_field), np.int64)),
-        feature_length_varint,
-        _constant(_LIST_TAGS[kind], rows),
-        list_length_varint,
-        *list_parts,
-    ]
-    return parts, 1 + entry_length_varint[1] + entry_length
+    parts = [_constant(_LIST_TAGS[kind], rows), list_length_varint, *list_parts]
+    return parts, 1 + list_length_varint[1] + list_length
 
 
 def _payload(column: pa.Array) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:

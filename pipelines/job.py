@@ -219,11 +219,10 @@ def _pipeline_options(config: JobConfig, beam_args: list[str]):
 def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: list[str]) -> None:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
-    from tfx_bsl.tfxio import tensor_adapter, tensor_representation_util
 
     from skewless.pipelines.analysis import AnalyzeInputs, write_json
-    from skewless.pipelines.columns import arrow_schema, raw_schema
     from skewless.pipelines import runners
+    from skewless.pipelines.columns import tensor_adapter_config
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
     from skewless.pipelines.transform import TransformUnitFn
@@ -231,10 +230,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
     graph_dir = os.path.join(staging, "transform_graph")
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     columns = job_plan.columns
-    adapter_config = tensor_adapter.TensorAdapterConfig(
-        arrow_schema(columns),
-        tensor_representation_util.InferTensorRepresentationsFromSchema(raw_schema(columns)),
-    )
+    adapter_config = tensor_adapter_config(columns)
     vocabulary_features = [n for n, f in config.features.items() if f.transform == "vocabulary"]
     cache_dir = config.resolve(config.cache_dir) if config.cache_dir else None
 
@@ -264,6 +260,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
                     config.output.compression,
                     len(job_plan.units),
                     vocabulary_features,
+                    config.output.format,
                 ),
                 graph_ready=beam.pvalue.AsSingleton(graph_written),
             )
@@ -300,6 +297,8 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
     written = {split: sum(s["rows"] for s in shards[split]) for split in shards}
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     _write_metadata(config, job_plan.columns, staging)
+    if config.output.format == "sequence_example":
+        _write_sequence_spec(staging)
     canonicalize(os.path.join(staging, "transform_graph", "transform_fn"))
     shutil.rmtree(os.path.join(staging, PARTS_DIR))
     shutil.rmtree(stats_dir, ignore_errors=True)
@@ -311,6 +310,7 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
         "label": {"column": config.label.column, "name": config.label.column} if config.label else None,
         "shards": shards,
         "compression": config.output.compression,
+        "format": config.output.format,
         # datasets: the input files with an analyzer cache (else the whole input); analyzed: those read this run
         "analysis": {"datasets": len(job_plan.datasets), "analyzed": analyzed, "cache_dir": config.cache_dir},
         "seconds": {"pipeline": round(pipeline_seconds, 3), "total": round(time.time() - started, 3)},
@@ -394,6 +394,19 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
     resolved["input"]["paths"] = [config.resolve(p) for p in config.input.paths]
     with open(os.path.join(staging, "config.yaml"), "w") as handle:
         yaml.safe_dump(resolved, handle, sort_keys=False)
+
+
+def _write_sequence_spec(staging: str) -> None:
+    """RUN_DIR/sequence_example.json: which transformed features the SequenceExample shards hold as context
+    features and which as feature lists (`skewless.sequence_specs.split_transformed_spec` decides)."""
+    import tensorflow_transform as tft
+
+    from skewless.sequence_specs import SEQUENCE_FILE, split_transformed_spec
+
+    spec = tft.TFTransformOutput(os.path.join(staging, "transform_graph")).transformed_feature_spec()
+    context, lists = split_transformed_spec(spec)
+    with open(os.path.join(staging, SEQUENCE_FILE), "w") as handle:
+        json.dump({"context": sorted(context), "feature_lists": sorted(lists)}, handle, indent=2)
 
 
 def _versions() -> dict:

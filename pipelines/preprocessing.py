@@ -101,8 +101,10 @@ def hashed_cross(values: list, hash_buckets: int):
 def _apply(tf, tft, name: str, value, options: dict, kind: str) -> dict:
     """The transformed features of one raw column: {name: tensor}, plus `name`_weights for a bag of words.
 
-    A list column arrives as a (batch, n) SparseTensor; every transform then applies to each value
-    (statistics over all values), and `max_length` makes the result a dense (batch, max_length).
+    A list column arrives as a (batch, n) SparseTensor, a feature list as a (batch, steps, values)
+    RaggedTensor; every transform then applies to each value (statistics over all values, as
+    tf.Transform 1.21 computes them for sparse and ragged tensors), and `max_length` makes a list's
+    result a dense (batch, max_length).
     """
     transform = options["transform"]
     if transform == "text_vocabulary":
@@ -132,11 +134,14 @@ def _apply(tf, tft, name: str, value, options: dict, kind: str) -> dict:
 
 
 def _each(function, value, *args):
-    """`function` applied to each value of a dense or sparse tensor (a list column is sparse)."""
+    """`function` applied to each value of a dense, sparse or ragged tensor (a list column is sparse, a
+    feature list ragged)."""
     import tensorflow as tf
 
     if isinstance(value, tf.SparseTensor):
         return tf.sparse.map_values(function, value, *args)
+    if isinstance(value, tf.RaggedTensor):
+        return tf.ragged.map_flat_values(function, value, *args)
     return function(value, *args)
 
 

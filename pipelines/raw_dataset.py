@@ -82,6 +82,10 @@ def make_raw_dataset(
         raise ConfigError("transform=True needs graph_dir (the run whose transform graph to apply)")
     config, input_config = _input_of(source)
     input_config, paths = _expanded(config, input_config)
+    if input_config.record == "sequence_example":
+        # its batches follow parse_example's layout, which has no place for steps of values
+        raise ConfigError("make_raw_dataset reads tf.train.Example input, not SequenceExample "
+                          "(input.record: sequence_example); read the records with tf.io.parse_sequence_example")
     columns = _columns(config, input_config, paths, graph_dir)
     if label == FROM_RUN:
         label = _default_label(config, graph_dir)

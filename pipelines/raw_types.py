@@ -19,10 +19,14 @@ SAMPLE_RECORDS = 1000
 
 
 def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[str]) -> list[RawColumn]:
+    feature_lists = None  # the feature lists the schema declares, when there is one
     if config.schema_path:
         from skewless.schemas import load_schema, schema_types
+        from skewless.schemas.schema_io import feature_list_names
 
-        types = schema_types(load_schema(config.resolve(config.schema_path)))
+        schema = load_schema(config.resolve(config.schema_path))
+        types = schema_types(schema)
+        feature_lists = set(feature_list_names(schema))
         source = config.resolve(config.schema_path)
     else:
         types = infer_types(input_config, paths, [n for n, f in config.features.items() if f.is_list])
@@ -48,9 +52,15 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         if fill in ("mean", "median") and kind == "bytes":
             raise ConfigError(f"features.{name}.fill: {fill} needs a numeric column, and {name} holds strings")
         is_list = feature is not None and feature.is_list
-        optional = default is not None or fill is not None or is_list
+        sequence = feature is not None and feature.sequence
+        if feature_lists is not None and sequence != (name in feature_lists):
+            declared = "a feature list (in its STRUCT)" if name in feature_lists else "a context feature"
+            raise ConfigError(f"{key}: {source} declares {name!r} {declared}; "
+                              f"the config says sequence: {str(sequence).lower()}")
+        optional = default is not None or fill is not None or is_list or sequence
         image = feature is not None and feature.transform == "image"
-        columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list, image=image))
+        columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list, image=image,
+                                 sequence=sequence))
     return columns
 
 
@@ -68,7 +78,7 @@ def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = 
             arrow = pq.ParquetFile(handle).schema_arrow
         return {field.name: _kind(field.type) for field in arrow}
     if input_config.format == "tfrecord":
-        return _tfrecord_types(paths[0])
+        return _tfrecord_types(paths[0], input_config.record)
     if input_config.format == "python":
         return _generator_types(input_config)
     return _csv_types(input_config, paths[0], lists)
@@ -149,14 +159,19 @@ def _csv_types(input_config: InputConfig, path: str, lists=()) -> dict[str, str]
     return types
 
 
-def _tfrecord_types(path: str) -> dict[str, str]:
-    from tfx_bsl.coders import example_coder
-
+def _tfrecord_types(path: str, record: str) -> dict[str, str]:
+    """Kinds of the features (context features and feature lists alike) of the file's first records."""
     from skewless.pipelines.input_files import read_records
+    from skewless.schemas.readers import record_decoder
+    from skewless.sequence_specs import SEQUENCE_COLUMN
 
     records = list(read_records(path, 0, SAMPLE_RECORDS))  # damage is an InputError with the offset
+    decoder, message = record_decoder(record)
     try:
-        batch = example_coder.ExamplesToRecordBatchDecoder().DecodeBatch(records)
+        batch = decoder.DecodeBatch(records)
     except Exception as error:  # TF and tfx_bsl raise their own types for corrupt data
-        raise InputError(f"{path}: cannot read tf.train.Example records to infer types: {error}") from None
-    return {field.name: _kind(field.type) for field in batch.schema}
+        raise InputError(f"{path}: cannot read {message} records to infer types: {error}") from None
+    fields = [field for field in batch.schema if field.name != SEQUENCE_COLUMN]
+    if SEQUENCE_COLUMN in batch.schema.names:
+        fields += list(batch.schema.field(SEQUENCE_COLUMN).type)
+    return {field.name: _kind(field.type) for field in fields}

@@ -168,12 +168,14 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     from skewless.schemas.row_checks import string_domain_values
 
     types = {"int": schema_pb2.INT, "float": schema_pb2.FLOAT, "bytes": schema_pb2.BYTES}
-    declared = {feature.name: feature for feature in schema.feature} if schema is not None else {}
+    from skewless.schemas.schema_io import value_features
+
+    declared = {feature.name: feature for feature in value_features(schema)} if schema is not None else {}
     result = schema_pb2.Schema()
     for column in columns:
         feature = result.feature.add(name=column.name, type=types[column.kind])
         feature.presence.min_fraction = 1.0
-        if not column.is_list:  # a list column holds any number of values
+        if not (column.is_list or column.sequence):  # a list holds any number of values, a feature list's steps too
             feature.value_count.min, feature.value_count.max = 1, 1
         values = None
         source = declared.get(column.name)
@@ -312,34 +314,39 @@ class RowReader:
                 if row >= stop:
                     break
 
-    # -- tfrecord of tf.train.Example
+    # -- tfrecord of tf.train.Example or tf.train.SequenceExample
 
     def _read_tfrecord(self, segment: Segment) -> Iterator[Chunk]:
-        from tfx_bsl.coders import example_coder
+        from skewless.schemas.readers import record_decoder
 
-        decoder = example_coder.ExamplesToRecordBatchDecoder()
+        decoder, message = record_decoder(self.config.record)
         first = segment.start + 1  # 1-based number of records[0]
         records: list[bytes] = []
         for record in read_records(segment.path, segment.start, segment.stop):
             records.append(record)
             if len(records) == ROW_CHUNK:
-                yield from self._decode(decoder, records, segment.path, first)
+                yield from self._decode(decoder, message, records, segment.path, first)
                 first += len(records)
                 records = []
         if records:
-            yield from self._decode(decoder, records, segment.path, first)
+            yield from self._decode(decoder, message, records, segment.path, first)
 
-    def _decode(self, decoder, records: list[bytes], path: str, first: int) -> Iterator[Chunk]:
+    def _decode(self, decoder, message: str, records: list[bytes], path: str, first: int) -> Iterator[Chunk]:
+        from skewless.pipelines.sequence_input import lift_feature_lists
         from skewless.schemas.readers import decode_examples
 
         def hex_head(record: bytes) -> str:
             return record[:RAW_RECORD_BYTES].hex()
 
-        for decoded in decode_examples(decoder, records, path, first):
+        for decoded in decode_examples(decoder, records, path, first, message):
             numbers = decoded.numbers
+            batch, misplaced = decoded.batch, {}
+            if self.config.record == "sequence_example":
+                batch, misplaced = lift_feature_lists(batch, self.columns)
             yield self._chunk(
-                decoded.batch, numbers, decoded.rejected, path,
+                batch, numbers, decoded.rejected, path,
                 lambda row, numbers=numbers: hex_head(records[numbers[row] - first]), raw_rejected=hex_head,
+                problems=misplaced,
             )
 
     # -- csv
@@ -383,13 +390,16 @@ class RowReader:
         line: Callable[[int], int] = int,
         text: bool = False,
         raw_rejected: Callable[[bytes], str] | None = None,
+        problems: dict | None = None,
     ) -> Chunk:
         """Judges the rows of `batch` with `check_batch`; the good ones become the typed table, the rest BadRows.
 
         `numbers[i]` numbers row i and `line(number)` makes it the line or record number a BadRow names;
         `raw(i)` is row i as quarantine keeps it. `text`: the columns are CSV text to parse. `rejected`
-        are the rows the reader could not split into columns (`schemas.readers.RejectedRow`).
+        are the rows the reader could not split into columns (`schemas.readers.RejectedRow`); `problems`
+        (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
+        from skewless.pipelines.sequence_input import as_sequence_kind, values_per_row
         from skewless.schemas.row_checks import check_batch, parse_text
 
         names = [c.name for c in self.columns]
@@ -403,7 +413,16 @@ class RowReader:
                 judged = pa.RecordBatch.from_arrays(
                     [parsed[name].values if name in parsed else batch.column(name) for name in names], names
                 )
-        problems = check_batch(judged, self.schema, self._optional)
+        sequences = [c.name for c in self.columns if c.sequence and c.name in judged.schema.names]
+        if sequences:
+            # types and domains are judged on each row's values, whatever step holds them
+            judged = pa.RecordBatch.from_arrays(
+                [values_per_row(judged.column(name)) if name in sequences else judged.column(name)
+                 for name in judged.schema.names], judged.schema.names)
+        found = check_batch(judged, self.schema, self._optional)
+        for row, row_problems in (problems or {}).items():
+            found.setdefault(row, [])[:0] = row_problems
+        problems = found
         bad = [
             BadRow(source, line(numbers[row]), "; ".join(str(p) for p in row_problems), raw(row))
             for row, row_problems in problems.items()
@@ -418,8 +437,10 @@ class RowReader:
             batch = batch.filter(pa.array(keep))
         values = []
         for c in self.columns:
-            if c.is_list:
-                values.append(_as_list_kind(_column(batch, c.name), c.kind))
+            if c.sequence:
+                values.append(as_sequence_kind(_column(batch, c.name), c.kind))
+            elif c.is_list:
+                values.append(as_list_kind(_column(batch, c.name), c.kind))
             elif text:
                 value = parsed[c.name].values
                 values.append((value if keep is None else value.filter(pa.array(keep))).cast(ARROW_TYPES[c.kind]))
@@ -483,7 +504,7 @@ def _as_kind(values: pa.Array, kind: str) -> pa.Array:
     return values.cast(target)
 
 
-def _as_list_kind(column: pa.Array, kind: str) -> pa.Array:
+def as_list_kind(column: pa.Array, kind: str) -> pa.Array:
     """A list column (single values and absent columns too) -> list<kind>, empty where a row has no value."""
     from skewless.pipelines.columns import to_list_array
 

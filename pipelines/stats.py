@@ -180,8 +180,12 @@ class RawStatsFn(beam.CombineFn):
     def add_input(self, accumulator, table: pa.Table):
         for column in self._columns:
             values = table.column(column.name).combine_chunks()
-            # a list column's statistics are over its values
-            accumulator[column.name].add(pc.list_flatten(values) if column.is_list else values)
+            # a list column's statistics are over its values; a feature list's over the values of all its steps
+            if column.is_list or column.sequence:
+                values = pc.list_flatten(values)
+            if column.sequence:
+                values = pc.list_flatten(values)
+            accumulator[column.name].add(values)
         return accumulator
 
     def merge_accumulators(self, accumulators):

@@ -1,8 +1,9 @@
 """Applying the written tf.Transform graph to one work unit and writing its shards.
 
 One DoFn call per unit: read its rows in chunks, put bad rows in quarantine, run the graph on each
-chunk as one batch, give every row its split from its key, encode to tf.train.Example (deterministically) and
-append to the unit's shard of that split. Memory holds one chunk at a time, whatever the data size.
+chunk as one batch, give every row its split from its key, encode to tf.train.Example or SequenceExample
+(deterministically) and append to the unit's shard of that split. Memory holds one chunk at a time,
+whatever the data size.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 
-from skewless.pipelines.columns import RawColumn, arrow_schema, to_record_batch
-from skewless.pipelines.example_encoder import encode_examples
+from skewless.pipelines.columns import RawColumn, tensor_adapter_config, to_record_batch
+from skewless.pipelines.example_encoder import encode_examples, encode_sequence_examples
 from skewless.pipelines.preprocessing import vocabulary_filename
 from skewless.pipelines.progress import RowCounter, counted
 from skewless.pipelines.read_ahead import read_ahead
@@ -30,7 +31,10 @@ def split_of(keys: np.ndarray, fractions: list[float]) -> np.ndarray:
 
 
 def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
-    """Transformed tensors (dense, sparse or ragged, first axis = rows) -> a RecordBatch of list columns."""
+    """Transformed tensors (dense, sparse or ragged, first axis = rows) -> a RecordBatch of list columns.
+
+    A (batch, steps, values) ragged tensor, a transformed feature list, is a list<list> column.
+    """
     import tensorflow as tf
 
     names, arrays = [], []
@@ -38,11 +42,14 @@ def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
         tensor = tensors[name]
         if isinstance(tensor, tf.SparseTensor):
             tensor = tf.RaggedTensor.from_sparse(tensor)
+        steps = None  # a feature list's step offsets per row
         if isinstance(tensor, tf.RaggedTensor):
+            if tensor.ragged_rank > 2:
+                raise ValueError(f"transformed feature {name} is nested deeper than steps of values per row")
             values = tensor.flat_values.numpy()
-            offsets = tensor.nested_row_splits[0].numpy() if tensor.ragged_rank == 1 else None
-            if offsets is None:
-                raise ValueError(f"transformed feature {name} is nested deeper than one list per row")
+            offsets = tensor.nested_row_splits[-1].numpy()
+            if tensor.ragged_rank == 2:
+                steps = tensor.nested_row_splits[0].numpy()
         else:
             array = tensor.numpy()
             rows = array.shape[0]
@@ -53,8 +60,34 @@ def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
             flat = pa.array(values.tolist(), pa.binary())
         else:
             flat = pa.array(values)
-        arrays.append(pa.LargeListArray.from_arrays(pa.array(offsets.astype(np.int64)), flat))
+        array = pa.LargeListArray.from_arrays(pa.array(offsets.astype(np.int64)), flat)
+        if steps is not None:
+            array = pa.LargeListArray.from_arrays(pa.array(steps.astype(np.int64)), array)
+        arrays.append(array)
         names.append(name)
+    return pa.RecordBatch.from_arrays(arrays, names)
+
+
+def feature_lists_as_example_features(batch: pa.RecordBatch, spec: dict) -> pa.RecordBatch:
+    """Feature-list columns (list<list>) -> the two list columns of their tf.train.Example form in the
+    transformed spec: all values of the row (``name$ragged_values``) and each step's length (``name$row_lengths_1``)."""
+    from skewless.sequence_specs import is_transformed_feature_list
+
+    arrays, names = [], []
+    for name in batch.schema.names:
+        column = batch.column(name)
+        if not is_transformed_feature_list(spec[name]):
+            arrays.append(column)
+            names.append(name)
+            continue
+        outer = column.offsets.to_numpy().astype(np.int64)
+        steps = column.values.slice(outer[0], outer[-1] - outer[0])
+        inner = steps.offsets.to_numpy().astype(np.int64)
+        values = steps.values.slice(inner[0], inner[-1] - inner[0])
+        inner -= inner[0]
+        arrays.append(pa.LargeListArray.from_arrays(pa.array(inner[outer - outer[0]]), values))
+        arrays.append(pa.LargeListArray.from_arrays(pa.array(outer - outer[0]), pa.array(np.diff(inner))))
+        names += [spec[name].value_key, spec[name].partitions[0].key]
     return pa.RecordBatch.from_arrays(arrays, names)
 
 
@@ -65,24 +98,25 @@ def _oov_rows(ids, vocabulary_size: int) -> int:
     if isinstance(ids, tf.SparseTensor):
         rows = ids.indices[:, 0].numpy()[ids.values.numpy() >= vocabulary_size]
         return len(np.unique(rows))
+    if isinstance(ids, tf.RaggedTensor):  # a feature list: (batch, steps, ids)
+        values = ids.merge_dims(1, 2)
+        rows = values.value_rowids().numpy()[values.flat_values.numpy() >= vocabulary_size]
+        return len(np.unique(rows))
     return int(np.count_nonzero(ids.numpy() >= vocabulary_size))
 
 
 class ChunkTransformer:
     """The graph applied to raw tables and encoded: the one code path of the job and of `skewless verify`."""
 
-    def __init__(self, graph_dir: str, columns: list[RawColumn]):
+    def __init__(self, graph_dir: str, columns: list[RawColumn], output_format: str = "example"):
         import tensorflow_transform as tft
-        from tfx_bsl.tfxio import tensor_adapter, tensor_representation_util
-
-        from skewless.pipelines.columns import raw_schema
+        from tfx_bsl.tfxio import tensor_adapter
 
         self.columns = columns
+        self.output_format = output_format
         self.output = tft.TFTransformOutput(graph_dir)
-        representations = tensor_representation_util.InferTensorRepresentationsFromSchema(raw_schema(columns))
-        self._adapter = tensor_adapter.TensorAdapter(
-            tensor_adapter.TensorAdapterConfig(arrow_schema(columns), representations)
-        )
+        self._transformed_spec = self.output.transformed_feature_spec()
+        self._adapter = tensor_adapter.TensorAdapter(tensor_adapter_config(columns))
 
     def transform(self, table: pa.Table) -> dict:
         """Raw rows (typed columns, nulls where missing) -> transformed tensors, one row each."""
@@ -90,8 +124,11 @@ class ChunkTransformer:
         return self.output.transform_raw_features(self._adapter.ToBatchTensors(batch, produce_eager_tensors=True))
 
     def encode(self, batch: pa.RecordBatch) -> list[bytes]:
-        """Transformed rows (`tensors_to_record_batch`) -> serialized tf.train.Examples, the same bytes every run."""
-        return encode_examples(batch)
+        """Transformed rows (`tensors_to_record_batch`) -> serialized tf.train.Examples (or SequenceExamples,
+        as `output.format` says), the same bytes every run."""
+        if self.output_format == "sequence_example":
+            return encode_sequence_examples(batch)
+        return encode_examples(feature_lists_as_example_features(batch, self._transformed_spec))
 
 
 class TransformUnitFn(beam.DoFn):
@@ -107,6 +144,7 @@ class TransformUnitFn(beam.DoFn):
         compression: str,
         unit_count: int,
         vocabulary_features: list[str],
+        output_format: str = "example",
     ):
         self._reader = reader
         self._columns = columns
@@ -117,13 +155,14 @@ class TransformUnitFn(beam.DoFn):
         self._compression = compression
         self._unit_count = unit_count
         self._vocabulary_features = vocabulary_features
+        self._output_format = output_format
         self._transformer = None
 
     def process(self, unit: WorkUnit, graph_ready=None):
         from apache_beam.io.filesystems import FileSystems
 
         if self._transformer is None:
-            self._transformer = ChunkTransformer(self._graph_dir, self._columns)
+            self._transformer = ChunkTransformer(self._graph_dir, self._columns, self._output_format)
         transformer = self._transformer
         vocab_sizes = {
             name: transformer.output.vocabulary_size_by_name(vocabulary_filename(name))

@@ -4,9 +4,9 @@ N raw rows of the run's input (plus copies with unseen categories, which must la
 the same way) are transformed twice:
 
 - the batch path: a Beam pipeline running the job's own `ChunkTransformer` (tf.Transform graph,
-  tfx_bsl encoder) into serialized tf.train.Examples, parsed with the transformed feature spec;
-- the serving path: the rows serialized as raw tf.train.Examples through `TransformLayer`, or
-  through an export's `transform_features` signature.
+  the job's encoder) into serialized tf.train.Examples (or SequenceExamples), parsed as `make_dataset` parses them;
+- the serving path: the rows serialized as raw tf.train.Examples (SequenceExamples for a run of
+  them) through `TransformLayer`, or through an export's `transform_features` signature.
 
 Integers and strings must be equal and floats bit-identical: it is the same graph.
 """
@@ -71,7 +71,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     unseen = _with_unseen_categories(table, categorical)
     table = pa.concat_tables([table, unseen])
     graph_dir = os.path.join(run_dir, "transform_graph")
-    batch = _batch_path(graph_dir, job_plan.columns, table)
+    batch = _batch_path(run_dir, job_plan.columns, table, config.output.format)
     served = _serving_path(graph_dir, export_dir, table)
     checks = [_compare(name, batch[name], served[name]) for name in sorted(batch) if name in served]
     # an export serves requests without the label, so it leaves the label's own output out by design
@@ -108,24 +108,36 @@ def _with_unseen_categories(table: pa.Table, categorical: list[str]) -> pa.Table
     unseen = table.slice(0, rows)
     for name in categorical:
         values = pa.array([f"{UNSEEN_PREFIX}{name}-{i}".encode() for i in range(rows)], pa.binary())
-        if pa.types.is_list(unseen.schema.field(name).type):  # a list column: one unseen value per row
+        depth = _list_depth(unseen.schema.field(name).type)  # a list column: one unseen value per row,
+        for _ in range(depth):                                 # a feature list: one step of one
             values = pa.ListArray.from_arrays(pa.array(range(rows + 1), pa.int32()), values)
         unseen = unseen.set_column(unseen.schema.get_field_index(name), name, values)
     return unseen
 
 
-def _batch_path(graph_dir: str, columns, table: pa.Table) -> dict[str, np.ndarray]:
+def _list_depth(arrow_type: pa.DataType) -> int:
+    depth = 0
+    while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        arrow_type, depth = arrow_type.value_type, depth + 1
+    return depth
+
+
+def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> dict[str, np.ndarray]:
     import apache_beam as beam
     import tensorflow as tf
     import tensorflow_transform as tft
     from apache_beam.options.pipeline_options import PipelineOptions
 
+    from skewless.layers.export import padded
     from skewless.pipelines import runners
+    from skewless.pipelines.dataset import record_parser
     from skewless.pipelines.transform import ChunkTransformer, tensors_to_record_batch
+
+    graph_dir = os.path.join(run_dir, "transform_graph")
 
     class TransformSampleFn(beam.DoFn):
         def process(self, sample_table):
-            transformer = ChunkTransformer(graph_dir, columns)
+            transformer = ChunkTransformer(graph_dir, columns, output_format)
             yield from transformer.encode(tensors_to_record_batch(transformer.transform(sample_table)))
 
     with tempfile.TemporaryDirectory() as folder:
@@ -139,10 +151,9 @@ def _batch_path(graph_dir: str, columns, table: pa.Table) -> dict[str, np.ndarra
             )
         spec = tft.TFTransformOutput(graph_dir).transformed_feature_spec()
         records = list(tf.data.TFRecordDataset(prefix).batch(1 << 20).take(1))[0]
-        parsed = tf.io.parse_example(records, spec)
-        # var-len features zero-padded to the longest row, as the serving path gives them
-        return {name: (tf.sparse.to_dense(value) if isinstance(value, tf.SparseTensor) else value).numpy()
-                for name, value in parsed.items()}
+        parsed = record_parser(run_dir, spec)(records)
+        # var-len features zero-padded (feature lists: their steps and values), as the serving path gives them
+        return {name: padded(value).numpy() for name, value in parsed.items()}
 
 
 def _serving_path(graph_dir: str, export_dir: str | None, table: pa.Table) -> dict[str, np.ndarray]:

@@ -479,22 +479,40 @@ def _tfrecord_batches(path: str, config: InputConfig, batch_rows: int) -> Iterat
         first += len(serialized)
 
 
-def decode_examples(decoder, serialized: list[bytes], path: str, first: int) -> Iterator[SourceBatch]:
-    """Serialized tf.train.Examples (numbered from `first`) -> batches of list columns, and the records that are no Example.
+def record_decoder(record: str = "example"):
+    """(tfx_bsl decoder, message name) for TFRecords of `record` ("example" or "sequence_example").
 
-    `decoder` is a tfx_bsl `ExamplesToRecordBatchDecoder`.
+    A SequenceExample decodes to its context features as list columns and its feature lists as
+    list<list> columns of one struct column, ``skewless.sequence_specs.SEQUENCE_COLUMN``.
+    """
+    if record == "sequence_example":
+        from tfx_bsl.coders import sequence_example_coder
+
+        from skewless.sequence_specs import SEQUENCE_COLUMN
+
+        return sequence_example_coder.SequenceExamplesToRecordBatchDecoder(SEQUENCE_COLUMN), "tf.train.SequenceExample"
+    from tfx_bsl.coders import example_coder
+
+    return example_coder.ExamplesToRecordBatchDecoder(), "tf.train.Example"
+
+
+def decode_examples(decoder, serialized: list[bytes], path: str, first: int,
+                    message: str = "tf.train.Example") -> Iterator[SourceBatch]:
+    """Serialized records (numbered from `first`) -> batches of list columns, and the records that do not decode.
+
+    `decoder` and `message` come from `record_decoder`.
     """
     try:
         batch = decoder.DecodeBatch(serialized)
     except RuntimeError:
-        # One record that is no Example, or a feature whose kind differs between records, spoils the
+        # One record that does not decode, or a feature whose kind differs between records, spoils the
         # whole batch: decode record by record so that only the culprits are singled out.
-        yield from _decode_one_by_one(decoder, serialized, path, first)
+        yield from _decode_one_by_one(decoder, serialized, path, first, message)
         return
     yield SourceBatch(path, "record", batch, np.arange(first, first + len(serialized), dtype=np.int64))
 
 
-def _decode_one_by_one(decoder, serialized: list[bytes], path: str, first: int) -> Iterator[SourceBatch]:
+def _decode_one_by_one(decoder, serialized: list[bytes], path: str, first: int, message: str) -> Iterator[SourceBatch]:
     empty = pa.RecordBatch.from_arrays([], [])
     rejected = []
     for offset, record in enumerate(serialized):
@@ -502,7 +520,7 @@ def _decode_one_by_one(decoder, serialized: list[bytes], path: str, first: int) 
             batch = decoder.DecodeBatch([record])
         except RuntimeError as error:
             detail = str(error).splitlines()[0] if str(error) else "cannot parse"
-            problem = RowProblem("undecodable", None, f"not a tf.train.Example: {detail}")
+            problem = RowProblem("undecodable", None, f"not a {message}: {detail}")
             rejected.append(RejectedRow(first + offset, record, problem))
             continue
         yield SourceBatch(path, "record", batch, np.array([first + offset], dtype=np.int64))

@@ -34,6 +34,7 @@ PROBLEM_KINDS = {
     "wrong_type": "value of the wrong type",
     "out_of_domain": "value outside the domain",
     "value_count": "wrong number of values",
+    "misplaced": "context feature and feature list swapped",
 }
 
 _INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"

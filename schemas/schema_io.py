@@ -64,13 +64,31 @@ def write_schema(schema: schema_pb2.Schema, path: str | os.PathLike) -> None:
 
 
 def schema_types(schema: schema_pb2.Schema) -> dict[str, str]:
-    """Feature name -> "int" | "float" | "bytes", in the schema's order."""
-    return {feature.name: TYPE_NAMES[feature.type] for feature in schema.feature}
+    """Feature name -> "int" | "float" | "bytes", in the schema's order (feature lists included)."""
+    return {feature.name: TYPE_NAMES[feature.type] for feature in value_features(schema)}
+
+
+def feature_list_names(schema: schema_pb2.Schema) -> list[str]:
+    """The SequenceExample feature lists a schema declares: the features of its STRUCT (TFX's ``##SEQUENCE##``)."""
+    return [child.name for feature in schema.feature if feature.type == schema_pb2.STRUCT
+            for child in feature.struct_domain.feature]
+
+
+def value_features(schema: schema_pb2.Schema) -> list:
+    """The features that hold values: the top-level ones, and for a STRUCT its children instead."""
+    features = []
+    for feature in schema.feature:
+        features.extend(feature.struct_domain.feature if feature.type == schema_pb2.STRUCT else [feature])
+    return features
 
 
 def _check_features(schema: schema_pb2.Schema, path: str) -> None:
+    structs = [feature.name for feature in schema.feature if feature.type == schema_pb2.STRUCT]
+    if len(structs) > 1:
+        raise SchemaError(f"{path}: STRUCT features {', '.join(map(repr, structs))}: a SequenceExample schema "
+                          "has one, holding the feature lists")
     seen: set[str] = set()
-    for index, feature in enumerate(schema.feature):
+    for index, feature in enumerate(value_features(schema)):
         if not feature.name:
             raise SchemaError(f"{path}: feature #{index + 1} has no name")
         if feature.name in seen:

@@ -39,6 +39,8 @@ class _Strict(BaseModel):
 class InputConfig(_Strict):
     format: Literal["csv", "tfrecord", "parquet", "synthetic", "python"]
     paths: list[str] = Field(default_factory=list)
+    # tfrecord: what each record is; a SequenceExample's feature lists are the features with `sequence: true`
+    record: Literal["example", "sequence_example"] = "example"
     # csv
     header: bool = False
     columns: list[str] | None = None
@@ -65,6 +67,8 @@ class InputConfig(_Strict):
             raise ValueError(f"input.format {self.format} needs input.paths (a list of files or globs)")
         if self.format == "csv" and not self.header and not self.columns:
             raise ValueError("csv input without a header needs input.columns (the column names in order)")
+        if self.record != "example" and self.format != "tfrecord":
+            raise ValueError(f"input.record {self.record} needs input.format tfrecord, not {self.format}")
         if not self.list_delimiter:
             raise ValueError("input.list_delimiter must not be empty")
         if len(self.delimiter) != 1:
@@ -106,6 +110,8 @@ class FeatureConfig(_Strict):
     output: Literal["ids", "bag_of_words", "tfidf"] = "ids"
     # a list column: 0..n values per row (CSV: split by input.list_delimiter)
     is_list: bool = Field(default=False, alias="list")
+    # a feature list of tf.train.SequenceExample input: a list of steps per row, each step 0..n values
+    sequence: bool = False
     # lists and text ids: pad (with pad_value) or truncate to a fixed length
     max_length: int | None = Field(default=None, ge=1)
     pad_value: Union[float, int, None] = None
@@ -137,6 +143,10 @@ class FeatureConfig(_Strict):
             raise ValueError("missing_indicator needs default or fill (a column without them is never missing)")
         if self.is_list and (self.default is not None or self.fill is not None):
             raise ValueError("a list column may be empty; default and fill apply to single values only")
+        if self.sequence and (self.is_list or self.default is not None or self.fill is not None
+                              or self.max_length is not None):
+            raise ValueError("a feature list (sequence: true) is already a list of steps of 0..n values; "
+                             "list, default, fill and max_length do not apply to it")
         if self.is_list and self.transform in ("text_vocabulary", "image"):
             raise ValueError(f"transform {self.transform} takes one value per row, not a list")
         if self.max_length is not None and not self.is_list and not (
@@ -197,6 +207,7 @@ OPTIONS = {
     "ngram_separator": _TEXT,
     "output": _TEXT,
     "is_list": _SCALAR,
+    "sequence": _SCALAR,
     "max_length": _SCALAR + _TEXT,
     "pad_value": _SCALAR + _TEXT,
     "size": ("image",),
@@ -221,6 +232,9 @@ class LabelConfig(_Strict):
 
 class OutputConfig(_Strict):
     dir: str
+    # example: tf.train.Example rows; sequence_example: tf.train.SequenceExample, the transformed feature
+    # lists (outputs of `sequence: true` features) as feature_lists and every other output as context
+    format: Literal["example", "sequence_example"] = "example"
     splits: dict[str, float] = Field(default_factory=lambda: {"train": 0.8, "eval": 0.2})
     split_key: str | None = None
     compression: Literal["gzip", "none"] = "gzip"
@@ -297,8 +311,13 @@ class JobConfig(_Strict):
                 crossed = self.features.get(column)
                 if column == label:
                     raise ValueError(f"features.{name}: cross of the label column {column!r} (serving has no label)")
-                if column == name or (crossed is not None and (crossed.transform in ("cross", "image") or crossed.is_list)):
+                if column == name or (crossed is not None and (crossed.transform in ("cross", "image")
+                                                                or crossed.is_list or crossed.sequence)):
                     raise ValueError(f"features.{name}: cannot cross {column!r} (a cross, an image or a list)")
+        sequences = [name for name, feature in self.features.items() if feature.sequence]
+        if sequences and self.input.record != "sequence_example":
+            raise ValueError(f"features.{sequences[0]} is a feature list (sequence: true): it needs "
+                             "input.format tfrecord with input.record sequence_example")
         lists = [name for name, feature in self.features.items() if feature.is_list]
         if lists and self.input.format == "csv" and self.input.list_delimiter == self.input.delimiter:
             raise ValueError(f"features.{lists[0]} is a list: input.list_delimiter must differ from input.delimiter "

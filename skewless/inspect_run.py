@@ -104,7 +104,8 @@ def print_run(description: dict, console=None) -> None:
         raw.add_column(column)
     defaults = {name: f.get("default") for name, f in description["features"].items()}
     for name, spec in description["raw_features"].items():
-        kind = "required" if spec["kind"] == "fixed" else "optional (VarLen)"
+        kinds = {"fixed": "required", "var": "optional (VarLen)", "ragged": "feature list (steps of values)"}
+        kind = kinds[spec["kind"]]
         default = defaults.get(name)
         _add_row(raw, name, spec["dtype"], kind, _shape(spec), "" if default is None else str(default))
     console.print(raw)
@@ -170,6 +171,8 @@ def _add_row(table, *cells: str) -> None:
 
 
 def _shape(spec: dict) -> str:
+    if spec["kind"] == "ragged":  # a feature list: steps of values
+        return "[None, None]"
     return "[" + ", ".join(str(d) for d in spec.get("shape", [])) + "]" if spec["kind"] == "fixed" else "[None]"
 
 

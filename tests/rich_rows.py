@@ -43,7 +43,7 @@ def _rows(value) -> list:
     if isinstance(value, tf.SparseTensor):
         value = tf.RaggedTensor.from_sparse(value)
     if isinstance(value, tf.RaggedTensor):
-        return [np.asarray(row).tolist() for row in value.to_list()]
+        return value.to_list()
     return np.asarray(value).tolist()
 
 

@@ -1,0 +1,62 @@
+"""Which features of a run are `tf.train.SequenceExample` feature lists, and their parse specs.
+
+A feature list holds a list of steps per row, each step a list of 0..n values: a `tf.RaggedTensor` of
+shape (batch, steps, values) in the graph. The two specs tf.Transform keeps say so differently:
+
+- the raw spec (a tf.metadata schema with the ``##SEQUENCE##`` STRUCT feature, as TFX writes it for
+  SequenceExamples) gives a feature list as ``RaggedFeature(value_key=name)`` without partitions;
+- the transformed spec describes a (batch, steps, values) output in `tf.train.Example` form:
+  ``RaggedFeature(value_key="name$ragged_values", partitions=[RowLengths("name$row_lengths_1")])``.
+
+Both are turned here into the (context, sequence) pair `tf.io.parse_sequence_example` takes. Only
+TensorFlow is imported: the training reader and the serving layers use this without Beam.
+"""
+
+from __future__ import annotations
+
+# The column tfx_bsl's SequenceExample decoder gathers the feature lists in (a STRUCT in tf.metadata)
+SEQUENCE_COLUMN = "##SEQUENCE##"
+# RUN_DIR/SEQUENCE_FILE: written when the run's shards are SequenceExamples; names the feature lists
+SEQUENCE_FILE = "sequence_example.json"
+
+
+def is_raw_feature_list(spec) -> bool:
+    import tensorflow as tf
+
+    return isinstance(spec, tf.io.RaggedFeature) and not spec.partitions
+
+
+def is_transformed_feature_list(spec) -> bool:
+    import tensorflow as tf
+
+    return (isinstance(spec, tf.io.RaggedFeature) and len(spec.partitions) == 1
+            and isinstance(spec.partitions[0], tf.io.RaggedFeature.RowLengths))
+
+
+def feature_list_spec(name: str, spec):
+    """The `parse_sequence_example` spec of a feature list: a (batch, steps, values) ragged tensor."""
+    import tensorflow as tf
+
+    return tf.io.RaggedFeature(spec.dtype, value_key=name, row_splits_dtype=spec.row_splits_dtype)
+
+
+def split_raw_spec(spec: dict) -> tuple[dict, dict]:
+    """A raw feature spec -> (context features, feature lists), as `tf.io.parse_sequence_example` takes them."""
+    lists = {name: feature_list_spec(name, s) for name, s in spec.items() if is_raw_feature_list(s)}
+    return {name: s for name, s in spec.items() if name not in lists}, lists
+
+
+def split_transformed_spec(spec: dict) -> tuple[dict, dict]:
+    """A transformed feature spec -> (context features, feature lists) of the run's SequenceExample shards."""
+    lists = {name: feature_list_spec(name, s) for name, s in spec.items() if is_transformed_feature_list(s)}
+    return {name: s for name, s in spec.items() if name not in lists}, lists
+
+
+def parse_sequence_examples(serialized, context_spec: dict, sequence_spec: dict) -> dict:
+    """A batch of serialized SequenceExamples -> one dict of context and feature-list tensors."""
+    import tensorflow as tf
+
+    context, sequences, _ = tf.io.parse_sequence_example(
+        serialized, context_features=context_spec or None, sequence_features=sequence_spec or None
+    )
+    return {**context, **sequences}
