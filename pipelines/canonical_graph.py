@@ -23,19 +23,20 @@ run of them has gaps. tests/test_portability.py compares worker and in-process r
 
 from __future__ import annotations
 
-import os
 import re
+
+from skewless.pipelines.files import read_bytes, write_bytes
 
 # `stem_N`, N written without leading zeros as TensorFlow's counters and name uniquifiers write it
 _NUMBERED = re.compile(r"^(.*)_(0|[1-9][0-9]*)$")
 
 
 def canonicalize(saved_model_dir: str) -> None:
+    from apache_beam.io.filesystems import FileSystems
     from tensorflow.core.protobuf import saved_model_pb2
 
-    model_path = os.path.join(saved_model_dir, "saved_model.pb")
-    with open(model_path, "rb") as handle:
-        model = saved_model_pb2.SavedModel.FromString(handle.read())
+    model_path = FileSystems.join(saved_model_dir, "saved_model.pb")
+    model = saved_model_pb2.SavedModel.FromString(read_bytes(model_path))
     for graph in model.meta_graphs:
         library = graph.graph_def.library
         names = renumbered(function.signature.name for function in library.function)
@@ -51,11 +52,10 @@ def canonicalize(saved_model_dir: str) -> None:
         functions = sorted(library.function, key=lambda function: function.signature.name)
         del library.function[:]
         library.function.extend(functions)
-    with open(model_path, "wb") as handle:
-        handle.write(model.SerializeToString(deterministic=True))
-    fingerprint = os.path.join(saved_model_dir, "fingerprint.pb")
-    if os.path.exists(fingerprint):
-        os.remove(fingerprint)
+    write_bytes(model_path, model.SerializeToString(deterministic=True))
+    fingerprint = FileSystems.join(saved_model_dir, "fingerprint.pb")
+    if FileSystems.exists(fingerprint):
+        FileSystems.delete([fingerprint])
 
 
 def renumbered(names) -> dict[str, str]:
