@@ -14,11 +14,11 @@ are cached beside tf.Transform's, as the mergeable JSON of `stats.ColumnStats`.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 
 import apache_beam as beam
 
+from skewless.pipelines.files import read_json, write_json
 from skewless.pipelines.sources import WorkUnit
 
 STATS_CACHE = "skewless-stats"
@@ -46,15 +46,7 @@ def cached_stats(cache_dir: str, name: str) -> dict | None:
     path = FileSystems.join(cache_dir, STATS_CACHE, f"{name}.json")
     if not FileSystems.exists(path):
         return None
-    with FileSystems.open(path) as handle:
-        return json.loads(handle.read())
-
-
-def write_json(value, path: str) -> None:
-    from apache_beam.io.filesystems import FileSystems
-
-    with FileSystems.create(path) as handle:
-        handle.write(json.dumps(value, sort_keys=True).encode())
+    return read_json(path)
 
 
 def _read_tables(unit: WorkUnit, reader, progress_dir: str, dataset: str):

@@ -8,6 +8,9 @@ The input is read twice, once per pass (pipelines/analysis.py, pipelines/transfo
 held between the passes: memory stays flat whatever the data size. Everything is written into a
 staging directory beside the output, which is renamed into place only when the pipeline succeeded and
 the quarantine is within bounds, so a killed job never leaves a directory that looks complete.
+
+Files go through Beam's filesystems (pipelines/files.py), so the output can be on any of them; how a
+run is claimed and published on a local disk and on an object store: pipelines/staging.py.
 """
 
 from __future__ import annotations
@@ -15,21 +18,19 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import time
-import uuid
 from dataclasses import dataclass, field
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyBadRowsError
+from skewless.pipelines import files
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.progress import PROGRESS_DIR
+from skewless.pipelines.staging import RUN_FILE, claim, publish
 from skewless.report import render_report
 
 STATS_DIR = "_stats"
-STAGING_SUFFIX = ".staging"
-OWNER_FILE = "owner"
 PARTS_DIR = "_parts"
 
 
@@ -77,11 +78,11 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
         config = load_config(config)
     started = time.time()
     output_dir = config.resolve(config.output.dir)
-    if os.path.exists(output_dir) and not overwrite:
+    if files.exists(output_dir) and not overwrite:
         raise OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
     job_plan = plan(config)
-    claim = _claim(output_dir)
-    staging = os.path.join(claim, "run")
+    claimed = claim(output_dir)
+    staging = os.path.join(claimed, "run")
     try:
         if progress:
             from skewless.pipelines.progress import snapshot
@@ -97,11 +98,13 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
         result = RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
         if config.output.keras_preprocessor:
             result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
-        _publish(staging, output_dir, claim)
+        publish(staging, output_dir, claimed)
     finally:
-        shutil.rmtree(claim, ignore_errors=True)
-    # after publishing, so the page names the run's real path; `skewless report` can always re-render it
-    render_report(output_dir)
+        files.remove_tree(claimed)
+    # after publishing, so the page names the run's real path; `skewless report` can always re-render it.
+    # The report reads the run with plain file calls (it starts without Beam), so only on a local disk.
+    if files.is_local(output_dir):
+        render_report(output_dir)
     return result
 
 
@@ -112,13 +115,12 @@ def _export_keras_preprocessor(config: JobConfig, job_plan: "_Plan", run_dir: st
     in RUN_DIR/keras_preprocessor.json (and the summary line).
     """
     from skewless.layers import export_keras_preprocessor
-    from skewless.pipelines.analysis import write_json
     from skewless.pipelines.verify import sample_rows
 
     check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
     summary = check.to_dict()
     summary["path"] = "keras_preprocessor.keras"  # relative: the file moves with the run directory
-    write_json(summary, os.path.join(run_dir, "keras_preprocessor.json"))
+    files.write_json(summary, os.path.join(run_dir, "keras_preprocessor.json"))
     return summary
 
 
@@ -220,8 +222,8 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
 
-    from skewless.pipelines.analysis import AnalyzeInputs, write_json
     from skewless.pipelines import runners
+    from skewless.pipelines.analysis import AnalyzeInputs
     from skewless.pipelines.columns import tensor_adapter_config
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
@@ -264,9 +266,9 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
                 ),
                 graph_ready=beam.pvalue.AsSingleton(graph_written),
             )
-            | "WriteParts" >> beam.Map(lambda part, d=staging: write_json(part, _part_path(d, part["unit"])))
+            | "WriteParts" >> beam.Map(lambda part, d=staging: files.write_json(part, _part_path(d, part["unit"])))
         )
-    shutil.rmtree(os.path.join(staging, "tmp"), ignore_errors=True)
+    files.remove_tree(os.path.join(staging, "tmp"))
 
 
 def _part_path(staging: str, unit: int) -> str:
@@ -277,11 +279,8 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
     """Sums the units' summaries into run.json, and refuses output past max_bad_fraction."""
     raw_stats = _raw_statistics(config, job_plan, staging)
     stats_dir = os.path.join(staging, STATS_DIR)
-    analyzed = len(os.listdir(stats_dir)) if os.path.isdir(stats_dir) else 0  # none when the cache had everything
-    parts = []
-    for unit in job_plan.units:
-        with open(_part_path(staging, unit.index)) as handle:
-            parts.append(json.load(handle))
+    analyzed = len(files.files_under(stats_dir))  # none when the cache had everything
+    parts = [files.read_json(_part_path(staging, unit.index)) for unit in job_plan.units]
     read = sum(p["read"] for p in parts)
     quarantined = sum(p["quarantined"] for p in parts)
     if read and quarantined / read > config.output.max_bad_fraction:
@@ -300,9 +299,8 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
     if config.output.format == "sequence_example":
         _write_sequence_spec(staging)
     canonicalize(os.path.join(staging, "transform_graph", "transform_fn"))
-    shutil.rmtree(os.path.join(staging, PARTS_DIR))
-    shutil.rmtree(stats_dir, ignore_errors=True)
-    shutil.rmtree(os.path.join(staging, PROGRESS_DIR), ignore_errors=True)
+    for folder in (PARTS_DIR, STATS_DIR, PROGRESS_DIR):
+        files.remove_tree(os.path.join(staging, folder))
     report = {
         "name": config.name,
         "rows": {"read": read, "written": written, "quarantined": quarantined},
@@ -317,8 +315,7 @@ def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, 
         "versions": _versions(),
         "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
     }
-    with open(os.path.join(staging, "run.json"), "w") as handle:
-        json.dump(report, handle, indent=2, sort_keys=True)
+    files.write_bytes(os.path.join(staging, RUN_FILE), json.dumps(report, indent=2, sort_keys=True).encode())
     return report
 
 
@@ -327,21 +324,22 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:
 
     With a cache, this run's partials are then stored there, under their dataset's name.
     """
-    from skewless.pipelines.analysis import STATS_CACHE, cached_stats, write_json
+    from apache_beam.io.filesystems import FileSystems
+
+    from skewless.pipelines.analysis import STATS_CACHE, cached_stats
     from skewless.pipelines.stats import summarize
 
     stats_dir = os.path.join(staging, STATS_DIR)
     partials = {}
     for name in job_plan.datasets:
         path = os.path.join(stats_dir, f"{name}.json")
-        if os.path.exists(path):
-            with open(path) as handle:
-                partials[name] = json.load(handle)
+        if FileSystems.exists(path):
+            partials[name] = files.read_json(path)
     if config.cache_dir:
         cache_dir = config.resolve(config.cache_dir)
         for name in job_plan.datasets:
             if name in partials:
-                write_json(partials[name], os.path.join(cache_dir, STATS_CACHE, f"{name}.json"))
+                files.write_json(partials[name], os.path.join(cache_dir, STATS_CACHE, f"{name}.json"))
             else:
                 partials[name] = cached_stats(cache_dir, name)
     return summarize(list(partials.values()))
@@ -392,8 +390,7 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
     if resolved.get("schema"):
         resolved["schema"] = config.resolve(resolved["schema"])
     resolved["input"]["paths"] = [config.resolve(p) for p in config.input.paths]
-    with open(os.path.join(staging, "config.yaml"), "w") as handle:
-        yaml.safe_dump(resolved, handle, sort_keys=False)
+    files.write_bytes(os.path.join(staging, "config.yaml"), yaml.safe_dump(resolved, sort_keys=False).encode())
 
 
 def _write_sequence_spec(staging: str) -> None:
@@ -419,77 +416,3 @@ def _versions() -> dict:
         except PackageNotFoundError:
             versions[package] = None
     return versions
-
-
-def _claim(output_dir: str) -> str:
-    """Makes ``<output>.staging`` ours: the one place a run of this output writes to until it publishes.
-
-    It holds an ``owner`` file (our pid), the run being written (``run/``, tf.Transform's temp dir
-    inside) and, briefly, a replaced output. Its fixed name keeps the temp paths, which tf.Transform
-    bakes into the graph's table names, the same on every run; it is taken over from a killed run
-    (its owner gone) and refused while another live run owns it.
-    """
-    claim = f"{output_dir.rstrip('/')}{STAGING_SUFFIX}"
-    _remove_stale_candidates(output_dir)
-    # built under a name of our own, then renamed: the rename fails while another run's claim exists
-    candidate = f"{claim}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    os.makedirs(os.path.join(candidate, "run"))
-    with open(os.path.join(candidate, OWNER_FILE), "w") as handle:
-        handle.write(str(os.getpid()))
-    for attempt in range(2):
-        try:
-            os.rename(candidate, claim)
-            return claim
-        except OSError:
-            owner = _owner(claim)
-            if attempt or (owner is not None and _process_alive(owner)):
-                shutil.rmtree(candidate, ignore_errors=True)
-                raise OutputExistsError(
-                    f"{output_dir}: another skewless run (pid {owner}) is writing this output; if none is, delete {claim}"
-                )
-            shutil.rmtree(claim, ignore_errors=True)  # left by a killed run
-    return claim
-
-
-def _owner(claim: str) -> int | None:
-    try:
-        with open(os.path.join(claim, OWNER_FILE)) as handle:
-            return int(handle.read())
-    except (OSError, ValueError):
-        return None
-
-
-def _publish(staging: str, output_dir: str, claim: str) -> None:
-    """Moves the finished run into place: the output path holds a whole run or nothing at every moment.
-
-    An old output is renamed into the claim (deleted with it) just before, never deleted in place.
-    """
-    os.makedirs(os.path.dirname(os.path.abspath(output_dir)), exist_ok=True)
-    if os.path.exists(output_dir):
-        os.rename(output_dir, os.path.join(claim, "replaced"))
-    os.rename(staging, output_dir)
-
-
-def _remove_stale_candidates(output_dir: str) -> None:
-    """Deletes ``<output>.staging-<pid>-<token>`` directories whose process is gone (killed while claiming)."""
-    parent, name = os.path.split(os.path.abspath(output_dir))
-    prefix = name + STAGING_SUFFIX + "-"
-    if not os.path.isdir(parent):
-        return
-    for entry in os.listdir(parent):
-        if entry.startswith(prefix):
-            pid = entry[len(prefix) :].split("-", 1)[0]
-            if not pid.isdigit() or not _process_alive(int(pid)):
-                shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False  # a staging dir named with our own pid is from an earlier process that had this pid
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

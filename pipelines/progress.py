@@ -5,7 +5,8 @@ Each work unit reports its running row count twice: as a Beam counter (namespace
 its own UI; and as a tiny file in the run's staging folder (``_progress/<pass>-<unit>``), rewritten
 after each chunk, because the DirectRunner returns metrics only once the pipeline is done. The
 launching process sums those files while the pipeline runs (`snapshot`). On a runner whose workers
-do not share the staging folder, the files are simply not there and the line shows nothing.
+do not share the staging folder, the files are simply not there and the line shows nothing; on a
+staging folder in an object store none are written (a store write per chunk, for a display).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import os
 
 from apache_beam.metrics import Metrics
+
+from skewless.pipelines.files import is_local
 
 PROGRESS_DIR = "_progress"
 COUNTERS = {"analyze": "rows_analyzed", "transform": "rows_transformed"}
@@ -22,13 +25,16 @@ class RowCounter:
     """Counts one unit's rows in one pass; picklable (it opens nothing until it counts)."""
 
     def __init__(self, staging: str, stage: str, unit: str):
-        self._path = os.path.join(staging, PROGRESS_DIR, f"{stage}-{unit}")
+        # local disks only: os calls on a gs:// path would write a local folder named "gs:"
+        self._path = os.path.join(staging, PROGRESS_DIR, f"{stage}-{unit}") if is_local(staging) else None
         self._counter = Metrics.counter("skewless", COUNTERS[stage])
         self._rows = 0
 
     def add(self, rows: int) -> None:
         self._rows += rows
         self._counter.inc(rows)
+        if self._path is None:
+            return
         try:
             os.makedirs(os.path.dirname(self._path), exist_ok=True)
             temp = f"{self._path}.tmp"

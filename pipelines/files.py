@@ -1,0 +1,64 @@
+"""The job's file access, through Beam's filesystems: local paths, and gs://, s3://, hdfs:// with Beam's extras.
+
+On an object store a folder is only a name prefix: it exists while a file under it does, and is removed
+file by file. These helpers treat folders that way everywhere, so the job behaves the same on both.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def is_local(path: str) -> bool:
+    """A path on this machine's filesystem (no scheme): the only kind with atomic renames and process ids."""
+    return "://" not in path
+
+
+def read_bytes(path: str) -> bytes:
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        return handle.read()
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        handle.write(data)
+
+
+def read_json(path: str):
+    return json.loads(read_bytes(path))
+
+
+def write_json(value, path: str) -> None:
+    write_bytes(path, json.dumps(value, sort_keys=True).encode())
+
+
+def files_under(folder: str) -> list[str]:
+    """Every file below `folder`, at any depth, sorted; [] when there is none."""
+    from apache_beam.io.filesystems import FileSystems
+
+    pattern = FileSystems.join(folder, "**")
+    return sorted(metadata.path for metadata in FileSystems.match([pattern])[0].metadata_list)
+
+
+def exists(path: str) -> bool:
+    """A file, or a folder with a file in it."""
+    from apache_beam.io.filesystems import FileSystems
+
+    return FileSystems.exists(path) or bool(files_under(path))
+
+
+def remove_tree(folder: str) -> None:
+    """Deletes `folder` and everything in it; nothing to do when it is absent."""
+    from apache_beam.io.filesystems import FileSystems
+
+    if is_local(folder):
+        if FileSystems.exists(folder):
+            FileSystems.delete([folder])  # recursive on a local disk, empty folders included
+        return
+    paths = files_under(folder)
+    if paths:
+        FileSystems.delete(paths)
