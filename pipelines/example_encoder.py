@@ -23,6 +23,8 @@ An empty list is written as an empty list message, as protobuf writes it. A Sequ
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 
@@ -33,14 +35,30 @@ _VARINT_SHIFTS = np.arange(0, 70, 7, dtype=np.uint64)  # 10 groups of 7 bits hol
 _VARINT_LIMITS = np.uint64(1) << _VARINT_SHIFTS[1:]  # a value at or above the k-th needs k + 1 bytes
 
 
-def encode_examples(batch: pa.RecordBatch) -> list[bytes]:
+@dataclass(frozen=True)
+class Records:
+    """Serialized records back to back: `data` (uint8) holds them all, `lengths` (int64) each one's size.
+
+    The writer frames them as they are (`shards.ShardWriter.write_records`): no Python object per record.
+    """
+
+    data: np.ndarray
+    lengths: np.ndarray
+
+    def to_list(self) -> list[bytes]:
+        ends = np.cumsum(self.lengths)
+        buffer = self.data.tobytes()
+        return [buffer[end - length : end] for end, length in zip(ends.tolist(), self.lengths.tolist())]
+
+
+def encode_examples(batch: pa.RecordBatch) -> Records:
     """One serialized tf.train.Example per row of `batch`, whose columns are lists of float32, int64 or binary."""
     rows = batch.num_rows
     entries = [_map_entry(name, *_feature_message(batch.column(name)), rows) for name in sorted(batch.schema.names)]
     return _serialized(_field(_FIELD_1, entries, rows), rows)
 
 
-def encode_sequence_examples(batch: pa.RecordBatch) -> list[bytes]:
+def encode_sequence_examples(batch: pa.RecordBatch) -> Records:
     """One serialized tf.train.SequenceExample per row of `batch`: its list columns are the context features,
     its list<list> columns (steps of values) the feature lists."""
     rows = batch.num_rows
@@ -64,11 +82,8 @@ def _is_nested(arrow_type: pa.DataType) -> bool:
     return is_list and (pa.types.is_list(arrow_type.value_type) or pa.types.is_large_list(arrow_type.value_type))
 
 
-def _serialized(parts: list, rows: int) -> list[bytes]:
-    data, lengths = _concat_rows(parts, rows)
-    ends = np.cumsum(lengths)
-    buffer = data.tobytes()
-    return [buffer[end - length : end] for end, length in zip(ends.tolist(), lengths.tolist())]
+def _serialized(parts: list, rows: int) -> Records:
+    return Records(*concat_rows(parts, rows))
 
 
 def _field(tag: int, entries: list[tuple[list, np.ndarray]], rows: int) -> list:
@@ -105,7 +120,7 @@ def _feature_list_message(column: pa.Array) -> tuple[list, np.ndarray]:
     offsets = column.offsets.to_numpy().astype(np.int64)
     steps = column.values.slice(offsets[0], offsets[-1] - offsets[0])
     # every step's bytes, step after step: each row's steps are one run of them
-    step_data, step_length = _concat_rows(_field(_FIELD_1, [_feature_message(steps)], len(steps)), len(steps))
+    step_data, step_length = concat_rows(_field(_FIELD_1, [_feature_message(steps)], len(steps)), len(steps))
     row_length = _per_row(step_length, offsets - offsets[0])
     return [(step_data, row_length)], row_length
 
@@ -147,7 +162,7 @@ def _payload(column: pa.Array) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]
     value_offsets = np.frombuffer(values.buffers()[1], np.int64)[values.offset : values.offset + len(values) + 1]
     sizes = np.diff(value_offsets)
     raw = np.frombuffer(values.buffers()[2] or b"", np.uint8)[value_offsets[0] : value_offsets[-1]]
-    data, value_lengths = _concat_rows([_constant(_FIELD_1, len(values)), _varints(sizes), (raw, sizes)], len(values))
+    data, value_lengths = concat_rows([_constant(_FIELD_1, len(values)), _varints(sizes), (raw, sizes)], len(values))
     return "bytes", offsets, data, _per_row(value_lengths, offsets)
 
 
@@ -186,7 +201,7 @@ def _masked(part: tuple[np.ndarray, np.ndarray], keep: np.ndarray) -> tuple[np.n
     return data[per_byte], lengths * keep
 
 
-def _concat_rows(parts: list[tuple[np.ndarray, np.ndarray]], rows: int) -> tuple[np.ndarray, np.ndarray]:
+def concat_rows(parts: list[tuple[np.ndarray, np.ndarray]], rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the bytes of every part for that row, one after the other; and the rows' lengths.
 
     Each part is (its bytes for all rows in row order, each row's share of them).
@@ -202,6 +217,14 @@ def _concat_rows(parts: list[tuple[np.ndarray, np.ndarray]], rows: int) -> tuple
         width = int(part_lengths[0]) if rows else 0
         if rows and (part_lengths == width).all():  # tags, keys, one-byte varints: a 2-D write, no index per byte
             out[starts[:, None] + np.arange(width)] = data.reshape(rows, width)
+        elif 8 * len(data) >= len(out):
+            # most of the output (strings, records being framed): mark its bytes with one running sum over
+            # the output, rather than an 8-byte index per byte
+            edges = np.zeros(len(out) + 1, dtype=np.int8)
+            present = part_lengths > 0
+            edges[starts[present]] += 1
+            edges[starts[present] + part_lengths[present]] -= 1
+            out[np.cumsum(edges[:-1], dtype=np.int8).view(bool)] = data
         else:
             sources = np.cumsum(part_lengths) - part_lengths
             out[np.repeat(starts - sources, part_lengths) + np.arange(len(data))] = data

@@ -21,13 +21,15 @@ so a retried or killed worker never leaves a file under a final name that is not
 from __future__ import annotations
 
 import math
-import struct
 import uuid
 import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import google_crc32c
+import numpy as np
+
+from skewless.pipelines.example_encoder import Records, concat_rows
 
 MB = 1 << 20
 SYNTHETIC_ROW_BYTES = 100
@@ -48,6 +50,37 @@ def masked_crc(data: bytes) -> int:
     """TFRecord's checksum: CRC32C, rotated right by 15 bits plus a constant."""
     crc = google_crc32c.value(data)
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _masked(crcs: np.ndarray) -> np.ndarray:
+    """`masked_crc`'s arithmetic on an array of CRC32C values."""
+    crcs = crcs.astype(np.uint64)
+    return ((((crcs >> 15) | (crcs << 17)) + 0xA282EAD8) & 0xFFFFFFFF).astype("<u4")
+
+
+def tfrecord_frames(records: Records) -> np.ndarray:
+    """The TFRecord framing of `records`, back to back: per record its length (uint64), the masked CRC of
+    those 8 bytes, the record, the masked CRC of the record (all little endian).
+
+    Only the records' CRCs take a call each; a length's CRC is computed once per distinct length.
+    """
+    lengths = records.lengths.astype("<u8")
+    rows = len(lengths)
+    distinct, which = np.unique(lengths, return_inverse=True)
+    header_crcs = _masked(np.array([google_crc32c.value(length.tobytes()) for length in distinct], np.uint64))
+    data = records.data.tobytes()  # google_crc32c reads bytes, not buffer views
+    ends = np.cumsum(lengths, dtype=np.int64)
+    starts = (ends - lengths.astype(np.int64)).tolist()
+    data_crcs = _masked(np.fromiter((google_crc32c.value(data[a:b]) for a, b in zip(starts, ends.tolist())),
+                                    np.uint64, rows))
+    eight, four = np.full(rows, 8, np.int64), np.full(rows, 4, np.int64)
+    parts = [
+        (lengths.view(np.uint8), eight),
+        (header_crcs[which].view(np.uint8), four),
+        (records.data, records.lengths),
+        (data_crcs.view(np.uint8), four),
+    ]
+    return concat_rows(parts, rows)[0]
 
 
 class ShardWriter:
@@ -74,20 +107,14 @@ class ShardWriter:
         self.records = 0
         self.bytes = 0
 
-    def write_all(self, records: list[bytes]) -> None:
-        parts = []
-        for record in records:
-            header = struct.pack("<Q", len(record))
-            parts.append(header)
-            parts.append(struct.pack("<I", masked_crc(header)))
-            parts.append(record)
-            parts.append(struct.pack("<I", masked_crc(record)))
+    def write_records(self, records: Records) -> None:
+        framed = tfrecord_frames(records)
         while len(self._pending) >= self.MAX_PENDING:
             self._pending.popleft().result()
-        self._pending.append(self._thread.submit(self._emit, b"".join(parts)))
-        self.records += len(records)
+        self._pending.append(self._thread.submit(self._emit, framed))
+        self.records += len(records.lengths)
 
-    def _emit(self, data: bytes) -> None:
+    def _emit(self, data) -> None:
         if self._gzip is not None:
             data = self._gzip.compress(data)
         self._file.write(data)

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from skewless.pipelines.columns import RawColumn, tensor_adapter_config, to_record_batch
-from skewless.pipelines.example_encoder import encode_examples, encode_sequence_examples
+from skewless.pipelines.example_encoder import Records, encode_examples, encode_sequence_examples
 from skewless.pipelines.preprocessing import vocabulary_filename
 from skewless.pipelines.progress import RowCounter, counted
 from skewless.pipelines.read_ahead import read_ahead
@@ -123,7 +123,7 @@ class ChunkTransformer:
         batch = to_record_batch(table, self.columns)
         return self.output.transform_raw_features(self._adapter.ToBatchTensors(batch, produce_eager_tensors=True))
 
-    def encode(self, batch: pa.RecordBatch) -> list[bytes]:
+    def encode(self, batch: pa.RecordBatch) -> Records:
         """Transformed rows (`tensors_to_record_batch`) -> serialized tf.train.Examples (or SequenceExamples,
         as `output.format` says), the same bytes every run."""
         if self.output_format == "sequence_example":
@@ -193,7 +193,7 @@ class TransformUnitFn(beam.DoFn):
                 for index, split in enumerate(self._split_names):
                     rows = np.flatnonzero(split_index == index)
                     if len(rows):
-                        writers[split].write_all(transformer.encode(batch.take(pa.array(rows))))
+                        writers[split].write_records(transformer.encode(batch.take(pa.array(rows))))
         except BaseException:
             for writer in writers.values():
                 writer.abort()

@@ -138,7 +138,7 @@ def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> d
     class TransformSampleFn(beam.DoFn):
         def process(self, sample_table):
             transformer = ChunkTransformer(graph_dir, columns, output_format)
-            yield from transformer.encode(tensors_to_record_batch(transformer.transform(sample_table)))
+            yield from transformer.encode(tensors_to_record_batch(transformer.transform(sample_table))).to_list()
 
     with tempfile.TemporaryDirectory() as folder:
         prefix = os.path.join(folder, "batch")

@@ -53,7 +53,7 @@ def test_bytes_equal_deterministic_protobuf_serialization(batch):
                 feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
         example = tf.train.Example(features=tf.train.Features(feature=feature))
         expected.append(example.SerializeToString(deterministic=True))
-    assert encode_examples(batch) == expected
+    assert encode_examples(batch).to_list() == expected
 
 
 def test_features_in_byte_order_when_a_name_prefixes_another():
@@ -64,7 +64,7 @@ def test_features_in_byte_order_when_a_name_prefixes_another():
          pa.array([[3]], pa.large_list(pa.int64()))],
         ["age_bucket", "age", "Age"],
     )
-    (encoded,) = encode_examples(batch)
+    (encoded,) = encode_examples(batch).to_list()
     assert encoded.index(b"\x03Age") < encoded.index(b"\x03age") < encoded.index(b"\x0aage_bucket")
     parsed = tf.train.Example.FromString(encoded).features.feature
     assert {name: list(parsed[name].int64_list.value) for name in parsed} == {"age_bucket": [1], "age": [2], "Age": [3]}
@@ -77,6 +77,6 @@ def test_sliced_and_taken_batches():
          pa.array([[-1], [300], [2**40], [0]], pa.large_list(pa.int64()))],
         ["f", "b", "i"],
     )
-    whole = encode_examples(batch)
-    assert encode_examples(batch.slice(1, 2)) == whole[1:3]
-    assert encode_examples(batch.take(pa.array(np.array([3, 0])))) == [whole[3], whole[0]]
+    whole = encode_examples(batch).to_list()
+    assert encode_examples(batch.slice(1, 2)).to_list() == whole[1:3]
+    assert encode_examples(batch.take(pa.array(np.array([3, 0])))).to_list() == [whole[3], whole[0]]

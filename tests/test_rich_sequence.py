@@ -374,7 +374,7 @@ def test_sequence_example_encoder_writes_protobuf_bytes():
         [pa.array([r["id"] for r in rows], pa.large_list(pa.int64()))]
         + [pa.array([r[name] for r in rows], pa.large_list(pa.large_list(kind))) for name, kind in nested.items()],
         ["id", *nested])
-    for row, got in zip(rows[5:], encode_sequence_examples(batch.slice(5))):
+    for row, got in zip(rows[5:], encode_sequence_examples(batch.slice(5)).to_list(), strict=True):
         example = tf.train.SequenceExample()
         example.context.feature["id"].int64_list.value.extend(row["id"])
         lists = example.feature_lists.feature_list

@@ -81,3 +81,32 @@ def test_byte_range_units_read_every_row_exactly_once(tmp_path_factory, lines, b
             assert not chunk.bad
             seen.extend(chunk.table.column("index").to_pylist())
     assert seen == list(range(len(lines)))
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+def test_shard_writer_writes_the_bytes_tensorflow_writes(tmp_path, compression):
+    """Framing (lengths, CRCs) against tf.io.TFRecordWriter, record lengths of 0 to 300 bytes, two blocks."""
+    import gzip
+
+    import numpy as np
+    import tensorflow as tf
+
+    from skewless.pipelines.example_encoder import Records
+    from skewless.pipelines.shards import ShardWriter
+
+    rng = np.random.default_rng(7)
+    records = [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in rng.integers(0, 300, 500)]
+    records[3] = b""
+    ours = ShardWriter(str(tmp_path / "ours"), compression)
+    for block in (records[:123], records[123:]):
+        lengths = np.array([len(r) for r in block], np.int64)
+        ours.write_records(Records(np.frombuffer(b"".join(block), np.uint8), lengths))
+    ours.close()
+    with tf.io.TFRecordWriter(str(tmp_path / "tf")) as writer:
+        for record in records:
+            writer.write(record)
+    written = (tmp_path / "ours").read_bytes()
+    assert (gzip.decompress(written) if compression == "gzip" else written) == (tmp_path / "tf").read_bytes()
+    assert ours.records == len(records) and ours.bytes == len(written)
+    read = tf.data.TFRecordDataset(str(tmp_path / "ours"), "GZIP" if compression == "gzip" else "")
+    assert [r.numpy() for r in read] == records
