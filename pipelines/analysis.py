@@ -49,12 +49,16 @@ def cached_stats(cache_dir: str, name: str) -> dict | None:
     return read_json(path)
 
 
-def _read_tables(unit: WorkUnit, reader, progress_dir: str, dataset: str):
+def _read_tables(unit: WorkUnit, reader, progress_dir: str, dataset: str, parsed_dir: str | None):
+    from skewless.pipelines.parsed_units import kept, stream_path
     from skewless.pipelines.progress import RowCounter, counted
     from skewless.pipelines.read_ahead import read_ahead
 
     counter = RowCounter(progress_dir, "analyze", f"{dataset}-{unit.index:05d}")
-    return (chunk.table for chunk in counted(read_ahead(reader.read(unit)), counter))
+    chunks = reader.read(unit)
+    if parsed_dir is not None:
+        chunks = kept(chunks, stream_path(parsed_dir, unit.index))
+    return (chunk.table for chunk in counted(read_ahead(chunks), counter))
 
 
 class AnalyzeInputs(beam.PTransform):
@@ -64,7 +68,7 @@ class AnalyzeInputs(beam.PTransform):
     """
 
     def __init__(self, datasets, reader, adapter_config, preprocessing_fn, graph_dir, stats_dir, progress_dir,
-                 cache_dir=None):
+                 cache_dir=None, parsed_dir=None):
         super().__init__()
         self._progress_dir = progress_dir
         self._datasets = datasets  # name -> list of work units
@@ -74,6 +78,8 @@ class AnalyzeInputs(beam.PTransform):
         self._graph_dir = graph_dir
         self._stats_dir = stats_dir
         self._cache_dir = cache_dir
+        # the analyzer cache reads a unit per file (or not at all), so it keeps no unit whole
+        self._parsed_dir = parsed_dir if cache_dir is None else None
 
     def expand(self, pipeline):
         import tensorflow_transform.beam as tft_beam
@@ -94,7 +100,9 @@ class AnalyzeInputs(beam.PTransform):
         tables = (
             pipeline
             | f"Plan[{name}]" >> beam.Create(self._datasets[name], reshuffle=True)
-            | f"Read[{name}]" >> beam.FlatMap(_read_tables, self._reader, self._progress_dir, name)
+            | f"Read[{name}]" >> beam.FlatMap(
+                _read_tables, self._reader, self._progress_dir, name, self._parsed_dir
+            )
         )
         path = os.path.join(self._stats_dir, f"{name}.json")
         _ = (

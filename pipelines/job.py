@@ -236,6 +236,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
     vocabulary_features = [n for n, f in config.features.items() if f.transform == "vocabulary"]
     cache_dir = config.resolve(config.cache_dir) if config.cache_dir else None
 
+    parsed_dir = os.path.join(staging, "tmp", "parsed") if config.input.keep_parsed else None
     with runners.pipeline(_pipeline_options(config, beam_args)) as pipeline:
         with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
             graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(
@@ -247,6 +248,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
                 os.path.join(staging, STATS_DIR),
                 staging,
                 cache_dir,
+                parsed_dir,
             )
         _ = (
             pipeline
@@ -263,6 +265,7 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
                     len(job_plan.units),
                     vocabulary_features,
                     config.output.format,
+                    parsed_dir,
                 ),
                 graph_ready=beam.pvalue.AsSingleton(graph_written),
             )

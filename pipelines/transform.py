@@ -145,8 +145,10 @@ class TransformUnitFn(beam.DoFn):
         unit_count: int,
         vocabulary_features: list[str],
         output_format: str = "example",
+        parsed_dir: str | None = None,
     ):
         self._reader = reader
+        self._parsed_dir = parsed_dir
         self._columns = columns
         self._graph_dir = graph_dir
         self._output_dir = output_dir
@@ -180,7 +182,7 @@ class TransformUnitFn(beam.DoFn):
         oov = {name: 0 for name in vocab_sizes}
         try:
             counter = RowCounter(self._output_dir, "transform", f"{unit.index:05d}")
-            for chunk in counted(read_ahead(self._reader.read(unit)), counter):
+            for chunk in counted(read_ahead(self._chunks(unit)), counter):
                 read += chunk.rows_read
                 quarantine.extend(row.to_json() for row in chunk.bad)
                 if chunk.table.num_rows == 0:
@@ -213,6 +215,16 @@ class TransformUnitFn(beam.DoFn):
             },
             "oov": oov,
         }
+
+    def _chunks(self, unit: WorkUnit):
+        """The unit's chunks as the analysis pass kept them, or read from the input if it kept none."""
+        from skewless.pipelines.parsed_units import read_kept, stream_path
+
+        if self._parsed_dir is not None:
+            chunks = read_kept(stream_path(self._parsed_dir, unit.index))
+            if chunks is not None:
+                return chunks
+        return self._reader.read(unit)
 
     def _write_quarantine(self, index: int, rows: list[dict]) -> None:
         from apache_beam.io.filesystems import FileSystems

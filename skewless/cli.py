@@ -12,6 +12,7 @@ from typing import List, Optional
 
 import typer
 
+from skewless import runtime
 from skewless.errors import SkewlessError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -27,26 +28,6 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """Beam + tf.Transform preprocessing whose graph Keras 3 models reuse at serving time."""
-
-
-def _import_frozen(*modules: str) -> None:
-    """Imports the heavy stack with the garbage collector paused, then freezes what the imports made.
-
-    TensorFlow, tf.Transform and Beam leave about 900,000 long-lived objects behind, and every full
-    collection walks all of them again: on a 2-core machine that was 1.5-2 s while importing, 2.5 s
-    over a 1M-row job and 1.5 s when the process exits. Frozen objects are never walked; what the
-    command creates afterwards is collected as usual.
-    """
-    import gc
-    import importlib
-
-    gc.disable()
-    try:
-        for module in modules:
-            importlib.import_module(module)
-    finally:
-        gc.freeze()
-        gc.enable()
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -82,7 +63,8 @@ def run(
         overrides.append(f"cache_dir={os.path.abspath(cache_dir)}")
     try:
         job_config = load_config(config, overrides=overrides, output_dir=output)
-        _import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
+        runtime.keep_freed_memory()
+        runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
         from skewless.pipelines.job import run as run_job
 
         result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=True)
@@ -174,7 +156,7 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),
 ) -> None:
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
-    _import_frozen("tensorflow", "keras")
+    runtime.import_frozen("tensorflow", "keras")
     from skewless.layers import export_serving_model
 
     try:
@@ -196,7 +178,7 @@ def verify(
 
     Exits 1 on any difference.
     """
-    _import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
+    runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.verify import print_result, verify as run_verify
 
     try:

@@ -47,6 +47,8 @@ class InputConfig(_Strict):
     delimiter: str = ","
     skip_initial_space: bool = True
     list_delimiter: str = "|"  # splits the values of list columns (features with list: true)
+    # the analysis pass keeps the parsed rows (uncompressed Arrow, in the staging folder) for the transform pass
+    keep_parsed: bool = True
     # synthetic
     rows: int | None = Field(default=None, gt=0)
     seed: int = 0

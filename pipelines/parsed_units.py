@@ -1,0 +1,82 @@
+"""A work unit's parsed chunks, kept by the analysis pass for the transform pass.
+
+Reading the input is the largest part of a pass after encoding (a CSV is split, typed and judged row
+by row in bulk). The analysis pass has done that for every row, so it keeps each unit's chunks — the
+typed table, the split keys, the bad rows — as an Arrow IPC stream in the run's temporary folder, and
+the transform pass reads them back instead of reading the input again: zero-copy buffers, no
+parsing. The stream is uncompressed (written and read once, it is cheaper so) and about the size of
+the decoded rows; `input.keep_parsed: false` parses twice instead, for disks that cannot hold it.
+
+A unit has a stream only if the analysis read it whole and in one piece: not under the analyzer cache
+(which reads a unit per file, or not at all when its analysis is cached). The transform pass reads
+any unit without a complete stream from the input, so a missing stream costs time, never rows.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from skewless.pipelines.sources import BadRow, Chunk
+
+_KEYS = "__skewless_split_key"
+_BAD = b"skewless.bad_rows"
+
+
+def stream_path(folder: str, unit: int) -> str:
+    from apache_beam.io.filesystems import FileSystems
+
+    return FileSystems.join(folder, f"unit-{unit:05d}.arrow")
+
+
+def kept(chunks: Iterator[Chunk], path: str) -> Iterator[Chunk]:
+    """Passes `chunks` through, writing them to `path`; the stream is complete (renamed to `path`) only
+    once the last chunk went through."""
+    from apache_beam.io.filesystems import FileSystems
+
+    temp = f"{path}.partial"
+    writer = None
+    with FileSystems.create(temp) as handle:
+        for chunk in chunks:
+            batch = _as_batch(chunk)
+            if writer is None:
+                writer = pa.ipc.new_stream(handle, batch.schema)
+            writer.write_batch(batch, custom_metadata={_BAD: json.dumps([row.to_json() for row in chunk.bad])})
+            yield chunk
+        if writer is not None:
+            writer.close()
+    FileSystems.rename([temp], [path])
+
+
+def read_kept(path: str) -> Iterator[Chunk] | None:
+    """The chunks `kept` wrote to `path`, or None when it wrote no complete stream there."""
+    from apache_beam.io.filesystems import FileSystems
+
+    if not FileSystems.exists(path):
+        return None
+    return _chunks(path)
+
+
+def _chunks(path: str) -> Iterator[Chunk]:
+    from apache_beam.io.filesystems import FileSystems
+
+    with FileSystems.open(path) as handle:
+        reader = pa.ipc.open_stream(handle)
+        while True:
+            try:
+                batch, metadata = reader.read_next_batch_with_custom_metadata()
+            except StopIteration:
+                return
+            keys = batch.column(_KEYS).to_numpy()
+            table = pa.Table.from_batches([batch.drop_columns([_KEYS])])
+            bad = [BadRow(**row) for row in json.loads(metadata[_BAD])]
+            yield Chunk(table, keys, bad)
+
+
+def _as_batch(chunk: Chunk) -> pa.RecordBatch:
+    columns = [column.combine_chunks() for column in chunk.table.columns]
+    keys = pa.array(np.asarray(chunk.keys, np.uint64))
+    return pa.RecordBatch.from_arrays([*columns, keys], [*chunk.table.column_names, _KEYS])

@@ -1,0 +1,51 @@
+"""How the `skewless` command sets up its own process before heavy work. Process-wide, so only the CLI
+calls these (the library leaves a host process's settings alone). Figures: the 2-core benchmark machine.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import importlib
+
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+def import_frozen(*modules: str) -> None:
+    """Imports the heavy stack with the garbage collector paused, then freezes what the imports made.
+
+    TensorFlow, tf.Transform and Beam leave about 900,000 long-lived objects behind, and every full
+    collection walks all of them again: 1.5-2 s while importing, 2.5 s over a 1M-row job and 1.5 s when
+    the process exits. Frozen objects are never walked; what the command creates afterwards is collected
+    as usual.
+    """
+    gc.disable()
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+def keep_freed_memory() -> None:
+    """Lets glibc's malloc reuse freed blocks of up to 256 MB instead of unmapping them (no-op elsewhere).
+
+    The job allocates arrays of a few MB per chunk (encoded rows, TFRecord framing, Arrow buffers). By
+    default glibc gives each one fresh pages from the kernel and returns them on free, so every chunk
+    pays page faults and zeroing: at 1M rows that was 1.5 s more in the encoder and the framing alone,
+    and the whole job ran 17.9 s instead of 15.6 s. Freed memory is kept for reuse up to 1 GB above
+    the heap's top; the peak resident memory stays the same (1.65 GB against 1.63 GB at 1M rows).
+    """
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    mallopt(_M_MMAP_THRESHOLD, 256 << 20)
+    mallopt(_M_TRIM_THRESHOLD, 1 << 30)
