@@ -209,6 +209,11 @@ def concat_rows(parts: list[tuple[np.ndarray, np.ndarray]], rows: int) -> tuple[
     lengths = np.zeros(rows, dtype=np.int64)
     for _, part_lengths in parts:
         lengths += part_lengths
+    widths = [int(part_lengths[0]) if rows else 0 for _, part_lengths in parts]
+    if rows and all((part_lengths == width).all() for (_, part_lengths), width in zip(parts, widths)):
+        # every part is as long in every row (tabular features of one value each): rows of a 2-D array
+        table = np.concatenate([data.reshape(rows, width) for (data, _), width in zip(parts, widths)], axis=1)
+        return table.ravel(), lengths
     out = np.empty(int(lengths.sum()), dtype=np.uint8)
     row_starts = np.cumsum(lengths) - lengths
     filled = np.zeros(rows, dtype=np.int64)

@@ -194,7 +194,9 @@ class TransformUnitFn(beam.DoFn):
                 split_index = split_of(chunk.keys, self._fractions)
                 for index, split in enumerate(self._split_names):
                     rows = np.flatnonzero(split_index == index)
-                    if len(rows):
+                    if len(rows) == batch.num_rows:
+                        writers[split].write_records(transformer.encode(batch))
+                    elif len(rows):
                         writers[split].write_records(transformer.encode(batch.take(pa.array(rows))))
         except BaseException:
             for writer in writers.values():
