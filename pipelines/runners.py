@@ -16,7 +16,8 @@ def pipeline(options):
     from apache_beam.options.pipeline_options import StandardOptions
 
     name = options.view_as(StandardOptions).runner
-    if name is None or name in ("DirectRunner", "SwitchingDirectRunner"):
+    # Beam reads runner names case-insensitively, with or without the "Runner" suffix
+    if name is None or name.lower().removesuffix("runner") in ("direct", "switchingdirect"):
         return beam.Pipeline(runner=_in_process_runner(options), options=options)
     return beam.Pipeline(options=options)
 

@@ -17,5 +17,7 @@ def test_direct_runner_is_the_in_process_fn_api_runner_with_the_job_options():
 
 def test_the_default_runner_is_direct_and_other_runners_pass_through():
     assert isinstance(runners.pipeline(PipelineOptions([])).runner, FnApiRunner)
+    for name in ("direct", "directrunner", "SwitchingDirectRunner"):
+        assert isinstance(runners.pipeline(PipelineOptions([f"--runner={name}"])).runner, FnApiRunner)
     prism = runners.pipeline(PipelineOptions(["--runner=PrismRunner"])).runner
     assert type(prism).__name__ == "PrismRunner"
