@@ -17,8 +17,7 @@ from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.images import decode_images
 from skewless.pipelines.lists import pad_or_truncate
 from skewless.pipelines.missing import fill_missing, missing_indicator
-from skewless.pipelines.text import text_features
-from skewless.pipelines.token_counts import compute_and_apply_vocabulary
+from skewless.pipelines.text import text_features, text_tokens
 
 
 def vocabulary_filename(feature: str) -> str:
@@ -48,15 +47,20 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
             filled[name] = fill_missing(inputs[name], by_name[name], options)
             if options["missing_indicator"]:
                 outputs[f"{name}_missing"] = missing_indicator(inputs[name])
-            outputs.update(_apply(tf, tft, name, filled[name], options, by_name[name].kind))
+        if label is not None:
+            column = by_name[label["column"]]
+            filled[column.name] = fill_missing(inputs[column.name], column, {})
+        tokens, vocabularies = _vocabularies(tf, features, filled, by_name, label)
         for name, options in features.items():
             if options["transform"] == "cross":
                 crossed = [filled[column] if column in filled else inputs[column] for column in options["columns"]]
                 outputs[name] = hashed_cross(crossed, options["hash_buckets"])
+            else:
+                vocabulary = vocabularies.get(vocabulary_filename(name))
+                outputs.update(_apply(tf, tft, name, tokens.get(name, filled[name]), options, vocabulary))
         if label is not None:
-            column = by_name[label["column"]]
-            value = fill_missing(inputs[column.name], column, {})
-            outputs[column.name] = _label(tf, tft, column.name, value, label)
+            name = label["column"]
+            outputs[name] = _label(tf, tft, tokens.get(name, filled[name]), label, vocabularies.get(vocabulary_filename(name)))
         if user_fn is not None:
             extra = import_function(user_fn, "preprocessing_fn")(dict(inputs), dict(outputs))
             if not isinstance(extra, dict):
@@ -65,6 +69,41 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         return outputs
 
     return preprocessing_fn
+
+
+def _vocabularies(tf, features: dict, filled: dict, by_name: dict, label: dict | None) -> tuple[dict, dict]:
+    """({feature: its vocabulary's string tokens}, {vocabulary file name: deferred path}), from as few
+    tf.Transform analyzers as the graph allows (pipelines/vocabularies.py).
+
+    A vocabulary of values filled by an analyzer (`fill`) can only be counted once that analyzer has
+    run, so those share a second analyzer: with the others, all would wait for it.
+    """
+    from skewless.pipelines.vocabularies import VocabularySpec, shared_vocabularies
+
+    tokens, specs = {}, {}
+    for name, options in features.items():
+        if options["transform"] == "vocabulary":
+            tokens[name] = _strings(tf, filled[name])
+        elif options["transform"] == "text_vocabulary":
+            tokens[name] = text_tokens(filled[name], options)
+        else:
+            continue
+        specs[name] = VocabularySpec(vocabulary_filename(name), options["top_k"], options["frequency_threshold"])
+    if label is not None and label["map"] is None and label["transform"] == "vocabulary":
+        tokens[label["column"]] = _strings(tf, filled[label["column"]])
+        specs[label["column"]] = VocabularySpec(vocabulary_filename(label["column"]))
+    vocabularies = {}
+    for after_fill in (False, True):
+        group = [name for name in specs if (features.get(name, {}).get("fill") is not None) == after_fill]
+        vocabularies.update(
+            shared_vocabularies({specs[name].name: tokens[name] for name in group}, [specs[name] for name in group])
+        )
+    return tokens, vocabularies
+
+
+def _strings(tf, value):
+    """Values as tf.Transform's vocabularies take them: strings (numbers as their decimal text)."""
+    return value if value.dtype == tf.string else _each(tf.strings.as_string, value)
 
 
 def _check_kinds(name: str, options: dict, by_name: dict[str, RawColumn]) -> None:
@@ -98,36 +137,28 @@ def hashed_cross(values: list, hash_buckets: int):
     return tf.squeeze(tft.sparse_tensor_to_dense_with_shape(crossed, [None, 1]), axis=1)
 
 
-def _apply(tf, tft, name: str, value, options: dict, kind: str) -> dict:
+def _apply(tf, tft, name: str, value, options: dict, vocabulary=None) -> dict:
     """The transformed features of one raw column: {name: tensor}, plus `name`_weights for a bag of words.
 
     A list column arrives as a (batch, n) SparseTensor, a feature list as a (batch, steps, values)
     RaggedTensor; every transform then applies to each value (statistics over all values, as
     tf.Transform 1.21 computes them for sparse and ragged tensors), and `max_length` makes a list's
-    result a dense (batch, max_length).
+    result a dense (batch, max_length). `value` is a vocabulary's tokens for the two vocabulary
+    transforms, and `vocabulary` the deferred path of their vocabulary file.
     """
     transform = options["transform"]
     if transform == "text_vocabulary":
-        return text_features(name, value, options)
+        return text_features(name, value, vocabulary, options)
     if transform == "image":
         return {name: decode_images(value, options["size"], options["channels"])}
     if transform == "passthrough":
         output = value
     elif transform in NUMERIC_TRANSFORMS:
         output = _numeric(tf, tft, value, options)
+    elif transform == "vocabulary":
+        output = tft.apply_vocabulary(value, vocabulary, num_oov_buckets=options["num_oov_buckets"])
     else:
-        if kind != "bytes":
-            value = _each(tf.strings.as_string, value)
-        if transform == "vocabulary":
-            output = compute_and_apply_vocabulary(
-                value,
-                top_k=options["top_k"],
-                frequency_threshold=options["frequency_threshold"],
-                num_oov_buckets=options["num_oov_buckets"],
-                vocab_filename=vocabulary_filename(name),
-            )
-        else:
-            output = tft.hash_strings(value, options["hash_buckets"])
+        output = tft.hash_strings(_strings(tf, value), options["hash_buckets"])
     if options["max_length"] is not None:
         output = pad_or_truncate(output, options["max_length"], options["pad_value"])
     return {name: output}
@@ -169,10 +200,10 @@ def _numeric(tf, tft, value, options: dict):
     return tft.bucketize(value, options["num_buckets"])
 
 
-def _label(tf, tft, name: str, value, label: dict):
+def _label(tf, tft, value, label: dict, vocabulary=None):
+    """The label's output: `map`ped ids, ids from its vocabulary (`value` is then its tokens), or itself."""
     if label["map"] is not None:
-        if value.dtype != tf.string:
-            value = tf.strings.as_string(value)
+        value = _strings(tf, value)
         keys = tf.constant(list(label["map"]))
         ids = tf.constant(list(label["map"].values()), dtype=tf.int64)
         # -1 marks a label the map does not know; the job quarantines such rows before they get here
@@ -180,7 +211,5 @@ def _label(tf, tft, name: str, value, label: dict):
         return tf.where(tf.reduce_any(matches, axis=1), tf.gather(ids, tf.argmax(tf.cast(matches, tf.int64), axis=1)),
                         tf.constant(-1, tf.int64))
     if label["transform"] == "vocabulary":
-        if value.dtype != tf.string:
-            value = tf.strings.as_string(value)
-        return compute_and_apply_vocabulary(value, num_oov_buckets=0, vocab_filename=vocabulary_filename(name))
+        return tft.apply_vocabulary(value, vocabulary, num_oov_buckets=0)
     return value

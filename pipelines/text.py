@@ -19,7 +19,7 @@ from __future__ import annotations
 from skewless.pipelines.lists import pad_or_truncate
 
 
-def tokens(value, options: dict):
+def text_tokens(value, options: dict):
     """(batch,) texts -> a SparseTensor (batch, n) of tokens or n-grams, in text order."""
     import tensorflow as tf
     import tensorflow_transform as tft
@@ -36,21 +36,13 @@ def tokens(value, options: dict):
     return tft.ngrams(words, (low, high), options["ngram_separator"])
 
 
-def text_features(name: str, value, options: dict) -> dict:
-    """The transformed features of a text column: {name: ids} and, for a bag of words, {name_weights: ...}."""
+def text_features(name: str, tokens, vocabulary, options: dict) -> dict:
+    """The transformed features of a text column from its `text_tokens` and the deferred path of their
+    vocabulary: {name: ids} and, for a bag of words, {name_weights: ...}."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
-    from skewless.pipelines.preprocessing import vocabulary_filename
-    from skewless.pipelines.token_counts import compute_and_apply_vocabulary
-
-    ids = compute_and_apply_vocabulary(
-        tokens(value, options),
-        top_k=options["top_k"],
-        frequency_threshold=options["frequency_threshold"],
-        num_oov_buckets=options["num_oov_buckets"],
-        vocab_filename=vocabulary_filename(name),
-    )
+    ids = tft.apply_vocabulary(tokens, vocabulary, num_oov_buckets=options["num_oov_buckets"])
     if options["output"] == "ids":
         if options["max_length"] is not None:
             return {name: pad_or_truncate(ids, options["max_length"], options["pad_value"])}

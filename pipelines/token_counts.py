@@ -1,4 +1,6 @@
-"""tf.Transform vocabularies whose tokens are counted inside the graph, a batch at a time.
+"""A `tft.vocabulary` whose tokens are counted inside the graph, a batch at a time (the `fill:
+most_frequent` of pipelines/missing.py; the config's vocabularies share one analyzer instead,
+pipelines/vocabularies.py).
 
 Without weights, `tft.vocabulary` hands every token of every row to Beam as an element of its own
 (`_flatten_value_to_list`) and counts them with `Count.PerElement`: 8 vocabulary columns over 1M rows
@@ -29,9 +31,3 @@ def vocabulary(tokens, **options):
 
     return tft.vocabulary(tokens, weights=unit_weights(tokens), **options)
 
-
-def compute_and_apply_vocabulary(tokens, **options):
-    """`tft.compute_and_apply_vocabulary` of `tokens`, counted a batch at a time in the graph."""
-    import tensorflow_transform as tft
-
-    return tft.compute_and_apply_vocabulary(tokens, weights=unit_weights(tokens), **options)

@@ -1,0 +1,218 @@
+"""Every vocabulary of the config from one tf.Transform analyzer.
+
+Each `tft.vocabulary` call is an analyzer of its own: about 13 Beam stages, plus its share of pipeline
+construction and of the analysis graph. On the census benchmark that cost about 1 s per vocabulary
+whatever the data size, so the job's 8 vocabularies were a third of its time. `shared_vocabularies`
+asks tf.Transform for all of them with one cacheable `tft.experimental.ptransform_analyzer`:
+
+    each batch, in the graph ──> per vocabulary: its distinct tokens and how often each occurs
+    CountTokens (Beam)       ──> per vocabulary: every token's count over the dataset (the cached part)
+    WriteVocabularies (Beam) ──> one file per vocabulary, written by `tft.vocabulary`'s rules:
+
+- tokens that are empty or hold a newline or a carriage return are left out (one token per line);
+- `frequency_threshold` keeps the tokens counted at least that often;
+- entries are ordered by count, most frequent first, ties by token bytes, larger first; `top_k` keeps
+  the first k;
+- a vocabulary left empty holds tf.Transform's placeholder token, so its lookup table still builds;
+- every token ends in a newline.
+
+Counts are exact integers. Each file is named after its vocabulary and registered with
+`tft.annotate_asset`, so `TFTransformOutput.vocabulary_file_by_name` finds it, and ids come from
+`tft.apply_vocabulary`, the lookup `tft.compute_and_apply_vocabulary` builds. tests/test_vocabularies.py
+compares files and ids with `tft.compute_and_apply_vocabulary`'s.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from dataclasses import dataclass
+
+import apache_beam as beam
+import tensorflow_transform as tft
+from tensorflow_transform.beam.experimental import PTransformAnalyzer
+
+from skewless.pipelines import files
+
+
+@dataclass(frozen=True)
+class VocabularySpec:
+    name: str  # the file name, and the key `vocabulary_file_by_name` takes
+    top_k: int | None = None
+    frequency_threshold: float | None = None
+
+
+def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
+    """{spec.name: string tokens (dense, sparse or ragged)} -> {spec.name: deferred path of its vocabulary file}."""
+    import tensorflow as tf
+
+    if not specs:
+        return {}
+    inputs = []
+    for spec in specs:
+        inputs.extend(_batch_counts(tf, tokens[spec.name]))
+    paths = _analyzer(tf, inputs, specs)
+    for spec in specs:
+        tft.annotate_asset(spec.name, spec.name)
+    return {spec.name: path for spec, path in zip(specs, paths)}
+
+
+def _analyzer(tf, inputs: list, specs: list[VocabularySpec]) -> list:
+    """The analyzer's steps, as `tft.experimental.ptransform_analyzer` builds a `CacheablePTransformAnalyzer`'s
+    (make accumulators, merge them per dataset: what the cache holds, merge all, extract), except that only
+    the last step has one output per vocabulary.
+
+    tf.Transform gives every step of a `CacheablePTransformAnalyzer` the analyzer's output count, and
+    caches only single-output steps ("Cacheable OperationDefs must have exactly 1 output"), so through
+    `ptransform_analyzer` an analyzer with several outputs could not use the analyzer cache.
+    """
+    from tensorflow_transform import analyzer_nodes, nodes
+
+    accumulator = [analyzer_nodes.TensorInfo(tf.string, [], None)]  # never a tensor: only the count matters
+    vocabulary_file = analyzer_nodes.TensorInfo(tf.string, [], analyzer_nodes.TemporaryAssetInfo(_empty_vocabulary(), "text"))
+
+    def step(scope: str, inputs, ptransform, outputs: list, **options):
+        with tf.compat.v1.name_scope(scope):
+            return nodes.apply_multi_output_operation(
+                analyzer_nodes.PTransform, *inputs, ptransform=ptransform, output_tensor_info_list=outputs, **options
+            )
+
+    with tf.compat.v1.name_scope("vocabularies"):
+        values = analyzer_nodes.get_input_tensors_value_nodes(inputs)
+        made = step("make_accumulators", [values], CountTokens(len(specs)), accumulator, is_partitionable=True)
+        cached = step("local_merge_accumulators", made, MergeCounts(), accumulator, is_partitionable=True,
+                      cache_coder=CountsCoder())
+        merged = step("global_merge_accumulators", cached, MergeCounts(), accumulator, is_partitionable=False)
+        files_written = step("extract_output", merged, WriteVocabularies(specs), [vocabulary_file] * len(specs),
+                             is_partitionable=False)
+    return [analyzer_nodes.wrap_as_tensor(node) for node in files_written]
+
+
+def _batch_counts(tf, tokens) -> list:
+    """[distinct tokens, int64 counts] of a batch, without the tokens a vocabulary file cannot hold."""
+    if isinstance(tokens, tf.SparseTensor):
+        tokens = tokens.values
+    elif isinstance(tokens, tf.RaggedTensor):
+        tokens = tokens.flat_values
+    tokens = tf.reshape(tokens, [-1])
+    unwritable = tft.analyzers.get_vocab_newline_characters_regex(tf.string, "text")
+    tokens = tf.boolean_mask(tokens, tf.logical_not(tf.strings.regex_full_match(tokens, unwritable)))
+    distinct, _, counts = tf.unique_with_counts(tokens, out_idx=tf.int64)
+    return [distinct, counts]
+
+
+def _empty_vocabulary() -> bytes:
+    """What tf.Transform writes for a vocabulary with no entries (a lookup table cannot be empty)."""
+    import tensorflow as tf
+
+    return tft.analyzers.get_empy_vocabulary_dummy_value(tf.string)[1]
+
+
+class _SumCounts(beam.CombineFn):
+    """Per vocabulary, {token: count}; inputs are a batch's (distinct, counts) pairs, or accumulators."""
+
+    def __init__(self, vocabularies: int | None = None):
+        self._vocabularies = vocabularies  # None: the inputs are accumulators
+
+    def create_accumulator(self):
+        return [{} for _ in range(self._vocabularies or 0)]
+
+    def add_input(self, accumulator, element):
+        if self._vocabularies is None:
+            return self.merge_accumulators([accumulator, element])
+        for counts, distinct, batch_counts in zip(accumulator, element[0::2], element[1::2]):
+            for token, count in zip(distinct.tolist(), batch_counts.tolist()):
+                counts[token] = counts.get(token, 0) + count
+        return accumulator
+
+    def merge_accumulators(self, accumulators):
+        merged = None
+        for accumulator in accumulators:
+            if not accumulator:  # an empty bundle's accumulator of the merge step knows no vocabularies
+                continue
+            if merged is None:
+                merged = accumulator
+                continue
+            for total, counts in zip(merged, accumulator):
+                for token, count in counts.items():
+                    total[token] = total.get(token, 0) + count
+        return merged if merged is not None else self.create_accumulator()
+
+    def extract_output(self, accumulator):
+        return accumulator
+
+
+class CountTokens(beam.PTransform):
+    """Batches of (distinct tokens, counts) per vocabulary -> one accumulator: {token: count} per vocabulary."""
+
+    def __init__(self, vocabularies: int):
+        super().__init__()
+        self._vocabularies = vocabularies
+
+    def expand(self, batches):
+        return batches | "SumCounts" >> beam.CombineGlobally(_SumCounts(self._vocabularies))
+
+    def __repr__(self):
+        # tf.Transform keys the analyzer cache by the steps' reprs; Beam's holds the object's address
+        return f"CountTokens({self._vocabularies})"
+
+
+class MergeCounts(beam.PTransform):
+    """Accumulators (one per dataset or bundle, some from the analyzer cache) -> their sum."""
+
+    def expand(self, accumulators):
+        return accumulators | "SumCounts" >> beam.CombineGlobally(_SumCounts())
+
+    def __repr__(self):
+        return "MergeCounts()"  # as CountTokens.__repr__
+
+
+class WriteVocabularies(PTransformAnalyzer):
+    """The summed counts -> one vocabulary file per spec; a path per output."""
+
+    def __init__(self, specs: list[VocabularySpec]):
+        super().__init__()
+        self._specs = specs
+
+    def expand(self, accumulators):
+        # tf.Transform's temp dir, not the folder of its own that this analyzer is given: tf.Transform names
+        # each lookup table after its file's path, and a per-run folder in it would make identical runs
+        # write different graphs (`tft.vocabulary` writes there too)
+        folder = os.path.dirname(self.base_temp_dir)
+        paths = accumulators | "Write" >> beam.Map(lambda counts: _write_all(self._specs, counts, folder))
+        return tuple(
+            paths | f"Path[{spec.name}]" >> beam.Map(lambda written, i=i: written[i]) for i, spec in enumerate(self._specs)
+        )
+
+
+def _write_all(specs: list[VocabularySpec], counts: list[dict], folder: str) -> list:
+    import numpy as np
+
+    paths = []
+    for spec, token_counts in zip(specs, counts or [{}] * len(specs)):
+        path = os.path.join(folder, spec.name)
+        files.write_bytes(path, b"".join(token + b"\n" for token in ordered_tokens(token_counts, spec)))
+        paths.append(np.array(path))
+    return paths
+
+
+def ordered_tokens(counts: dict, spec: VocabularySpec) -> list[bytes]:
+    """A vocabulary's entries from its token counts, in `tft.vocabulary`'s order and with its filters."""
+    threshold = spec.frequency_threshold or 0
+    entries = sorted(((count, token) for token, count in counts.items() if count >= threshold), reverse=True)
+    if spec.top_k is not None:
+        entries = entries[: spec.top_k]
+    return [token for _, token in entries] or [_empty_vocabulary()]
+
+
+class CountsCoder(tft.experimental.PTransformAnalyzerCacheCoder):
+    """An accumulator to and from JSON for tf.Transform's analyzer cache (tokens are bytes: base64)."""
+
+    def encode_cache(self, accumulator):
+        return json.dumps(
+            [{base64.b64encode(token).decode(): count for token, count in counts.items()} for counts in accumulator]
+        ).encode()
+
+    def decode_cache(self, encoded):
+        return [{base64.b64decode(token): count for token, count in counts.items()} for counts in json.loads(encoded)]
