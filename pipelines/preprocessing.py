@@ -47,20 +47,21 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
             filled[name] = fill_missing(inputs[name], by_name[name], options)
             if options["missing_indicator"]:
                 outputs[f"{name}_missing"] = missing_indicator(inputs[name])
+        label_value = None
         if label is not None:
             column = by_name[label["column"]]
-            filled[column.name] = fill_missing(inputs[column.name], column, {})
-        tokens, vocabularies = _vocabularies(tf, features, filled, by_name, label)
+            label_value = fill_missing(inputs[column.name], column, {})
+        tokens, vocabularies = _vocabularies(tf, features, filled, label, label_value)
         for name, options in features.items():
             if options["transform"] == "cross":
                 crossed = [filled[column] if column in filled else inputs[column] for column in options["columns"]]
                 outputs[name] = hashed_cross(crossed, options["hash_buckets"])
             else:
-                vocabulary = vocabularies.get(vocabulary_filename(name))
-                outputs.update(_apply(tf, tft, name, tokens.get(name, filled[name]), options, vocabulary))
+                file = vocabulary_filename(name)
+                outputs.update(_apply(tf, tft, name, tokens.get(file, filled[name]), options, vocabularies.get(file)))
         if label is not None:
-            name = label["column"]
-            outputs[name] = _label(tf, tft, tokens.get(name, filled[name]), label, vocabularies.get(vocabulary_filename(name)))
+            file = vocabulary_filename(label["column"])
+            outputs[label["column"]] = _label(tf, tft, tokens.get(file, label_value), label, vocabularies.get(file))
         if user_fn is not None:
             extra = import_function(user_fn, "preprocessing_fn")(dict(inputs), dict(outputs))
             if not isinstance(extra, dict):
@@ -71,34 +72,36 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     return preprocessing_fn
 
 
-def _vocabularies(tf, features: dict, filled: dict, by_name: dict, label: dict | None) -> tuple[dict, dict]:
-    """({feature: its vocabulary's string tokens}, {vocabulary file name: deferred path}), from as few
-    tf.Transform analyzers as the graph allows (pipelines/vocabularies.py).
+def _vocabularies(tf, features: dict, filled: dict, label: dict | None, label_value) -> tuple[dict, dict]:
+    """({vocabulary file name: its string tokens}, {vocabulary file name: deferred path}) of the features'
+    and the label's vocabularies, from as few tf.Transform analyzers as the graph allows
+    (pipelines/vocabularies.py).
 
     A vocabulary of values filled by an analyzer (`fill`) can only be counted once that analyzer has
     run, so those share a second analyzer: with the others, all would wait for it.
     """
     from skewless.pipelines.vocabularies import VocabularySpec, shared_vocabularies
 
-    tokens, specs = {}, {}
+    tokens, specs, after_fill = {}, [], set()
     for name, options in features.items():
-        if options["transform"] == "vocabulary":
-            tokens[name] = _strings(tf, filled[name])
-        elif options["transform"] == "text_vocabulary":
-            tokens[name] = text_tokens(filled[name], options)
-        else:
+        if options["transform"] not in ("vocabulary", "text_vocabulary"):
             continue
-        specs[name] = VocabularySpec(vocabulary_filename(name), options["top_k"], options["frequency_threshold"])
+        file = vocabulary_filename(name)
+        if options["transform"] == "text_vocabulary":
+            tokens[file] = text_tokens(filled[name], options)
+        else:
+            tokens[file] = _strings(tf, filled[name])
+        specs.append(VocabularySpec(file, options["top_k"], options["frequency_threshold"]))
+        if options["fill"] is not None:
+            after_fill.add(file)
     if label is not None and label["map"] is None and label["transform"] == "vocabulary":
-        tokens[label["column"]] = _strings(tf, filled[label["column"]])
-        specs[label["column"]] = VocabularySpec(vocabulary_filename(label["column"]))
-    vocabularies = {}
-    for after_fill in (False, True):
-        group = [name for name in specs if (features.get(name, {}).get("fill") is not None) == after_fill]
-        vocabularies.update(
-            shared_vocabularies({specs[name].name: tokens[name] for name in group}, [specs[name] for name in group])
-        )
-    return tokens, vocabularies
+        file = vocabulary_filename(label["column"])
+        tokens[file] = _strings(tf, label_value)
+        specs.append(VocabularySpec(file))
+    paths = {}
+    for waits in (False, True):
+        paths.update(shared_vocabularies(tokens, [spec for spec in specs if (spec.name in after_fill) == waits]))
+    return tokens, paths
 
 
 def _strings(tf, value):

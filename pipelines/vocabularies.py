@@ -40,7 +40,7 @@ from skewless.pipelines import files
 class VocabularySpec:
     name: str  # the file name, and the key `vocabulary_file_by_name` takes
     top_k: int | None = None
-    frequency_threshold: float | None = None
+    frequency_threshold: int | None = None
 
 
 def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
@@ -70,7 +70,8 @@ def _analyzer(tf, inputs: list, specs: list[VocabularySpec]) -> list:
     from tensorflow_transform import analyzer_nodes, nodes
 
     accumulator = [analyzer_nodes.TensorInfo(tf.string, [], None)]  # never a tensor: only the count matters
-    vocabulary_file = analyzer_nodes.TensorInfo(tf.string, [], analyzer_nodes.TemporaryAssetInfo(_empty_vocabulary(), "text"))
+    placeholder = analyzer_nodes.TemporaryAssetInfo(_empty_vocabulary(), "text")  # the file while tracing
+    vocabulary_file = analyzer_nodes.TensorInfo(tf.string, [], placeholder)
 
     def step(scope: str, inputs, ptransform, outputs: list, **options):
         with tf.compat.v1.name_scope(scope):
@@ -182,7 +183,8 @@ class WriteVocabularies(PTransformAnalyzer):
         folder = os.path.dirname(self.base_temp_dir)
         paths = accumulators | "Write" >> beam.Map(lambda counts: _write_all(self._specs, counts, folder))
         return tuple(
-            paths | f"Path[{spec.name}]" >> beam.Map(lambda written, i=i: written[i]) for i, spec in enumerate(self._specs)
+            paths | f"Path[{spec.name}]" >> beam.Map(lambda written, i=i: written[i])
+            for i, spec in enumerate(self._specs)
         )
 
 
