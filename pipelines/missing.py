@@ -8,8 +8,8 @@ a missing value exactly as the batch job did:
 - ``fill: mean``: `tft.mean` of the present values;
 - ``fill: median``: the middle boundary of `tft.quantiles` (2 buckets, ``MEDIAN_EPSILON``: within
   0.1% of rank of the exact median);
-- ``fill: most_frequent``: the top entry of a `tft.vocabulary` (``top_k=1``; ties go to the larger
-  value in byte order, as tf.Transform sorts); numbers are counted by their exact bits.
+- ``fill: most_frequent``: the top entry of a tf.Transform vocabulary (``top_k=1``, pipelines/vocabularies.py;
+  ties go to the larger value in byte order, as `tft.vocabulary` sorts); numbers are counted by their exact bits.
 
 Mean and median of an int column are floats, so such a column continues as float32.
 """
@@ -17,7 +17,6 @@ Mean and median of an int column are floats, so such a column continues as float
 from __future__ import annotations
 
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.token_counts import vocabulary
 
 MEDIAN_EPSILON = 0.001
 _ZERO = {"int": 0, "float": 0.0, "bytes": ""}
@@ -66,6 +65,8 @@ def missing_indicator(value):
 
 def _most_frequent(tf, tft, value, column: RawColumn):
     """The most frequent present value, read from a top_k=1 vocabulary asset (its first line)."""
+    from skewless.pipelines.vocabularies import VocabularySpec, shared_vocabularies
+
     values = value.values
     if column.kind == "float":
         keys = tf.strings.as_string(tf.bitcast(values, tf.int32))  # exact: the bits, not a rounded decimal
@@ -73,10 +74,8 @@ def _most_frequent(tf, tft, value, column: RawColumn):
         keys = tf.strings.as_string(values)
     else:
         keys = values
-    path = vocabulary(
-        tf.SparseTensor(value.indices, keys, value.dense_shape), top_k=1,
-        vocab_filename=most_frequent_filename(column.name),
-    )
+    name = most_frequent_filename(column.name)
+    path = shared_vocabularies({name: keys}, [VocabularySpec(name, top_k=1)])[name]
     token = tf.strings.split(tf.io.read_file(path), "\n", maxsplit=1)[0]
     if column.kind == "bytes":
         return token
