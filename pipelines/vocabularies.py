@@ -1,9 +1,11 @@
-"""Every vocabulary of the config from one tf.Transform analyzer.
+"""The job's vocabularies, many from one tf.Transform analyzer.
 
 Each `tft.vocabulary` call is an analyzer of its own: about 13 Beam stages, plus its share of pipeline
 construction and of the analysis graph. On the census benchmark that cost about 1 s per vocabulary
 whatever the data size, so the job's 8 vocabularies were a third of its time. `shared_vocabularies`
-asks tf.Transform for all of them with one cacheable `tft.experimental.ptransform_analyzer`:
+asks tf.Transform for any number of them with one cacheable analyzer (pipelines/preprocessing.py: the
+config's vocabularies, in a second analyzer those of analyzer-filled values; pipelines/missing.py: each
+`fill: most_frequent`):
 
     each batch, in the graph ──> per vocabulary: its distinct tokens and how often each occurs
     CountTokens (Beam)       ──> per vocabulary: every token's count over the dataset (the cached part)
