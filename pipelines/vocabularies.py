@@ -130,17 +130,16 @@ class _SumCounts(beam.CombineFn):
         return accumulator
 
     def merge_accumulators(self, accumulators):
-        merged = None
+        # into a new accumulator: the inputs may be the step before's outputs, which are not this CombineFn's
+        # to change (tf.Transform also encodes them for its cache)
+        merged = []
         for accumulator in accumulators:
-            if not accumulator:  # an empty bundle's accumulator of the merge step knows no vocabularies
-                continue
-            if merged is None:
-                merged = accumulator
-                continue
+            if not merged:
+                merged = [{} for _ in accumulator]
             for total, counts in zip(merged, accumulator):
                 for token, count in counts.items():
                     total[token] = total.get(token, 0) + count
-        return merged if merged is not None else self.create_accumulator()
+        return merged
 
     def extract_output(self, accumulator):
         return accumulator

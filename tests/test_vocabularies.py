@@ -91,3 +91,15 @@ def test_cache_coder_round_trips_any_bytes():
     accumulator = [{b"\xff\x00": 3, "ü".encode(): 1}, {}, {b"": 2}]
     coder = CountsCoder()
     assert coder.decode_cache(coder.encode_cache(accumulator)) == accumulator
+
+
+def test_summing_accumulators_leaves_them_unchanged():
+    """The merge step's inputs are also what tf.Transform encodes into its cache: summing must not change them."""
+    from skewless.pipelines.vocabularies import _SumCounts
+
+    first, second = [{b"x": 2}, {}], [{b"x": 1, b"y": 4}, {b"z": 1}]
+    merge = _SumCounts()
+    total = merge.add_input(merge.add_input(merge.create_accumulator(), first), second)
+    assert total == [{b"x": 3, b"y": 4}, {b"z": 1}]
+    assert merge.merge_accumulators([first, second, merge.create_accumulator()]) == total
+    assert first == [{b"x": 2}, {}] and second == [{b"x": 1, b"y": 4}, {b"z": 1}]
