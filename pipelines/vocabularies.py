@@ -123,26 +123,33 @@ class _SumCounts(beam.CombineFn):
 
     def add_input(self, accumulator, element):
         if self._vocabularies is None:
-            return self.merge_accumulators([accumulator, element])
+            # an accumulator of the step before, which tf.Transform also encodes for its cache: read, not changed
+            if not accumulator:
+                accumulator = [{} for _ in element]
+            _add_counts(accumulator, element)
+            return accumulator
         for counts, distinct, batch_counts in zip(accumulator, element[0::2], element[1::2]):
             for token, count in zip(distinct.tolist(), batch_counts.tolist()):
                 counts[token] = counts.get(token, 0) + count
         return accumulator
 
     def merge_accumulators(self, accumulators):
-        # into a new accumulator: the inputs may be the step before's outputs, which are not this CombineFn's
-        # to change (tf.Transform also encodes them for its cache)
         merged = []
-        for accumulator in accumulators:
+        for accumulator in accumulators:  # all this CombineFn's own: the first that knows its vocabularies is reused
             if not merged:
-                merged = [{} for _ in accumulator]
-            for total, counts in zip(merged, accumulator):
-                for token, count in counts.items():
-                    total[token] = total.get(token, 0) + count
+                merged = accumulator
+            else:
+                _add_counts(merged, accumulator)
         return merged
 
     def extract_output(self, accumulator):
         return accumulator
+
+
+def _add_counts(total: list[dict], counts: list[dict]) -> None:
+    for total_counts, more in zip(total, counts):
+        for token, count in more.items():
+            total_counts[token] = total_counts.get(token, 0) + count
 
 
 class CountTokens(beam.PTransform):
