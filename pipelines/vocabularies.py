@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import apache_beam as beam
@@ -126,11 +127,10 @@ class _SumCounts(beam.CombineFn):
             # an accumulator of the step before, which tf.Transform also encodes for its cache: read, not changed
             if not accumulator:
                 accumulator = [{} for _ in element]
-            _add_counts(accumulator, element)
+            _add_counts(accumulator, (counts.items() for counts in element))
             return accumulator
-        for counts, distinct, batch_counts in zip(accumulator, element[0::2], element[1::2]):
-            for token, count in zip(distinct.tolist(), batch_counts.tolist()):
-                counts[token] = counts.get(token, 0) + count
+        batch = (zip(distinct.tolist(), counts.tolist()) for distinct, counts in zip(element[0::2], element[1::2]))
+        _add_counts(accumulator, batch)
         return accumulator
 
     def merge_accumulators(self, accumulators):
@@ -139,17 +139,18 @@ class _SumCounts(beam.CombineFn):
             if not merged:
                 merged = accumulator
             else:
-                _add_counts(merged, accumulator)
+                _add_counts(merged, (counts.items() for counts in accumulator))
         return merged
 
     def extract_output(self, accumulator):
         return accumulator
 
 
-def _add_counts(total: list[dict], counts: list[dict]) -> None:
-    for total_counts, more in zip(total, counts):
-        for token, count in more.items():
-            total_counts[token] = total_counts.get(token, 0) + count
+def _add_counts(total: list[dict], pairs: Iterable) -> None:
+    """Adds (token, count) pairs, one iterable of them per vocabulary, into `total`."""
+    for counts, more in zip(total, pairs):
+        for token, count in more:
+            counts[token] = counts.get(token, 0) + count
 
 
 class CountTokens(beam.PTransform):
