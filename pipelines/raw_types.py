@@ -29,7 +29,8 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         feature_lists = set(feature_list_names(schema))
         source = config.resolve(config.schema_path)
     else:
-        types = infer_types(input_config, paths, [n for n, f in config.features.items() if f.is_list])
+        lists = [n for n, f in config.features.items() if f.is_list]
+        types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
     columns = []
     for name in config.raw_columns:
@@ -64,8 +65,12 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
     return columns
 
 
-def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = ()) -> dict[str, str]:
-    """Column -> "int" | "float" | "bytes"; a list column's kind is its values' (CSV `lists` are split first)."""
+def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = (), wanted=None) -> dict[str, str]:
+    """Column -> "int" | "float" | "bytes"; a list column's kind is its values' (CSV `lists` are split first).
+
+    A Parquet column of a type `plain_type` refuses is an error only when `wanted` (names) holds it:
+    columns the job does not read may have any type.
+    """
     if input_config.format == "synthetic":
         from skewless.pipelines.synthetic import COLUMNS
 
@@ -74,9 +79,18 @@ def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = 
         import pyarrow.parquet as pq
         from apache_beam.io.filesystems import FileSystems
 
+        from skewless.schemas.readers import plain_type
+
         with FileSystems.open(paths[0]) as handle:
             arrow = pq.ParquetFile(handle).schema_arrow
-        return {field.name: _kind(field.type) for field in arrow}
+        kinds = {}
+        for field in arrow:
+            try:
+                kinds[field.name] = _kind(plain_type(field.type, f"{paths[0]}: column {field.name!r}"))
+            except InputError:
+                if wanted is None or field.name in wanted:
+                    raise
+        return kinds
     if input_config.format == "tfrecord":
         return _tfrecord_types(paths[0], input_config.record)
     if input_config.format == "python":
@@ -113,7 +127,7 @@ def _kind(arrow_type: pa.DataType) -> str:
         arrow_type = arrow_type.value_type
     if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
         return "int"
-    if pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+    if pa.types.is_floating(arrow_type):
         return "float"
     return "bytes"
 

@@ -295,6 +295,8 @@ class RowReader:
         import pyarrow.parquet as pq
         from apache_beam.io.filesystems import FileSystems
 
+        from skewless.schemas.readers import plain_batch
+
         with FileSystems.open(segment.path) as handle:
             parquet = pq.ParquetFile(handle)
             names = [c.name for c in self.columns]
@@ -308,7 +310,7 @@ class RowReader:
             for batch in parquet.iter_batches(batch_size=ROW_CHUNK, columns=names):
                 lo, hi = max(segment.start, row), min(stop, row + batch.num_rows)
                 if lo < hi:
-                    part = batch.slice(lo - row, hi - lo)
+                    part = plain_batch(batch.slice(lo - row, hi - lo), segment.path)
                     yield self._chunk(part, _row_numbers(lo + 1, hi - lo), [], segment.path, _row_as_json(part))
                 row += batch.num_rows
                 if row >= stop:

@@ -452,9 +452,65 @@ def _parquet_batches(path: str, config: InputConfig, batch_rows: int) -> Iterato
             for batch in parquet.iter_batches(batch_size=batch_rows):
                 numbers = np.arange(first, first + batch.num_rows, dtype=np.int64)
                 first += batch.num_rows
-                yield SourceBatch(path, "record", batch, numbers)
+                yield SourceBatch(path, "record", plain_batch(batch, path), numbers)
         except (pa.ArrowException, OSError) as error:
             raise InputError(f"{path}: cannot read Parquet: {error}") from None
+
+
+def plain_batch(batch: pa.RecordBatch, path: str) -> pa.RecordBatch:
+    """A Parquet batch with every column as `plain_column` makes it; `path` names the file in errors."""
+    arrays = [plain_column(column, f"{path}: column {name!r}") for name, column in zip(batch.schema.names, batch.columns)]
+    return pa.RecordBatch.from_arrays(arrays, batch.schema.names)
+
+
+def plain_type(arrow_type: pa.DataType, where: str) -> pa.DataType:
+    """The type `plain_column` gives a column of `arrow_type` (one conversion, so inference cannot disagree)."""
+    return plain_column(pa.array([], arrow_type), where).type
+
+
+def plain_column(values: pa.Array, where: str) -> pa.Array:
+    """Arrow values as int64, float64, bool, string, binary or lists of them, which is what rows hold.
+
+    What plain `pandas.DataFrame.to_parquet()` writes maps to numbers a graph can use: a timestamp to
+    int64 seconds since 1970-01-01 UTC (floored: stored instants are UTC whatever the time zone), a
+    date to int64 days since 1970-01-01, a time of day to int64 seconds since midnight, a decimal to
+    float64, a dictionary (pandas categorical) to its values, large strings and binaries to plain
+    ones. Durations, intervals, structs, maps and unions have no such number: an `InputError` naming
+    `where` ("file: column 'name'") and the type.
+    """
+    kind = values.type
+    if pa.types.is_dictionary(kind):
+        return plain_column(values.dictionary_decode(), where)
+    if pa.types.is_fixed_size_list(kind):
+        return plain_column(values.cast(pa.list_(kind.value_type)), where)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        inner = plain_column(values.values, where)
+        if inner.type == kind.value_type:
+            return values
+        list_class = pa.ListArray if pa.types.is_list(kind) else pa.LargeListArray
+        return list_class.from_arrays(values.offsets, inner, mask=values.is_null())
+    if pa.types.is_timestamp(kind):
+        # floor_temporal rounds in local time when there is a zone; without one it is UTC, as stored
+        utc = values.cast(pa.timestamp(kind.unit))
+        return pc.floor_temporal(utc, unit="second").cast(pa.timestamp("s")).cast(pa.int64())
+    if pa.types.is_date(kind):
+        return values.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
+    if pa.types.is_time(kind):
+        # times of day are not negative: dropping the fraction is flooring it
+        return values.cast(pa.time32("s"), safe=False).cast(pa.int32()).cast(pa.int64())
+    if pa.types.is_decimal(kind):
+        return values.cast(pa.float64())
+    if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+        return values.cast(pa.string())
+    if pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind) or pa.types.is_fixed_size_binary(kind):
+        return values.cast(pa.binary())
+    if (pa.types.is_duration(kind) or pa.types.is_interval(kind) or pa.types.is_struct(kind)
+            or pa.types.is_map(kind) or pa.types.is_union(kind)):
+        raise InputError(
+            f"{where} has Arrow type {kind}, which has no int, float or string form here; "
+            "convert it before writing the file (e.g. a duration to seconds)"
+        )
+    return values
 
 
 def _tfrecord_batches(path: str, config: InputConfig, batch_rows: int) -> Iterator[SourceBatch]:
