@@ -20,6 +20,7 @@ from typing import Sequence, Union
 import tensorflow as tf
 
 from skewless.errors import ConfigError, InputError
+from skewless.layers.transform_graph import FROM_RUN, label_column
 
 # More files in flight than this buys nothing on a few cores and costs a read buffer per file.
 _MAX_PARALLEL_FILES = 16
@@ -36,7 +37,7 @@ def make_dataset(
     run_dir: Union[str, os.PathLike],
     split: str = "train",
     batch_size: int = 256,
-    label: str | None = "label",
+    label: str | None = FROM_RUN,
     shuffle_buffer: int = 10_000,
     seed: int | None = None,
     num_epochs: int | None = 1,
@@ -54,7 +55,8 @@ def make_dataset(
       split: which split's shards to read, e.g. "train" or "eval".
       batch_size: rows per batch.
       label: the transformed label feature to return apart from the features, or None to return
-        only the features dict.
+        only the features dict; by default the label column named in the run's ``run.json`` (None
+        when the run has no label), as `raw_inputs` and `TransformLayer` take it.
       shuffle_buffer: rows held for shuffling; 0 reads in file order (use it for evaluation).
         When shuffling, the shard files are also shuffled, both anew in every epoch.
       seed: makes the shuffled order the same on every run; None gives a fresh order each run.
@@ -91,6 +93,7 @@ def make_dataset(
         raise ConfigError(f"shuffle_buffer must be >= 0, got {shuffle_buffer}")
     if num_epochs is not None and num_epochs < 1:
         raise ConfigError(f"num_epochs must be >= 1 or None (forever), got {num_epochs}")
+    label = label_column(run_dir, label)
     spec = _parse_spec(run_dir, label, features)
     parse = record_parser(run_dir, spec)
     shards = split_shards(run_dir, split)

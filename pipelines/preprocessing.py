@@ -13,6 +13,7 @@ from typing import Callable
 from skewless.config import NUMERIC_TRANSFORMS, JobConfig
 from skewless.errors import ConfigError
 from skewless.references import import_function
+from skewless.pipelines.categorical import with_buckets
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.images import decode_images
 from skewless.pipelines.lists import pad_or_truncate
@@ -55,7 +56,7 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         for name, options in features.items():
             if options["transform"] == "cross":
                 crossed = [filled[column] if column in filled else inputs[column] for column in options["columns"]]
-                outputs[name] = hashed_cross(crossed, options["hash_buckets"])
+                outputs[name] = with_buckets(hashed_cross(crossed, options["hash_buckets"]), options["hash_buckets"])
             else:
                 file = vocabulary_filename(name)
                 outputs.update(_apply(tf, tft, name, tokens.get(file, filled[name]), options, vocabularies.get(file)))
@@ -161,9 +162,12 @@ def _apply(tf, tft, name: str, value, options: dict, vocabulary=None) -> dict:
     elif transform == "vocabulary":
         output = tft.apply_vocabulary(value, vocabulary, num_oov_buckets=options["num_oov_buckets"])
     else:
-        output = tft.hash_strings(_strings(tf, value), options["hash_buckets"])
+        output = with_buckets(tft.hash_strings(_strings(tf, value), options["hash_buckets"]), options["hash_buckets"])
     if options["max_length"] is not None:
-        output = pad_or_truncate(output, options["max_length"], options["pad_value"])
+        padded = pad_or_truncate(output, options["max_length"], options["pad_value"])
+        if transform in ("vocabulary", "hash", "bucketize"):  # the ids' domain, lost by padding
+            padded = with_buckets(padded, tft.get_num_buckets_for_transformed_feature(output))
+        output = padded
     return {name: output}
 
 

@@ -16,6 +16,7 @@ OOV buckets) maps them to ids. ``output`` says what is written:
 
 from __future__ import annotations
 
+from skewless.pipelines.categorical import with_buckets
 from skewless.pipelines.lists import pad_or_truncate
 
 
@@ -43,15 +44,17 @@ def text_features(name: str, tokens, vocabulary, options: dict) -> dict:
     import tensorflow_transform as tft
 
     ids = tft.apply_vocabulary(tokens, vocabulary, num_oov_buckets=options["num_oov_buckets"])
+    num_buckets = tft.get_num_buckets_for_transformed_feature(ids)
     if options["output"] == "ids":
         if options["max_length"] is not None:
-            return {name: pad_or_truncate(ids, options["max_length"], options["pad_value"])}
+            return {name: with_buckets(pad_or_truncate(ids, options["max_length"], options["pad_value"]), num_buckets)}
         return {name: ids}
     if options["output"] == "tfidf":
-        distinct, weights = tft.tfidf(ids, tft.get_num_buckets_for_transformed_feature(ids))
-        return {name: distinct, f"{name}_weights": weights}
+        distinct, weights = tft.tfidf(ids, num_buckets)
+        return {name: with_buckets(distinct, num_buckets), f"{name}_weights": weights}
     counts = tf.sparse.bincount(ids, axis=-1)  # (batch, vocabulary) counts, ids ascending within a row
-    return {name: _per_row(counts, counts.indices[:, 1]), f"{name}_weights": _per_row(counts, tf.cast(counts.values, tf.float32))}
+    return {name: with_buckets(_per_row(counts, counts.indices[:, 1]), num_buckets),
+            f"{name}_weights": _per_row(counts, tf.cast(counts.values, tf.float32))}
 
 
 def _per_row(matrix, values):
