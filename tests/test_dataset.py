@@ -58,7 +58,8 @@ def _write_run(run_dir, with_summary: bool) -> str:
             shards[split].append({"path": name, "rows": len(rows), "bytes": os.path.getsize(os.path.join(run_dir, name))})
     if with_summary:
         with open(os.path.join(run_dir, "run.json"), "w") as handle:
-            json.dump({"name": "fixture", "shards": shards, "compression": "gzip"}, handle)
+            json.dump({"name": "fixture", "shards": shards, "compression": "gzip",
+                       "label": {"column": "label", "name": "label"}}, handle)
     return run_dir
 
 
@@ -153,10 +154,10 @@ def test_eval_split_uncompressed_shards(run_dir):
 def test_shard_files_found_without_run_summary(run_dir, tmp_path):
     copy = shutil.copytree(run_dir, tmp_path / "run")
     os.remove(copy / "run.json")
-    dataset = make_dataset(copy, batch_size=16, seed=4)
+    dataset = make_dataset(copy, batch_size=16, seed=4, label="label")  # no run.json names it
     assert dataset.cardinality().numpy() == tf.data.UNKNOWN_CARDINALITY
     assert sorted(_ids(dataset)) == list(range(TRAIN_ROWS))
-    assert sorted(_ids(make_dataset(copy, split="eval", batch_size=16))) == list(range(127, 160))
+    assert sorted(_ids(make_dataset(copy, split="eval", batch_size=16, label="label"))) == list(range(127, 160))
 
 
 def test_nondeterministic_still_reads_every_row_once(run_dir):
