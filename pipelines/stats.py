@@ -1,9 +1,11 @@
 """Per-column statistics of the raw data, for run.json and the report, computed in the analysis pass.
 
 Exact count, missing count, mean, population standard deviation (what `tft.scale_to_z_score` uses),
-min and max; quantiles and a histogram from tfx_bsl's quantiles sketch (eps 0.005); top values and
-the number of distinct values from tfx_bsl's Misra-Gries and KMV sketches (exact while a column has at
-most `TOP_BUCKETS` distinct values).
+min and max; quantiles and a histogram from tfx_bsl's quantiles sketch (eps 0.005). Top values and the
+number of distinct values of a string column are exact counts while the column has at most
+`EXACT_DISTINCT` distinct values; past that they come from tfx_bsl's Misra-Gries (`TOP_BUCKETS`) and
+KMV sketches, which are fed all along. `result()["exact"]` says which statistics are exact, so the
+run.json, the report and `inspect` can mark the estimates ("~1,446").
 
 The pass yields *partial* statistics (`state()`: plain JSON) per dataset key, and `summarize` merges
 them. That JSON is also what the analyzer cache keeps per input file, so a rerun over mostly
@@ -24,6 +26,7 @@ import pyarrow.compute as pc
 from skewless.pipelines.columns import RawColumn
 
 TOP_BUCKETS = 1000
+EXACT_DISTINCT = 10_000
 TOP_VALUES = 20
 QUANTILES = 10  # deciles: 11 boundaries from min to max
 HISTOGRAM_BINS = 20
@@ -33,10 +36,12 @@ SKETCH_POINTS = 1000
 class ColumnStats:
     """One column's mergeable statistics."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, count_exactly: bool = True):
         from tfx_bsl import sketches
 
         self.kind = kind
+        # value -> rows, while there are at most EXACT_DISTINCT values; None once past (or for images)
+        self.exact: dict[bytes, int] | None = {} if kind == "bytes" and count_exactly else None
         self.count = 0
         self.missing = 0
         self.mean = 0.0
@@ -57,6 +62,8 @@ class ColumnStats:
         if self.kind == "bytes":
             state["top"] = base64.b64encode(self.top.Serialize()).decode()
             state["distinct"] = base64.b64encode(self.distinct.Serialize()).decode()
+            state["exact"] = None if self.exact is None else [
+                [base64.b64encode(value).decode(), count] for value, count in self.exact.items()]
         else:
             state["points"], state["weights"] = self._sketch_points()
         return state
@@ -76,6 +83,8 @@ class ColumnStats:
         if self.kind == "bytes":
             self.top = sketches.MisraGriesSketch.Deserialize(base64.b64decode(state["top"]))
             self.distinct = sketches.KmvSketch.Deserialize(base64.b64decode(state["distinct"]))
+            counts = state.get("exact")  # absent in statistics cached before exact counts existed
+            self.exact = None if counts is None else {base64.b64decode(value): count for value, count in counts}
         elif state["points"]:
             self.quantiles.AddValues(pa.array(state["points"], pa.float64()), pa.array(state["weights"], pa.float64()))
 
@@ -116,12 +125,23 @@ class ColumnStats:
             self.top.AddValues(present)
             self.distinct.AddValues(present)
             self._merge_moments(len(present), 0.0, 0.0)
+            if self.exact is not None:
+                counted = pc.value_counts(present.cast(pa.binary()))
+                self._add_exact(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
             return
         data = present.to_numpy(zero_copy_only=False).astype(np.float64)
         self._merge_moments(len(data), float(data.mean()), float(((data - data.mean()) ** 2).sum()))
         self.min = min(self.min, float(data.min()))
         self.max = max(self.max, float(data.max()))
         self.quantiles.AddValues(pa.array(data))
+
+    def _add_exact(self, counts) -> None:
+        """Adds (value, rows) pairs to the exact counts, and drops them once they hold too many values."""
+        exact = self.exact
+        for value, count in counts:
+            exact[value] = exact.get(value, 0) + count
+        if len(exact) > EXACT_DISTINCT:
+            self.exact = None  # the sketches, fed all along, take over
 
     def _merge_moments(self, count: int, mean: float, m2: float) -> None:
         # Chan et al.'s pairwise update: stable when merging partial results from many workers
@@ -140,6 +160,10 @@ class ColumnStats:
         if self.kind == "bytes":
             self.top.Merge(other.top)
             self.distinct.Merge(other.distinct)
+            if self.exact is not None and other.exact is not None:
+                self._add_exact(other.exact.items())
+            else:
+                self.exact = None
         else:
             self.quantiles.Merge(other.quantiles)
 
@@ -148,13 +172,20 @@ class ColumnStats:
         rows = self.count + self.missing
         out["missing_fraction"] = self.missing / rows if rows else 0.0
         if self.kind == "bytes":
-            top = self.top.Estimate().to_pylist()[:TOP_VALUES]
-            out["distinct"] = int(self.distinct.Estimate())
-            out["top_values"] = [[item["values"].decode("utf-8", "replace"), int(item["counts"])] for item in top]
+            if self.exact is not None:
+                top = sorted(self.exact.items(), key=lambda item: (-item[1], item[0]))[:TOP_VALUES]
+                out["distinct"] = len(self.exact)
+            else:
+                top = [(item["values"], int(item["counts"])) for item in self.top.Estimate().to_pylist()[:TOP_VALUES]]
+                out["distinct"] = int(self.distinct.Estimate())
+            out["top_values"] = [[value.decode("utf-8", "replace"), count] for value, count in top]
+            exact = self.exact is not None
+            out["exact"] = {"distinct": exact, "top_values": exact}
             return out
         if self.count == 0:
             return out
         out.update(mean=self.mean, std=math.sqrt(self.m2 / self.count), min=self.min, max=self.max)
+        out["exact"] = {"quantiles": False, "histogram": False}  # read from the quantiles sketch
         points, weights = self._sketch_points()
         bounds, cumulative = np.asarray(points), np.cumsum(weights)
         out["quantiles"] = [float(np.interp(q, cumulative / cumulative[-1], bounds)) for q in
@@ -175,7 +206,8 @@ class RawStatsFn(beam.CombineFn):
         self._columns = columns
 
     def create_accumulator(self):
-        return {c.name: ColumnStats(c.kind) for c in self._columns}
+        # encoded images are not values to count
+        return {c.name: ColumnStats(c.kind, count_exactly=not c.image) for c in self._columns}
 
     def add_input(self, accumulator, table: pa.Table):
         for column in self._columns:

@@ -14,6 +14,7 @@ from skewless.report.run_files import (
     format_bytes,
     format_number,
     format_percent,
+    format_statistic,
     load_run_config,
     load_summary,
     oov_rate,
@@ -22,7 +23,7 @@ from skewless.report.run_files import (
 
 # The statistics of run.json that `describe_run` passes through for each feature.
 _STATISTICS = ("count", "missing", "missing_fraction", "mean", "std", "min", "max", "quantiles", "distinct",
-               "top_values", "histogram")
+               "top_values", "histogram", "exact")
 
 
 def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
@@ -125,7 +126,7 @@ def print_run(description: dict, console=None) -> None:
     for name, f in description["features"].items():
         _add_row(
             stats, name, f.get("transform", ""), format_number(f.get("count")), format_percent(f.get("missing_fraction")),
-            *(format_number(f.get(key)) for key in ("mean", "std", "min", "max", "distinct")),
+            *(format_number(f.get(key)) for key in ("mean", "std", "min", "max")), format_statistic(f, "distinct"),
         )
     console.print(stats)
 
@@ -145,7 +146,8 @@ def print_run(description: dict, console=None) -> None:
                 format_percent(vocabulary["oov_rate"]), ", ".join(vocabulary["head"]),
             )
         if f.get("top_values"):
-            shown = ", ".join(f"{value} ({format_number(count)})" for value, count in f["top_values"][:5])
+            shown = ", ".join(f"{value} ({format_statistic(f, 'top_values', count)})"
+                              for value, count in f["top_values"][:5])
             _add_row(top_values, name, shown)
     if vocabularies.row_count:
         console.print(vocabularies)

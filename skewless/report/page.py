@@ -14,6 +14,7 @@ from skewless.report.run_files import (
     format_bytes,
     format_number,
     format_percent,
+    format_statistic,
     oov_rate,
     split_order,
 )
@@ -132,7 +133,7 @@ def _feature_index(summary: dict) -> str:
             f'<td>{escape(feature.get("kind", ""))}</td>'
             f'<td class=num>{format_percent(feature.get("missing_fraction"))}</td>'
             f'<td class=num>{escape(format_number(feature.get("mean")))}</td>'
-            f'<td class=num>{escape(format_number(feature.get("distinct")))}</td>'
+            f'<td class=num>{escape(format_statistic(feature, "distinct"))}</td>'
             f"<td class=num>{format_percent(oov_rate(summary, feature))}</td></tr>"
         )
     label = summary.get("label")
@@ -180,7 +181,7 @@ def _feature(summary: dict, name: str, feature: dict, config: dict, vocabulary: 
     }
     # Which statistics exist follows the raw type: an int column with a vocabulary has a histogram.
     if "top_values" in feature:
-        statistics["distinct values"] = format_number(feature.get("distinct"))
+        statistics["distinct values"] = format_statistic(feature, "distinct")
         charts = _categorical_charts(name, feature, vocabulary)
     else:
         for stat in ("mean", "std", "min", "max"):
@@ -217,6 +218,8 @@ def _categorical_charts(name: str, feature: dict, vocabulary: list[str] | None) 
     outside = {value for value, _ in top if value not in known} if known is not None else set()
     chart = svg.bar_chart(top, f"{name}: most frequent raw values", outside)
     legend = f"top {len(top)} raw values"
+    if (feature.get("exact") or {}).get("top_values") is False:
+        legend += " (counts estimated by a Misra-Gries sketch: too many distinct values to count exactly)"
     if known is not None:
         legend += (
             f'<span class="swatch" style="background:var(--bar)"></span>in the vocabulary'

@@ -142,6 +142,13 @@ def format_number(value) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def format_statistic(feature: dict, key: str, value=None) -> str:
+    """`format_number` of `feature[key]` (or of `value`, a part of it), with "~" before it when run.json
+    marks that statistic as estimated by a sketch (`"exact": {key: false}`)."""
+    text = format_number(feature.get(key) if value is None else value)
+    return f"~{text}" if (feature.get("exact") or {}).get(key) is False and text != "–" else text
+
+
 def format_percent(fraction: float | None) -> str:
     """A fraction as a percentage with two decimals; tiny non-zero shares are not shown as 0.00%."""
     if fraction is None:
