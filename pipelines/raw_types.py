@@ -32,6 +32,8 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         lists = [n for n, f in config.features.items() if f.is_list]
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
+    if input_config.format == "parquet":
+        _check_parquet_types(paths, config.raw_columns)
     columns = []
     for name in config.raw_columns:
         key = f"label.column {name!r}" if config.label and name == config.label.column else f"features.{name}"
@@ -96,6 +98,21 @@ def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = 
     if input_config.format == "python":
         return _generator_types(input_config)
     return _csv_types(input_config, paths[0], lists)
+
+
+def _check_parquet_types(paths: list[str], names: list[str]) -> None:
+    """Refuses, before any worker starts, a read column whose Arrow type no plain type takes, in any input."""
+    import pyarrow.parquet as pq
+    from apache_beam.io.filesystems import FileSystems
+
+    from skewless.schemas.readers import plain_type
+
+    for path in paths:
+        with FileSystems.open(path) as handle:
+            arrow = pq.ParquetFile(handle).schema_arrow
+        for field in arrow:
+            if field.name in names:
+                plain_type(field.type, f"{path}: column {field.name!r}")
 
 
 def _generator_types(input_config: InputConfig) -> dict[str, str]:

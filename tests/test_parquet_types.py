@@ -103,10 +103,14 @@ def test_decimals_become_floats_and_categoricals_and_large_types_their_values(pa
     assert [vocabulary[i] for i in written["color"]] == frame["color"].astype(str).tolist()
 
 
-def test_a_column_of_unsupported_type_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize("with_schema", [False, True])
+def test_a_column_of_unsupported_type_is_refused_in_one_line(tmp_path, with_schema):
     frame = _frame()[["id", "waited"]]
     frame.to_parquet(tmp_path / "rows.parquet")
     config = _config(tmp_path, {"id": {"transform": "passthrough"}, "waited": {"transform": "passthrough"}})
+    if with_schema:  # the types come from the schema, not the file: still refused before the job starts
+        (tmp_path / "schema.pbtxt").write_text('feature { name: "id" type: INT }\nfeature { name: "waited" type: INT }\n')
+        config["schema"] = str(tmp_path / "schema.pbtxt")
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(config))
     done = subprocess.run([sys.executable, "-m", "skewless", "run", str(tmp_path / "job.yaml")],
                           capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
