@@ -127,7 +127,10 @@ class ColumnStats:
             self._merge_moments(len(present), 0.0, 0.0)
             if self.exact is not None:
                 counted = pc.value_counts(present.cast(pa.binary()))
-                self._add_exact(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
+                if len(counted) > EXACT_DISTINCT:
+                    self.exact = None  # this batch alone has too many values: no Python pass over them
+                else:
+                    self._add_exact(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
             return
         data = present.to_numpy(zero_copy_only=False).astype(np.float64)
         self._merge_moments(len(data), float(data.mean()), float(((data - data.mean()) ** 2).sum()))
