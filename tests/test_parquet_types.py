@@ -117,3 +117,27 @@ def test_a_column_of_unsupported_type_is_refused_in_one_line(tmp_path, with_sche
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("skewless")]  # TF logs the rest
     assert len(lines) == 1 and "Traceback" not in done.stderr and "rows.parquet: column 'waited'" in lines[0] and "duration[ns]" in lines[0], lines
+
+
+def test_make_raw_dataset_and_schema_infer_read_the_same_plain_values(pandas_run, tmp_path):
+    from skewless.pipelines.raw_dataset import make_raw_dataset
+    from skewless.schemas.infer import infer_schema
+    from skewless.schemas.readers import input_config
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    frame, result, written = pandas_run
+    columns = {}
+    for batch in make_raw_dataset(result.output_dir + "/config.yaml", batch_size=16, label=None):
+        for name in ("id", "stamp", "date", "time", "price"):
+            columns.setdefault(name, []).extend(np.ravel(batch[name].numpy()).tolist())
+    order = np.argsort(columns["id"])
+    for name in ("stamp", "date", "time"):
+        assert [columns[name][i] for i in order] == written[name], name
+    assert np.allclose([columns["price"][i] for i in order], written["price"])
+
+    readable = str(tmp_path / "readable.parquet")  # schema infer reads every column: leave out the duration
+    frame.drop(columns="waited").to_parquet(readable)
+    schema = infer_schema(input_config([readable])).schema
+    types = {feature.name: feature.type for feature in schema.feature}
+    assert [types[name] for name in ("stamp", "stamp_tz", "date", "date_ms", "time", "time_ms")] == [schema_pb2.INT] * 6
+    assert types["price"] == schema_pb2.FLOAT and types["color"] == types["word"] == schema_pb2.BYTES
