@@ -2,7 +2,9 @@
 
 Files are read a batch of rows at a time, never whole. CSV fields come back as text (Arrow
 strings) for `row_checks` to parse, so a bad value is reported rather than failing the read;
-Parquet columns keep their types; tf.train.Example features come back as lists, decoded by tfx_bsl.
+Parquet columns keep their types, made plain by `plain_column` (a timestamp becomes epoch seconds,
+a decimal a float; the job's reader uses it too); tf.train.Example features come back as lists,
+decoded by tfx_bsl.
 Rows that cannot even be split into columns (a CSV line with the wrong number of fields or bad
 quoting, bytes that are not UTF-8, a record that is not an Example) come back as `RejectedRow`s.
 
@@ -459,8 +461,9 @@ def _parquet_batches(path: str, config: InputConfig, batch_rows: int) -> Iterato
 
 def plain_batch(batch: pa.RecordBatch, path: str) -> pa.RecordBatch:
     """A Parquet batch with every column as `plain_column` makes it; `path` names the file in errors."""
-    arrays = [plain_column(column, f"{path}: column {name!r}") for name, column in zip(batch.schema.names, batch.columns)]
-    return pa.RecordBatch.from_arrays(arrays, batch.schema.names)
+    names = batch.schema.names
+    arrays = [plain_column(column, f"{path}: column {name!r}") for name, column in zip(names, batch.columns)]
+    return pa.RecordBatch.from_arrays(arrays, names)
 
 
 def plain_type(arrow_type: pa.DataType, where: str) -> pa.DataType:

@@ -109,14 +109,16 @@ def test_a_column_of_unsupported_type_is_refused_in_one_line(tmp_path, with_sche
     frame.to_parquet(tmp_path / "rows.parquet")
     config = _config(tmp_path, {"id": {"transform": "passthrough"}, "waited": {"transform": "passthrough"}})
     if with_schema:  # the types come from the schema, not the file: still refused before the job starts
-        (tmp_path / "schema.pbtxt").write_text('feature { name: "id" type: INT }\nfeature { name: "waited" type: INT }\n')
+        declared = "".join(f'feature {{ name: "{name}" type: INT }}\n' for name in ("id", "waited"))
+        (tmp_path / "schema.pbtxt").write_text(declared)
         config["schema"] = str(tmp_path / "schema.pbtxt")
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(config))
     done = subprocess.run([sys.executable, "-m", "skewless", "run", str(tmp_path / "job.yaml")],
                           capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("skewless")]  # TF logs the rest
-    assert len(lines) == 1 and "Traceback" not in done.stderr and "rows.parquet: column 'waited'" in lines[0] and "duration[ns]" in lines[0], lines
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "rows.parquet: column 'waited'" in lines[0] and "duration[ns]" in lines[0], lines
 
 
 def test_make_raw_dataset_and_schema_infer_read_the_same_plain_values(pandas_run, tmp_path):
