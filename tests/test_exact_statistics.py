@@ -93,5 +93,8 @@ def test_report_and_inspect_mark_estimates_with_a_tilde(example_run, tmp_path):
     done = CliRunner().invoke(app, ["report", str(run_dir)])
     assert done.exit_code == 0, done.output
     page = (run_dir / "report.html").read_text()
-    assert "~1,446" in page and "counts estimated" in page
-    assert page.count("counts estimated") == 1
+    assert "~1,446" in page and "counts estimated by a Misra-Gries sketch" in page
+    assert page.count("counts estimated by a Misra-Gries sketch") == 1  # workclass alone
+    assert f">~{workclass['top_values'][0][1]:,}<" in page  # the bar's count
+    numeric = sum(1 for f in summary["features"].values() if "histogram" in f)
+    assert numeric and page.count("counts estimated from a quantiles sketch") == numeric

@@ -207,6 +207,8 @@ def _numeric_charts(name: str, feature: dict) -> str:
     counts = histogram["counts"]
     chart = svg.histogram(histogram["edges"], counts, f"{name}: histogram of raw values", feature.get("mean"))
     caption = f"raw values, {len(counts)} bins"
+    if (feature.get("exact") or {}).get("histogram") is False:
+        caption += ", counts estimated from a quantiles sketch (eps 0.005)"
     return f'<figure class="histogram">{chart}<figcaption class="legend">{caption}</figcaption></figure>'
 
 
@@ -216,9 +218,10 @@ def _categorical_charts(name: str, feature: dict, vocabulary: list[str] | None) 
         return '<p class="muted">No values.</p>'
     known = set(vocabulary) if vocabulary is not None else None
     outside = {value for value, _ in top if value not in known} if known is not None else set()
-    chart = svg.bar_chart(top, f"{name}: most frequent raw values", outside)
+    estimated = (feature.get("exact") or {}).get("top_values") is False
+    chart = svg.bar_chart(top, f"{name}: most frequent raw values", outside, estimated)
     legend = f"top {len(top)} raw values"
-    if (feature.get("exact") or {}).get("top_values") is False:
+    if estimated:
         legend += " (counts estimated by a Misra-Gries sketch: too many distinct values to count exactly)"
     if known is not None:
         legend += (

@@ -59,9 +59,11 @@ def histogram(edges: Sequence[float], counts: Sequence[int], title: str, mean: f
     return "".join(parts)
 
 
-def bar_chart(items: Sequence[tuple[str, int]], title: str, highlighted: set[str] | None = None) -> str:
+def bar_chart(items: Sequence[tuple[str, int]], title: str, highlighted: set[str] | None = None,
+              estimated: bool = False) -> str:
     """Horizontal bars, one per (label, count), longest first as given; labels in `highlighted` are drawn
-    in the second color (the report uses it for values outside the vocabulary)."""
+    in the second color (the report uses it for values outside the vocabulary). `estimated` counts are
+    shown as "~N"."""
     if not items:
         raise ValueError("a bar chart needs at least one item")
     width = _LABEL_WIDTH + _BAR_WIDTH + _COUNT_WIDTH
@@ -73,12 +75,13 @@ def bar_chart(items: Sequence[tuple[str, int]], title: str, highlighted: set[str
         length = max(count / tallest * _BAR_WIDTH, 1.0)
         shown = label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…"
         css = "bar-oov" if highlighted and label in highlighted else "bar"
-        tip = f"{label}: {format_number(count)} rows"
+        count_text = ("~" if estimated else "") + format_number(count)
+        tip = f"{label}: {count_text} rows"
         parts.append(
             f'<g><title>{escape(tip)}</title>'
             + _text(_LABEL_WIDTH - 6, y + 12.5, shown, "end")
             + f'<rect class="{css}" x="{_LABEL_WIDTH}" y="{y + 2}" width="{length:.2f}" height="{BAR_ROW - 4}"/>'
-            + _text(_LABEL_WIDTH + length + 4, y + 12.5, format_number(count), "start")
+            + _text(_LABEL_WIDTH + length + 4, y + 12.5, count_text, "start")
             + "</g>"
         )
     parts.append("</svg>")
