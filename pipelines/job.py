@@ -27,7 +27,7 @@ from skewless.pipelines import files
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.progress import PROGRESS_DIR
-from skewless.pipelines.staging import RUN_FILE, claim, publish
+from skewless.pipelines.staging import RUN_FILE, check_replaceable, claim, publish
 from skewless.report import render_report
 
 STATS_DIR = "_stats"
@@ -78,7 +78,9 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
         config = load_config(config)
     started = time.time()
     output_dir = config.resolve(config.output.dir)
-    if files.exists(output_dir) and not overwrite:
+    if overwrite:
+        check_replaceable(output_dir)  # again at publish time: something else may appear there meanwhile
+    elif files.exists(output_dir):
         raise OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
     job_plan = plan(config)
     claimed = claim(output_dir)
@@ -98,7 +100,7 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
         result = RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
         if config.output.keras_preprocessor:
             result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
-        publish(staging, output_dir, claimed)
+        publish(staging, output_dir, claimed, overwrite)
     finally:
         files.remove_tree(claimed)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it.

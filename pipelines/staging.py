@@ -5,7 +5,10 @@ tf.Transform bakes into the graph's table names, the same on every run of an out
 
 On a local disk (a path without a scheme) the claim is exclusive and the publish atomic, both by
 rename: the output path holds a whole run or nothing at every moment, and a second live run of the
-same output is refused. An object store (gs://, s3://) has no atomic rename and no way to create a name
+same output is refused. Without `--overwrite` the publishing rename itself refuses an existing output
+(`renameat2(RENAME_NOREPLACE)`), so a run published by another process while this one ran is never
+replaced; with it, only a previous run (a folder with run.json) or an empty folder is replaced
+(`check_replaceable`, both before the pipeline and at publish time). An object store (gs://, s3://) has no atomic rename and no way to create a name
 only if it is absent, so there a claim clears what an earlier run left (a concurrent run of the same
 output is not detected) and publishing copies the run file by file, run.json last: a run directory is
 complete when its run.json exists; a replaced output loses its run.json first, then its files.
@@ -13,18 +16,40 @@ complete when its run.json exists; a replaced output loses its run.json first, t
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import shutil
 import uuid
 
 from apache_beam.io.filesystems import FileSystems
 
-from skewless.errors import OutputExistsError
+from skewless.errors import OutputError, OutputExistsError
 from skewless.pipelines import files
 
 STAGING_SUFFIX = ".staging"
 OWNER_FILE = "owner"
 RUN_FILE = "run.json"  # written last: a run directory with it is complete
+
+
+def check_replaceable(output_dir: str) -> None:
+    """Refuses, in one line naming it, anything at `output_dir` that `--overwrite` must not delete:
+    only a previous skewless run (it has run.json) or an empty folder may be replaced."""
+    if not files.is_local(output_dir):
+        if files.exists(output_dir) and not FileSystems.exists(FileSystems.join(output_dir, RUN_FILE)):
+            raise OutputError(f"{output_dir}: holds files but no {RUN_FILE}, so it is not a skewless run; "
+                              "--overwrite replaces only a previous run (delete it yourself if it should go)")
+        return
+    if not os.path.lexists(output_dir):
+        return
+    if not os.path.isdir(output_dir) or os.path.islink(output_dir):
+        raise OutputError(f"{output_dir}: is a file, not a skewless run; --overwrite replaces only a previous run "
+                          "or an empty folder (delete it yourself if it should go)")
+    entries = sorted(os.listdir(output_dir))
+    if entries and RUN_FILE not in entries:
+        shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+        raise OutputError(f"{output_dir}: a folder that is not a skewless run (no {RUN_FILE}; holds {shown}); "
+                          "--overwrite replaces only a previous run or an empty folder")
 
 
 def claim(output_dir: str) -> str:
@@ -36,11 +61,19 @@ def claim(output_dir: str) -> str:
     return claimed
 
 
-def publish(staging: str, output_dir: str, claimed: str) -> None:
-    """Moves the finished run in `staging` to `output_dir`, replacing an old output there."""
+def publish(staging: str, output_dir: str, claimed: str, overwrite: bool) -> None:
+    """Moves the finished run in `staging` to `output_dir`; with `overwrite`, replaces a previous run there.
+
+    On a refusal the caller removes the claim, and the staged run with it.
+    """
     if files.is_local(output_dir):
-        _publish_local(staging, output_dir, claimed)
+        _publish_local(staging, output_dir, claimed, overwrite)
         return
+    # an object store cannot create a name only if it is absent: this check and the copy below can race
+    if overwrite:
+        check_replaceable(output_dir)
+    elif files.exists(output_dir):
+        raise _exists(output_dir)
     old_marker = FileSystems.join(output_dir, RUN_FILE)
     if FileSystems.exists(old_marker):
         FileSystems.delete([old_marker])
@@ -66,7 +99,10 @@ def _claim_local(output_dir: str) -> str:
     _remove_stale_candidates(output_dir)
     # built under a name of our own, then renamed: the rename fails while another run's claim exists
     candidate = f"{claim}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    os.makedirs(os.path.join(candidate, "run"))
+    try:
+        os.makedirs(os.path.join(candidate, "run"))
+    except OSError as error:
+        raise OutputError(f"{output_dir}: cannot write beside it ({error.strerror}: {error.filename})") from None
     with open(os.path.join(candidate, OWNER_FILE), "w") as handle:
         handle.write(str(os.getpid()))
     for attempt in range(2):
@@ -92,15 +128,62 @@ def _owner(claim: str) -> int | None:
         return None
 
 
-def _publish_local(staging: str, output_dir: str, claim: str) -> None:
+def _exists(output_dir: str) -> OutputExistsError:
+    return OutputExistsError(f"{output_dir}: output directory exists (another run may have published it while "
+                             "this one ran; pass --overwrite to replace it)")
+
+
+def _publish_local(staging: str, output_dir: str, claim: str, overwrite: bool) -> None:
     """Moves the finished run into place: the output path holds a whole run or nothing at every moment.
 
-    An old output is renamed into the claim (deleted with it) just before, never deleted in place.
+    With `overwrite`, an old output is renamed into the claim (deleted with it) just before, never
+    deleted in place. The final rename never replaces: whatever appeared meanwhile stays.
     """
-    os.makedirs(os.path.dirname(os.path.abspath(output_dir)), exist_ok=True)
-    if os.path.exists(output_dir):
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(output_dir)), exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"{output_dir}: cannot create its parent folder ({error.strerror})") from None
+    if overwrite and os.path.lexists(output_dir):
+        check_replaceable(output_dir)
         os.rename(output_dir, os.path.join(claim, "replaced"))
-    os.rename(staging, output_dir)
+    try:
+        _rename_no_replace(staging, output_dir)
+    except FileExistsError:
+        raise _exists(output_dir) from None
+
+
+def _rename_no_replace(source: str, destination: str) -> None:
+    """Renames `source` to `destination`, atomically refusing (FileExistsError) when `destination` exists."""
+    try:
+        _renameat2_noreplace(source, destination)
+        return
+    except OSError as error:
+        if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise
+    # No renameat2 (not Linux, an old kernel, a filesystem without the flag): reserve the name with
+    # mkdir, which fails atomically when it exists, then rename onto that empty folder (POSIX renames
+    # a directory onto an empty one). If someone filled the reservation meanwhile, the rename fails.
+    os.mkdir(destination)
+    try:
+        os.rename(source, destination)
+    except OSError:
+        os.rmdir(destination)  # only while still empty: never deletes what another process put there
+        raise FileExistsError(errno.EEXIST, "exists", destination) from None
+
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+
+
+def _renameat2_noreplace(source: str, destination: str) -> None:
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        raise OSError(errno.ENOSYS, "renameat2 is not available") from None
+    result = renameat2(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(destination), _RENAME_NOREPLACE)
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), destination)
 
 
 def _remove_stale_candidates(output_dir: str) -> None:

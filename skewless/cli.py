@@ -13,7 +13,7 @@ from typing import List, Optional
 import typer
 
 from skewless import runtime
-from skewless.errors import SkewlessError
+from skewless.errors import SkewlessError, one_line
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -49,6 +49,9 @@ def run(
     cache_dir: Optional[str] = typer.Option(
         None, "--cache-dir", help="tf.Transform analyzer cache: reruns analyze only new or changed input files."
     ),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show the traceback of an unexpected error (also: SKEWLESS_DEBUG=1)."
+    ),
 ) -> None:
     """Analyze and transform a dataset: sharded TFRecords + the tf.Transform graph.
 
@@ -61,6 +64,11 @@ def run(
         overrides.append(f"output.max_bad_fraction={max_bad_fraction}")
     if cache_dir is not None:
         overrides.append(f"cache_dir={os.path.abspath(cache_dir)}")
+    if output is not None and "://" not in output:
+        output = os.path.abspath(output)  # a command-line path is the shell's: relative to the current directory
+    debug = debug or os.environ.get("SKEWLESS_DEBUG") == "1"
+    if not debug:
+        runtime.quiet_pipeline_errors()
     try:
         job_config = load_config(config, overrides=overrides, output_dir=output)
         runtime.keep_freed_memory()
@@ -70,6 +78,10 @@ def run(
         result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=True)
     except SkewlessError as error:
         fail(str(error))
+    except Exception as error:
+        if debug:
+            raise
+        fail(one_line(error, config))
     typer.echo(result.summary())
 
 

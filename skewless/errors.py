@@ -21,7 +21,11 @@ class SchemaError(SkewlessError):
     """A tf.metadata schema is malformed or does not fit the data."""
 
 
-class OutputExistsError(SkewlessError):
+class OutputError(SkewlessError):
+    """The output path cannot take this run: not creatable, or holding something a run must not replace."""
+
+
+class OutputExistsError(OutputError):
     """The output directory exists and `--overwrite` was not given."""
 
 
@@ -31,3 +35,21 @@ class TooManyBadRowsError(SkewlessError):
 
 class NotPortableError(SkewlessError):
     """A transform has no exact equivalent in built-in Keras layers (TransformLayer still runs it)."""
+
+
+def one_line(error: BaseException, where: str) -> str:
+    """An unexpected error (a bug, or Beam's wrapping of one raised in the pipeline) as `file: what`.
+
+    Beam appends the failed step and sometimes the worker's whole traceback to the message; the first
+    line names the error, the rest is for `--debug`.
+    """
+    cause = error
+    while cause is not None and not isinstance(cause, SkewlessError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None:  # ours, raised in a Beam worker and wrapped by Beam on the way out
+        return str(cause).splitlines()[0]
+    filename = getattr(error, "filename", None)
+    if isinstance(error, OSError) and filename:
+        return f"{filename}: {error.strerror or error}"
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return f"{where}: {type(error).__name__}: {lines[0] if lines else 'no message'} (rerun with --debug for the traceback)"

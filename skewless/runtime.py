@@ -49,3 +49,11 @@ def keep_freed_memory() -> None:
         return
     mallopt(_M_MMAP_THRESHOLD, 256 << 20)
     mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+
+
+def quiet_pipeline_errors() -> None:
+    """Keeps Beam's runners from logging a failed step's traceback: the CLI reports the error in one line
+    (the traceback with --debug)."""
+    import logging
+
+    logging.getLogger("apache_beam.runners").setLevel(logging.CRITICAL)

@@ -23,3 +23,10 @@ def with_bad_rows(shard: int, num_shards: int, rows: int = 2000):
         if row["id"] % 500 == 407 and row["id"] > 1000:  # past the rows type inference looks at
             row["height"] = "very tall"  # not a number: quarantined with its reason
         yield row
+
+
+def breaks_in_the_pipeline(shard: int, num_shards: int, rows: int = 300):
+    """Good rows for type inference (shard 0 of 1); the job's work units then fail mid-read."""
+    yield from people(shard, num_shards, rows)
+    if num_shards > 1:
+        raise RuntimeError("the source broke mid-read\nsecond line of detail")
