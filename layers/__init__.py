@@ -24,6 +24,7 @@ from skewless.layers.raw_inputs import raw_inputs
 from skewless.layers.standardize import Standardize
 from skewless.layers.transform_layer import TransformLayer
 from skewless.layers.vocabulary_first import VocabularyFirst
+from skewless.safe_names import keras_layer_name, signature_argument_name
 
 __all__ = [
     "Cast",
@@ -38,12 +39,14 @@ __all__ = [
     "check_preprocessor",
     "export_keras_preprocessor",
     "export_serving_model",
+    "keras_layer_name",
     "keras_preprocessor",
     "parse_raw_examples",
     "raw_feature_batch",
     "raw_inputs",
     "read_spec_file",
     "serialize_raw_examples",
+    "signature_argument_name",
     "transform_raw_rows",
     "transform_raw_rows_exported",
 ]

@@ -3,7 +3,9 @@
 `export_serving_model` writes three signatures:
 
 - ``serving_default``: ``examples`` (a batch of serialized raw ``tf.train.Example``) -> the model's outputs;
-- ``predict_raw``: one tensor of shape ``(batch,)`` per raw feature, by name -> the model's outputs;
+- ``predict_raw``: one tensor of shape ``(batch,)`` per raw feature -> the model's outputs; each argument is
+  named `signature_argument_name(feature)`: the feature's name unless TensorFlow refuses its characters
+  (the spec file's ``predict_raw_arguments`` maps each feature to its argument);
 - ``transform_features``: ``examples`` -> the transformed features.
 
 A run of SequenceExample input (feature lists) serves serialized raw ``tf.train.SequenceExample``s,
@@ -30,6 +32,7 @@ import tensorflow as tf
 from skewless.errors import InputError, OutputExistsError, SchemaError
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
+from skewless.safe_names import signature_argument_name
 from skewless.sequence_specs import parse_sequence_examples, split_raw_spec
 
 EXAMPLES = "examples"
@@ -83,7 +86,8 @@ def export_serving_model(
 
     examples_spec = [tf.TensorSpec([None], tf.string, name=EXAMPLES)]
     raw_spec = [
-        {name: tf.TensorSpec([None, *_shape(spec)], spec.dtype, name=name) for name, spec in serving_spec.items()}
+        {name: tf.TensorSpec([None, *_shape(spec)], spec.dtype, name=signature_argument_name(name))
+         for name, spec in serving_spec.items()}
     ]
     archive = keras.export.ExportArchive()
     archive.track(model)
@@ -99,13 +103,15 @@ def export_serving_model(
 
 
 def read_spec_file(export_dir: str | os.PathLike) -> dict:
-    """What an export serves: ``{"raw": raw spec without the label, "transformed": ..., "label": column}``."""
+    """What an export serves: ``{"raw": raw spec without the label, "transformed": ..., "label": column,
+    "predict_raw_arguments": {raw feature: its predict_raw argument}}``."""
     path = os.path.join(os.fspath(export_dir), SPEC_FILE)
     if not tf.io.gfile.exists(path):
         raise InputError(f"{path}: missing; {export_dir} was not written by skewless export")
     data = json.loads(tf.io.gfile.GFile(path).read())
+    arguments = data.get("predict_raw_arguments") or {name: name for name in data["raw"]}  # older exports
     return {"raw": specs_from_json(data["raw"]), "transformed": specs_from_json(data["transformed"]),
-            "label": data["label"]}
+            "label": data["label"], "predict_raw_arguments": arguments}
 
 
 def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -> list[bytes]:
@@ -296,6 +302,7 @@ def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mappi
         "raw": specs_to_json(serving_spec),
         "transformed": specs_to_json(_served_transformed_features(graph)),
         "label": graph.label,
+        "predict_raw_arguments": {name: signature_argument_name(name) for name in serving_spec},
     }
     with tf.io.gfile.GFile(path, "w") as handle:
         handle.write(json.dumps(data, indent=2, sort_keys=True))

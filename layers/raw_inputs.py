@@ -9,12 +9,16 @@ import tensorflow as tf
 
 from skewless.errors import InputError
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
+from skewless.safe_names import keras_layer_name
 
 
 def raw_inputs(
     graph_dir: str | os.PathLike, include_label: bool = False, label: str | None = FROM_RUN
 ) -> dict[str, keras.KerasTensor]:
-    """One `keras.Input` per raw feature of the graph, named after it and typed from the raw schema.
+    """One `keras.Input` per raw feature of the graph, keyed by its name and typed from the raw schema.
+
+    The dict's keys are the features' names, whatever they hold; each input's own (Keras) name is
+    `keras_layer_name(feature)`: the feature's name unless Keras or TensorFlow refuse its characters.
 
     Required (FixedLen) features are dense inputs of shape ``(None,)``; optional (VarLen) features are
     sparse inputs of shape ``(None, None)``, as ``tf.io.parse_example`` produces them; feature lists
@@ -42,9 +46,9 @@ def raw_inputs(
         if name == label and not include_label:
             continue
         if isinstance(feature, tf.io.VarLenFeature):
-            inputs[name] = keras.Input(shape=(None,), sparse=True, dtype=feature.dtype.name, name=name)
+            inputs[name] = keras.Input(shape=(None,), sparse=True, dtype=feature.dtype.name, name=keras_layer_name(name))
         elif isinstance(feature, tf.io.RaggedFeature):  # a feature list: (batch, steps, values)
-            inputs[name] = keras.Input(shape=(None, None), ragged=True, dtype=feature.dtype.name, name=name)
+            inputs[name] = keras.Input(shape=(None, None), ragged=True, dtype=feature.dtype.name, name=keras_layer_name(name))
         else:
-            inputs[name] = keras.Input(shape=tuple(feature.shape), dtype=feature.dtype.name, name=name)
+            inputs[name] = keras.Input(shape=tuple(feature.shape), dtype=feature.dtype.name, name=keras_layer_name(name))
     return inputs

@@ -353,10 +353,12 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:
 def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dict], staging: str) -> dict:
     import tensorflow_transform as tft
 
+    from skewless.pipelines.missing import most_frequent_filename
     from skewless.pipelines.preprocessing import vocabulary_filename
 
     graph = tft.TFTransformOutput(os.path.join(staging, "transform_graph"))
     kinds = {c.name: c.kind for c in columns}
+    optional = {c.name for c in columns if c.optional}
     report = {}
     for name, feature in config.features.items():
         if feature.transform == "cross":  # a new output, no raw column of its own
@@ -369,6 +371,7 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dic
         if feature.transform == "image":
             entry.pop("top_values", None)  # encoded image bytes, not values to show
         if feature.transform in ("vocabulary", "text_vocabulary"):
+            entry["vocabulary_file"] = vocabulary_filename(name)  # in transform_graph/transform_fn/assets/
             entry["vocabulary_size"] = graph.vocabulary_size_by_name(vocabulary_filename(name))
             entry["num_oov_buckets"] = feature.num_oov_buckets
         if feature.transform == "vocabulary":
@@ -377,6 +380,8 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dic
             entry["default"] = feature.default
         if feature.fill is not None:
             entry["fill"] = feature.fill
+        if feature.fill == "most_frequent" and name in optional:  # a required column has nothing to fill
+            entry["most_frequent_file"] = most_frequent_filename(name)
         report[name] = entry
     return report
 

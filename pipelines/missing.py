@@ -17,14 +17,16 @@ Mean and median of an int column are floats, so such a column continues as float
 from __future__ import annotations
 
 from skewless.pipelines.columns import RawColumn
+from skewless.safe_names import safe_file_name
 
 MEDIAN_EPSILON = 0.001
 _ZERO = {"int": 0, "float": 0.0, "bytes": ""}
 
 
 def most_frequent_filename(feature: str) -> str:
-    """The asset name of the one-line vocabulary holding a feature's most frequent value."""
-    return f"most_frequent_{feature}"
+    """The asset name (and file name: safe for any feature name) of the one-line vocabulary holding a
+    feature's most frequent value."""
+    return safe_file_name(f"most_frequent_{feature}")
 
 
 def fill_missing(value, column: RawColumn, options: dict):

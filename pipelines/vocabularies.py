@@ -18,8 +18,8 @@ config's vocabularies, in a second analyzer those of analyzer-filled values; pip
 - a vocabulary left empty holds tf.Transform's placeholder token, so its lookup table still builds;
 - every token ends in a newline.
 
-Counts are exact integers. Each file is named after its vocabulary and registered with
-`tft.annotate_asset`, so `TFTransformOutput.vocabulary_file_by_name` finds it, and ids come from
+Counts are exact integers. Each file is named after its vocabulary (`safe_file_name`: any feature name
+stays inside the folder) and registered with `tft.annotate_asset`, so `TFTransformOutput.vocabulary_file_by_name` finds it, and ids come from
 `tft.apply_vocabulary`, the lookup `tft.compute_and_apply_vocabulary` builds. tests/test_vocabularies.py
 compares files and ids with `tft.compute_and_apply_vocabulary`'s.
 """
@@ -37,6 +37,7 @@ import tensorflow_transform as tft
 from tensorflow_transform.beam.experimental import PTransformAnalyzer
 
 from skewless.pipelines import files
+from skewless.safe_names import safe_file_name
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
         inputs.extend(_batch_counts(tf, tokens[spec.name]))
     paths = _analyzer(tf, inputs, specs)
     for spec in specs:
-        tft.annotate_asset(spec.name, spec.name)
+        tft.annotate_asset(spec.name, safe_file_name(spec.name))
     return {spec.name: path for spec, path in zip(specs, paths)}
 
 
@@ -202,7 +203,7 @@ def _write_all(specs: list[VocabularySpec], counts: list[dict], folder: str) -> 
 
     paths = []
     for spec, token_counts in zip(specs, counts or [{}] * len(specs)):
-        path = os.path.join(folder, spec.name)
+        path = os.path.join(folder, safe_file_name(spec.name))  # never outside `folder`, whatever the name
         files.write_bytes(path, b"".join(token + b"\n" for token in ordered_tokens(token_counts, spec)))
         paths.append(np.array(path))
     return paths
