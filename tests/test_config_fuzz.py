@@ -105,3 +105,23 @@ def test_nan_split_fraction_is_refused():
         config = {**EXAMPLE_CONFIG, "output": {"dir": "out", "splits": splits}}
         with pytest.raises(ConfigError, match="fraction nan"):
             load_config(config)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=2, max_size=4, unique=True))
+def test_column_names(names):
+    """Any column names load (or raise ConfigError), and the files named after them stay in the run's folders."""
+    import os
+
+    from skewless.pipelines.missing import most_frequent_filename
+    from skewless.pipelines.preprocessing import vocabulary_filename
+
+    config = {**CSV_CONFIG, "input": {**CSV_CONFIG["input"], "columns": names}, "schema": None, "label": None,
+              "features": {names[0]: {"transform": "vocabulary", "fill": "most_frequent"},
+                           names[1]: {"transform": "z_score"}},
+              "output": {**CSV_CONFIG["output"], "split_key": None}}
+    loads_or_config_error(config)
+    derived = [vocabulary_filename(name) for name in names] + [most_frequent_filename(name) for name in names]
+    assert len(set(derived)) == len(derived)
+    for file in derived:
+        assert os.path.dirname(os.path.normpath(os.path.join("assets", file))) == "assets"
