@@ -102,7 +102,7 @@ def _claim_local(output_dir: str) -> str:
     try:
         os.makedirs(os.path.join(candidate, "run"))
     except OSError as error:
-        raise OutputError(f"{output_dir}: cannot write beside it ({error.strerror}: {error.filename})") from None
+        raise _unwritable(output_dir, error) from None
     with open(os.path.join(candidate, OWNER_FILE), "w") as handle:
         handle.write(str(os.getpid()))
     for attempt in range(2):
@@ -118,6 +118,16 @@ def _claim_local(output_dir: str) -> str:
                 )
             shutil.rmtree(claim, ignore_errors=True)  # left by a killed run
     return claim
+
+
+def _unwritable(output_dir: str, error: OSError) -> OutputError:
+    """The output cannot be created: names the first of its parents that is not a folder, else the OS's reason."""
+    parent = os.path.dirname(os.path.abspath(output_dir))
+    while parent != os.path.dirname(parent) and not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return OutputError(f"{output_dir}: cannot be created: {parent} is a file, not a folder")
+    return OutputError(f"{output_dir}: cannot be created in {parent} ({error.strerror})")
 
 
 def _owner(claim: str) -> int | None:
@@ -142,7 +152,7 @@ def _publish_local(staging: str, output_dir: str, claim: str, overwrite: bool) -
     try:
         os.makedirs(os.path.dirname(os.path.abspath(output_dir)), exist_ok=True)
     except OSError as error:
-        raise OutputError(f"{output_dir}: cannot create its parent folder ({error.strerror})") from None
+        raise _unwritable(output_dir, error) from None
     if overwrite and os.path.lexists(output_dir):
         check_replaceable(output_dir)
         os.rename(output_dir, os.path.join(claim, "replaced"))

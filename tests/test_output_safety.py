@@ -149,10 +149,12 @@ def test_overwrite_replaces_a_previous_run_or_an_empty_folder(tmp_path, what):
 
 def test_unwritable_output_parent_is_one_line(tmp_path):
     (tmp_path / "a_file").write_bytes(b"x")
-    for output in (tmp_path / "a_file" / "out", Path("/proc/skewless-out")):
+    for output, reason in ((tmp_path / "a_file" / "out", f"{tmp_path / 'a_file'} is a file, not a folder"),
+                           (Path("/proc/skewless-out"), "in /proc")):
         completed = cli("run", str(write_config(tmp_path, small_config(output))))
         assert completed.returncode == 2
-        assert_one_line_error(completed.stderr, str(output))
+        assert_one_line_error(completed.stderr, f"{output}: cannot be created", reason)
+    assert staging_left(tmp_path) == []
 
 
 def test_error_raised_inside_the_pipeline_is_one_line_and_traceback_with_debug(tmp_path):
