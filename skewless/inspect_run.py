@@ -52,7 +52,7 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
         entry = {key: stats[key] for key in ("transform", "kind", "type", "default") if key in stats}
         entry.update({key: stats[key] for key in _STATISTICS if key in stats})
         if "vocabulary_size" in stats:
-            filename = vocabulary_filename(name)
+            filename = stats.get("vocabulary_file") or vocabulary_filename(name)  # runs before it was recorded
             values = graph.vocabulary_by_name(filename)
             entry["vocabulary"] = {
                 "file": filename,

@@ -34,8 +34,10 @@ def test_json_rows_statistics_and_shards_equal_run_json(described, example_run):
     for name, stats in summary["features"].items():
         shown = described["features"][name]
         for key, value in stats.items():
-            if key not in ("vocabulary_size", "oov_rows", "num_oov_buckets"):
+            if key not in ("vocabulary_size", "oov_rows", "num_oov_buckets", "vocabulary_file"):
                 assert shown[key] == value, (name, key)
+        if "vocabulary_file" in stats:
+            assert shown["vocabulary"]["file"] == stats["vocabulary_file"]
 
 
 def test_shard_rows_and_sizes_equal_the_files(described, example_run):
