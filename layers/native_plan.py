@@ -71,6 +71,11 @@ class FeaturePlan:
     reason: str | None = None
     probe: dict = field(default_factory=dict)
 
+    @property
+    def layer_name(self) -> str:
+        """The prefix of this feature's layer names: Keras refuses some characters a feature name may hold."""
+        return keras_layer_name(self.name)
+
 
 def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec) -> FeaturePlan:
     """The layers for one declared feature (`transform` from the config), checked against the graph."""
@@ -127,7 +132,7 @@ def _z_score(plan: FeaturePlan, graph: GraphFeature) -> str | None:
         return f"its mean ({mean}) or standard deviation ({deviation}) is not finite"
     # A deviation of 0 leaves x - mean undivided in tf.Transform; dividing by 1 is the same.
     scale = deviation if deviation != 0 else np.float32(1)
-    plan.layers = [Standardize(mean, scale, name=f"{keras_layer_name(plan.name)}_z_score")]
+    plan.layers = [Standardize(mean, scale, name=f"{plan.layer_name}_z_score")]
     plan.probe = {"points": [float(mean)], "scale": float(scale)}
     return None
 
@@ -147,7 +152,7 @@ def _scale_0_1(plan: FeaturePlan, graph: GraphFeature) -> str | None:
     span = maximum - minimum
     if not np.isfinite(span):
         return f"its range max - min overflows float32 ({maximum} - {minimum})"
-    plan.layers = [Standardize(minimum, span, positive_zero=True, name=f"{keras_layer_name(plan.name)}_scale_0_1")]
+    plan.layers = [Standardize(minimum, span, positive_zero=True, name=f"{plan.layer_name}_scale_0_1")]
     plan.probe = {"points": [float(minimum), float(maximum)], "scale": float(span)}
     return None
 
@@ -160,9 +165,10 @@ def _bucketize(plan: FeaturePlan, graph: GraphFeature) -> str | None:
     if boundaries != sorted(boundaries) or not all(np.isfinite(boundaries)):
         return f"its bucket boundaries {boundaries} are not finite and sorted"
     plan.layers = [
-        keras.layers.Discretization(bin_boundaries=boundaries, output_mode="int", name=f"{keras_layer_name(plan.name)}_discretization"),
+        keras.layers.Discretization(bin_boundaries=boundaries, output_mode="int",
+                                    name=f"{plan.layer_name}_discretization"),
         # Discretization's indices are int32; tf.Transform's are int64.
-        Cast("int64", name=f"{keras_layer_name(plan.name)}_int64"),
+        Cast("int64", name=f"{plan.layer_name}_int64"),
     ]
     spread = (boundaries[-1] - boundaries[0]) if len(boundaries) > 1 else 1.0
     plan.probe = {"points": boundaries, "scale": spread or 1.0}
@@ -186,7 +192,7 @@ def _vocabulary(plan: FeaturePlan, graph: GraphFeature) -> str | None:
             return "its vocabulary has entries that are not UTF-8 (Keras StringLookup stores text)"
         lookup = keras.layers.StringLookup(
             vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, "[UNK]"),
-            output_mode="int", name=f"{keras_layer_name(plan.name)}_lookup")
+            output_mode="int", name=f"{plan.layer_name}_lookup")
     elif plan.raw_dtype.is_integer:
         try:
             vocabulary = [int(key) for key in keys]
@@ -194,10 +200,10 @@ def _vocabulary(plan: FeaturePlan, graph: GraphFeature) -> str | None:
             return "its vocabulary of an integer feature has entries that are not integers"
         lookup = keras.layers.IntegerLookup(
             vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, -1),
-            oov_method="farmhash", output_mode="int", name=f"{keras_layer_name(plan.name)}_lookup")
+            oov_method="farmhash", output_mode="int", name=f"{plan.layer_name}_lookup")
     else:
         return "a vocabulary of float values: tf.Transform looks up their as_string text, which no Keras lookup does"
-    plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, name=f"{keras_layer_name(plan.name)}_vocabulary_first")]
+    plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, name=f"{plan.layer_name}_vocabulary_first")]
     plan.probe = {"tokens": vocabulary}
     return None
 
@@ -207,7 +213,7 @@ def _hash(plan: FeaturePlan, graph: GraphFeature) -> str | None:
         return _not_built_by("hash_strings")
     if plan.raw_dtype.is_floating:
         return "hashing float values: Keras Hashing truncates them to integers, tf.Transform hashes their text"
-    plan.layers = [keras.layers.Hashing(num_bins=graph.hash_buckets[0], name=f"{keras_layer_name(plan.name)}_hashing")]
+    plan.layers = [keras.layers.Hashing(num_bins=graph.hash_buckets[0], name=f"{plan.layer_name}_hashing")]
     return None
 
 

@@ -45,10 +45,11 @@ def raw_inputs(
     for name, feature in sorted(spec.items()):
         if name == label and not include_label:
             continue
+        typed = {"dtype": feature.dtype.name, "name": keras_layer_name(name)}
         if isinstance(feature, tf.io.VarLenFeature):
-            inputs[name] = keras.Input(shape=(None,), sparse=True, dtype=feature.dtype.name, name=keras_layer_name(name))
+            inputs[name] = keras.Input(shape=(None,), sparse=True, **typed)
         elif isinstance(feature, tf.io.RaggedFeature):  # a feature list: (batch, steps, values)
-            inputs[name] = keras.Input(shape=(None, None), ragged=True, dtype=feature.dtype.name, name=keras_layer_name(name))
+            inputs[name] = keras.Input(shape=(None, None), ragged=True, **typed)
         else:
-            inputs[name] = keras.Input(shape=tuple(feature.shape), dtype=feature.dtype.name, name=keras_layer_name(name))
+            inputs[name] = keras.Input(shape=tuple(feature.shape), **typed)
     return inputs

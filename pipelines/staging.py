@@ -3,15 +3,16 @@
 A run writes only into ``<output>.staging/run/``. Its fixed name keeps the temp paths, which
 tf.Transform bakes into the graph's table names, the same on every run of an output.
 
-On a local disk (a path without a scheme) the claim is exclusive and the publish atomic, both by
-rename: the output path holds a whole run or nothing at every moment, and a second live run of the
-same output is refused. Without `--overwrite` the publishing rename itself refuses an existing output
+On a local disk (a path without a scheme) the claim is exclusive and the publish atomic, both by rename:
+the output path holds a whole run or nothing at every moment, and a second live run of the same output
+is refused. Without `--overwrite` the publishing rename itself refuses an existing output
 (`renameat2(RENAME_NOREPLACE)`), so a run published by another process while this one ran is never
 replaced; with it, only a previous run (a folder with run.json) or an empty folder is replaced
-(`check_replaceable`, both before the pipeline and at publish time). An object store (gs://, s3://) has no atomic rename and no way to create a name
-only if it is absent, so there a claim clears what an earlier run left (a concurrent run of the same
-output is not detected) and publishing copies the run file by file, run.json last: a run directory is
-complete when its run.json exists; a replaced output loses its run.json first, then its files.
+(`check_replaceable`, both before the pipeline and at publish time). An object store (gs://, s3://) has
+no atomic rename and no way to create a name only if it is absent, so there a claim clears what an
+earlier run left (a concurrent run of the same output is not detected) and publishing copies the run
+file by file, run.json last: a run directory is complete when its run.json exists; a replaced output
+loses its run.json first, then its files.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def _claim_local(output_dir: str) -> str:
 
 
 def _unwritable(output_dir: str, error: OSError) -> OutputError:
-    """The output cannot be created: names the first of its parents that is not a folder, else the OS's reason."""
+    """The output cannot be created: names its first parent that is not a folder, else the OS's reason."""
     parent = os.path.dirname(os.path.abspath(output_dir))
     while parent != os.path.dirname(parent) and not os.path.lexists(parent):
         parent = os.path.dirname(parent)
@@ -176,9 +177,14 @@ def _rename_no_replace(source: str, destination: str) -> None:
     os.mkdir(destination)
     try:
         os.rename(source, destination)
-    except OSError:
-        os.rmdir(destination)  # only while still empty: never deletes what another process put there
-        raise FileExistsError(errno.EEXIST, "exists", destination) from None
+    except OSError as error:
+        try:
+            os.rmdir(destination)  # only while still empty: never deletes what another process put there
+        except OSError:
+            pass
+        if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            raise FileExistsError(errno.EEXIST, "exists", destination) from None
+        raise
 
 
 _AT_FDCWD = -100

@@ -18,10 +18,11 @@ config's vocabularies, in a second analyzer those of analyzer-filled values; pip
 - a vocabulary left empty holds tf.Transform's placeholder token, so its lookup table still builds;
 - every token ends in a newline.
 
-Counts are exact integers. Each file is named after its vocabulary (`safe_file_name`: any feature name
-stays inside the folder) and registered with `tft.annotate_asset`, so `TFTransformOutput.vocabulary_file_by_name` finds it, and ids come from
-`tft.apply_vocabulary`, the lookup `tft.compute_and_apply_vocabulary` builds. tests/test_vocabularies.py
-compares files and ids with `tft.compute_and_apply_vocabulary`'s.
+Counts are exact integers. Each file is named after its vocabulary (`safe_file_name`: whatever the
+feature's name, the file stays in its folder) and registered with `tft.annotate_asset`, so
+`TFTransformOutput.vocabulary_file_by_name` finds it, and ids come from `tft.apply_vocabulary`, the
+lookup `tft.compute_and_apply_vocabulary` builds. tests/test_vocabularies.py compares files and ids with
+`tft.compute_and_apply_vocabulary`'s.
 """
 
 from __future__ import annotations

@@ -52,4 +52,5 @@ def one_line(error: BaseException, where: str) -> str:
     if isinstance(error, OSError) and filename:
         return f"{filename}: {error.strerror or error}"
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return f"{where}: {type(error).__name__}: {lines[0] if lines else 'no message'} (rerun with --debug for the traceback)"
+    what = lines[0] if lines else "no message"
+    return f"{where}: {type(error).__name__}: {what} (rerun with --debug for the traceback)"

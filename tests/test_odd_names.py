@@ -38,8 +38,10 @@ def write_odd_csv(folder) -> list[dict]:
     rows = []
     for i in range(ROWS):
         rows.append({"a b": random.choice(["u", "v", "w"]), "x.y": random.choice(["k", "l"]),
-                     "p/q": random.choice(["r", "s", "t"]), "ünï名": "" if i % 7 == 0 else random.choice(["é", "ß"]),
-                     "<b>": random.choice([1, 2]), ESCAPING: random.choice(["m", "n", "o"]), "num v": i * 0.5, "id": i})
+                     "p/q": random.choice(["r", "s", "t"]),
+                     "ünï名": "" if i % 7 == 0 else random.choice(["é", "ß"]),
+                     "<b>": random.choice([1, 2]), ESCAPING: random.choice(["m", "n", "o"]),
+                     "num v": i * 0.5, "id": i})
     with open(folder / "data.csv", "w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows([[row[name] for name in ODD] for row in rows])
     return rows
@@ -50,9 +52,11 @@ def odd_config(output_dir) -> dict:
         "name": "odd",
         "input": {"format": "csv", "paths": ["data.csv"], "columns": ODD},
         "features": {
-            "a b": {"transform": "vocabulary"}, "x.y": {"transform": "vocabulary"}, "p/q": {"transform": "vocabulary"},
-            "ünï名": {"transform": "vocabulary", "fill": "most_frequent"}, "<b>": {"transform": "hash", "hash_buckets": 8},
-            ESCAPING: {"transform": "vocabulary"}, "num v": {"transform": "z_score"}, "id": {"transform": "passthrough"},
+            **{name: {"transform": "vocabulary"} for name in ("a b", "x.y", "p/q", ESCAPING)},
+            "ünï名": {"transform": "vocabulary", "fill": "most_frequent"},
+            "<b>": {"transform": "hash", "hash_buckets": 8},
+            "num v": {"transform": "z_score"},
+            "id": {"transform": "passthrough"},
         },
         "output": {"dir": str(output_dir), "splits": {"train": 1.0}, "shards": 1},
     }
@@ -135,8 +139,8 @@ def test_odd_names_export_and_serve_the_batch_values(odd_run, tmp_path):
     filled_examples = tf.constant(serialize_raw_examples(filled, spec["raw"]))
     by_examples = served.signatures["serving_default"](examples=examples)["output_0"].numpy()
     np.testing.assert_allclose(by_examples, model(parse_raw_examples(examples, spec["raw"])).numpy(), rtol=1e-6)
-    arguments = {spec["predict_raw_arguments"][name]: tf.constant([row[name] for row in filled], spec["raw"][name].dtype)
-                 for name in ODD}
+    arguments = {spec["predict_raw_arguments"][name]: tf.constant([row[name] for row in filled],
+                                                                  spec["raw"][name].dtype) for name in ODD}
     by_arguments = served.signatures["predict_raw"](**arguments)["output_0"].numpy()
     expected = model(parse_raw_examples(filled_examples, spec["raw"])).numpy()
     np.testing.assert_allclose(by_arguments, expected, rtol=1e-6)

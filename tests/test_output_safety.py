@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import example_config
 from skewless.cli import app
-from skewless.errors import OutputError, OutputExistsError
+from skewless.errors import OutputError
 from skewless.pipelines import job, staging
 
 TESTS = Path(__file__).resolve().parent
