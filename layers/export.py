@@ -89,6 +89,9 @@ def export_serving_model(
     archive.track(model)
     if transform is None:
         archive.track(graph)
+    # Saved objects are those of the archive's trackable (Keras collects only variables and tables
+    # there): tracked on it, every asset of the graph is copied into assets/ and read from there.
+    archive._tf_trackable.graph_assets = graph.graph_assets
     archive.add_endpoint("serving_default", lambda examples: predict(parse(examples)), examples_spec)
     if not split_raw_spec(serving_spec)[1]:
         archive.add_endpoint("predict_raw", predict, raw_spec)
