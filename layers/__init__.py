@@ -6,7 +6,9 @@ from skewless.layers.export import (
     parse_raw_examples,
     read_spec_file,
     serialize_raw_examples,
+    nan_as_missing,
     transform_raw_rows,
+    transform_raw_rows_dense,
     transform_raw_rows_exported,
 )
 from skewless.layers.fill_missing import FillMissing
@@ -44,6 +46,8 @@ __all__ = [
     "raw_inputs",
     "read_spec_file",
     "serialize_raw_examples",
+    "nan_as_missing",
     "transform_raw_rows",
+    "transform_raw_rows_dense",
     "transform_raw_rows_exported",
 ]
