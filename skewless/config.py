@@ -391,7 +391,9 @@ def load_config(
         raw["output"]["dir"] = output_dir
     # Absolute: the run's config.yaml stores its paths resolved, and is read from any working directory.
     base_dir = raw.get("base_dir", base_dir)
-    raw["base_dir"] = base_dir if "://" in str(base_dir) else os.path.abspath(base_dir)
+    if isinstance(base_dir, str) and "://" not in base_dir:
+        base_dir = os.path.abspath(base_dir)
+    raw["base_dir"] = base_dir
     try:
         return JobConfig.model_validate(raw)
     except ValidationError as error:
