@@ -8,6 +8,10 @@ the same way) are transformed twice:
 - the serving path: the rows serialized as raw tf.train.Examples (SequenceExamples for a run of
   them) through `TransformLayer`, or through an export's `transform_features` signature.
 
+Copies of sampled rows with their optional columns missing are compared the same way, and through
+predict_raw's rule (NaN for a missing float). Every row is real or derived from a real one: a
+user's preprocessing_fn never sees made-up values. A check that cannot run is reported, not raised.
+
 Integers and strings must be equal and floats bit-identical: it is the same graph.
 """
 
@@ -24,6 +28,8 @@ import pyarrow as pa
 from skewless.errors import InputError
 
 UNSEEN_PREFIX = "skewless-unseen-"
+# copies of sampled rows with their optional columns missing (a check of the one missing-value rule)
+MISSING_ROWS = 20
 
 
 @dataclass
@@ -105,9 +111,9 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         title = f"{missing.num_rows} rows with their optional columns missing, as tf.Examples"
         result.groups[title] = _compare_paths(title, batch, examples, missing, left_out, unchecked)
         floats = [c.name for c in job_plan.columns if c.name in optional and c.kind == "float"]
-        if floats and not _has_lists(config):
-            title = f"{missing.num_rows} rows with NaN for their optional floats, through predict_raw's rule"
-            dense = _without_missing(_with_missing(table, floats), set(optional) - set(floats))
+        dense = _without_missing(_with_missing(table, floats), set(optional) - set(floats))
+        if dense.num_rows and not _has_lists(config):
+            title = f"{dense.num_rows} rows with NaN for their optional floats, through predict_raw's rule"
             result.groups[title] = _compare_paths(title, batch, _dense_path(graph_dir), dense, {label}, unchecked)
     result.groups = {title: checks for title, checks in result.groups.items() if checks is not None}
     if native:
@@ -119,9 +125,6 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         except Exception as error:  # noqa: BLE001 - any failure of a check is reported, not raised
             unchecked["native Keras preprocessor"] = _reason(error)
     return result
-
-
-MISSING_ROWS = 20
 
 
 def _compare_paths(title, batch, served, rows: pa.Table, left_out: set, unchecked: dict) -> list[FeatureCheck] | None:
