@@ -142,8 +142,11 @@ def _compare_paths(title, batch, served, rows: pa.Table, left_out: set, unchecke
 
 
 def _reason(error: Exception) -> str:
-    """The first line of an error that says something (TF errors start with a blank line or a stack)."""
+    """One line saying why: a TF op's own message (the line above its ``[[{{node ...}}]]``), else the first."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for above, line in zip(lines, lines[1:]):
+        if line.startswith("[["):
+            return above[:300]
     return f"{type(error).__name__}: {lines[0] if lines else ''}"[:300]
 
 
