@@ -174,7 +174,7 @@ def _without_missing(table: pa.Table, columns: set) -> pa.Table:
     """The rows with a value in each of `columns` (predict_raw has no missing int or string)."""
     import pyarrow.compute as pc
 
-    keep = pa.array([True] * table.num_rows)
+    keep = pa.array([True] * table.num_rows, pa.bool_())
     for name in columns & set(table.column_names):
         keep = pc.and_(keep, pc.is_valid(table[name]))
     return table.filter(keep)
@@ -282,7 +282,8 @@ def _compare(name: str, batch: np.ndarray, served: np.ndarray) -> FeatureCheck:
         left = batch.astype(np.float32).view(np.uint32)
         right = served.astype(np.float32).view(np.uint32)
         different = left != right
-        gap = float(np.max(np.abs(batch.astype(np.float64) - served.astype(np.float64)))) if len(batch) else 0.0
+        # initial: a var-len feature missing in every row has no values at all (rows with missing values)
+        gap = float(np.max(np.abs(batch.astype(np.float64) - served.astype(np.float64)), initial=0.0))
     else:
         different = batch != served
         gap = None
