@@ -3,7 +3,6 @@
 from skewless.layers.cast import Cast
 from skewless.layers.export import (
     export_serving_model,
-    nan_as_missing,
     parse_raw_examples,
     read_spec_file,
     serialize_raw_examples,
@@ -46,7 +45,6 @@ __all__ = [
     "raw_inputs",
     "read_spec_file",
     "serialize_raw_examples",
-    "nan_as_missing",
     "transform_raw_rows",
     "transform_raw_rows_dense",
     "transform_raw_rows_exported",
