@@ -7,6 +7,7 @@ from skewless.layers.export import (
     read_spec_file,
     serialize_raw_examples,
     transform_raw_rows,
+    transform_raw_rows_dense,
     transform_raw_rows_exported,
 )
 from skewless.layers.fill_missing import FillMissing
@@ -48,5 +49,6 @@ __all__ = [
     "serialize_raw_examples",
     "signature_argument_name",
     "transform_raw_rows",
+    "transform_raw_rows_dense",
     "transform_raw_rows_exported",
 ]

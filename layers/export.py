@@ -12,7 +12,8 @@ A run of SequenceExample input (feature lists) serves serialized raw ``tf.train.
 and has no ``predict_raw``: a signature takes dense tensors, and a feature list is ragged.
 
 None of them takes the label. Optional (VarLen) features left out of an Example get the config's
-default, exactly as in the batch job; `predict_raw` takes one value per row for every feature.
+default, exactly as in the batch job; `predict_raw` takes one value per row for every feature, NaN
+for a missing float (`nan_as_missing`); a row missing an int or string feature goes to serving_default.
 The SavedModel carries the graph's assets and needs TensorFlow only (not skewless) to load.
 
 `transform_raw_rows` and `transform_raw_rows_exported` run the serving path on Python rows (the
@@ -93,13 +94,53 @@ def export_serving_model(
     archive.track(model)
     if transform is None:
         archive.track(graph)
+    # Saved objects are those of the archive's trackable (Keras collects only variables and tables
+    # there): tracked on it, every asset of the graph is copied into assets/ and read from there.
+    archive._tf_trackable.graph_assets = graph.graph_assets
     archive.add_endpoint("serving_default", lambda examples: predict(parse(examples)), examples_spec)
     if not split_raw_spec(serving_spec)[1]:
-        archive.add_endpoint("predict_raw", predict, raw_spec)
+        archive.add_endpoint("predict_raw", lambda raw: predict(nan_as_missing(raw, serving_spec)), raw_spec)
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
     archive.write_out(export_dir, verbose=False)
     _write_spec_file(export_dir, graph, serving_spec)
     return export_dir
+
+
+def nan_as_missing(raw: Mapping, raw_feature_spec: Mapping) -> dict:
+    """predict_raw's missing value: NaN in an optional float feature is missing, as if absent from an Example.
+
+    Dense tensors have no other way to say "missing"; optional int and string features have none at
+    all there (a row with one missing goes to serving_default as a tf.Example).
+    """
+    features = dict(raw)
+    for name, spec in raw_feature_spec.items():
+        if name in raw and isinstance(spec, tf.io.VarLenFeature) and spec.dtype.is_floating:
+            value = tf.convert_to_tensor(raw[name])
+            value = tf.reshape(value, [tf.shape(value)[0], -1])
+            present = tf.logical_not(tf.math.is_nan(value))
+            features[name] = tf.SparseTensor(tf.where(present), tf.boolean_mask(value, present),
+                                             tf.shape(value, out_type=tf.int64))
+    return features
+
+
+def transform_raw_rows_dense(graph_dir: str | os.PathLike | TransformLayer, rows: Iterable[Mapping]) -> dict:
+    """The predict_raw path in Python: one dense value per row and raw feature, NaN for a missing float.
+
+    Raises InputError for a row missing an int or string feature: predict_raw cannot express it.
+    """
+    layer = graph_dir if isinstance(graph_dir, TransformLayer) else TransformLayer(graph_dir)
+    rows = list(rows)
+    spec = {name: spec for name, spec in layer.raw_feature_spec.items() if name != layer.label}
+    features = {}
+    for name, feature in spec.items():
+        values = [row.get(name) for row in rows]
+        if feature.dtype.is_floating:
+            values = [np.nan if value is None else value for value in values]
+        elif any(value is None for value in values):
+            raise InputError(f"raw feature {name!r}: predict_raw has no missing {feature.dtype.name} value; "
+                             "send the row as a tf.Example to serving_default")
+        features[name] = tf.constant(values, feature.dtype)
+    return _to_numpy(layer(nan_as_missing(features, spec)))
 
 
 def read_spec_file(export_dir: str | os.PathLike) -> dict:

@@ -153,11 +153,21 @@ class TransformLayer(keras.layers.Layer):
         # graph's tables and variables must be created eagerly, outside that trace.
         with tf.init_scope():
             self._tft_layer = self._tft_output.transform_features_layer()
+        # Every file the graph reads (vocabularies, most_frequent values, a preprocessing_fn's own assets):
+        # a SavedModel copies a file into its assets/ only if its Asset is tracked by the saved object,
+        # otherwise the graph keeps the file's path, which breaks once the run directory moves.
+        self._graph_assets = _assets_of(self._tft_layer)
 
     def _graph(self):
         if self._tft_layer is None:
             self._load_graph(find_graph_dir(self.graph_dir))
         return self._tft_layer
+
+    @property
+    def graph_assets(self) -> list:
+        """The `tf.saved_model.Asset`s of the loaded graph: an export tracks them so it holds their files."""
+        self._graph()
+        return list(self._graph_assets)
 
     def _outputs_computed_from_label(self) -> list[str]:
         """Transformed features the graph cannot compute without the label column."""
@@ -202,6 +212,10 @@ class TransformLayer(keras.layers.Layer):
                 value = _as_dense(value, spec)
             features[name] = value
         return features
+
+
+def _assets_of(trackable) -> list:
+    return [item for item in tf.train.TrackableView(trackable).descendants() if isinstance(item, tf.saved_model.Asset)]
 
 
 def _check_dtype(name: str, value, expected: tf.DType) -> None:

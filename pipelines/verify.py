@@ -8,6 +8,10 @@ the same way) are transformed twice:
 - the serving path: the rows serialized as raw tf.train.Examples (SequenceExamples for a run of
   them) through `TransformLayer`, or through an export's `transform_features` signature.
 
+Copies of sampled rows with their optional columns missing are compared the same way, and through
+predict_raw's rule (NaN for a missing float). Every row is real or derived from a real one: a
+user's preprocessing_fn never sees made-up values. A check that cannot run is reported, not raised.
+
 Integers and strings must be equal and floats bit-identical: it is the same graph.
 """
 
@@ -16,7 +20,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +28,8 @@ import pyarrow as pa
 from skewless.errors import InputError
 
 UNSEEN_PREFIX = "skewless-unseen-"
+# copies of sampled rows with their optional columns missing (a check of the one missing-value rule)
+MISSING_ROWS = 20
 
 
 @dataclass
@@ -40,20 +46,34 @@ class VerifyResult:
     path: str  # "TransformLayer" or the export directory
     rows: int
     unseen_rows: int
-    features: list[FeatureCheck]
+    features: list[FeatureCheck]  # the sampled rows (and their unseen-category copies) through tf.Examples
     native: object = None  # skewless.layers.PreprocessorCheck: the native Keras layers against the graph
+    # other comparisons by title: rows with missing values through tf.Examples and through predict_raw
+    groups: dict[str, list[FeatureCheck]] = field(default_factory=dict)
+    # the checks that could not run, by title: why
+    unchecked: dict[str, str] = field(default_factory=dict)
 
     @property
     def differences(self) -> int:
         native = sum(f.differences for f in self.native.features if f.status == "different") if self.native else 0
-        return sum(f.differences for f in self.features) + native
+        groups = sum(f.differences for checks in self.groups.values() for f in checks)
+        return sum(f.differences for f in self.features) + groups + native
+
+    @property
+    def exit_code(self) -> int:
+        """0: every path equal; 1: differences found; 2: no difference found, but a check could not run."""
+        return 1 if self.differences else 2 if self.unchecked else 0
 
 
 def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, native: bool = True) -> VerifyResult:
     """Compares the batch and serving transforms of `sample` raw rows of the run (plus unseen-category rows).
 
-    With `native`, the run's native Keras preprocessor (`skewless.layers.keras_preprocessor`) is checked
-    against the graph on the same rows too; features it cannot reproduce are reported, not counted.
+    Every row is a real row of the input or derived from one: copies with unseen categories, and up to
+    `MISSING_ROWS` copies with every optional column missing (served as tf.Examples without them, and
+    through the predict_raw rule, NaN for a missing float). With `native`, the run's native Keras
+    preprocessor (`skewless.layers.keras_preprocessor`) is checked against the graph on the same rows;
+    features it cannot reproduce are reported, not counted. A check that fails to run is reported in
+    `VerifyResult.unchecked`; the others still run.
     """
     from skewless.config import load_config
     from skewless.pipelines.job import plan
@@ -69,21 +89,109 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     categorical = [c.name for c in job_plan.columns
                    if c.kind == "bytes" and c.name in config.features and config.features[c.name].transform != "image"]
     unseen = _with_unseen_categories(table, categorical)
-    table = pa.concat_tables([table, unseen])
+    sampled = pa.concat_tables([table, unseen])
     graph_dir = os.path.join(run_dir, "transform_graph")
-    batch = _batch_path(run_dir, job_plan.columns, table, config.output.format)
-    served = _serving_path(graph_dir, export_dir, table)
-    checks = [_compare(name, batch[name], served[name]) for name in sorted(batch) if name in served]
-    # an export serves requests without the label, so it leaves the label's own output out by design
     label = config.label.column if config.label else None
-    missing = sorted(set(batch) - set(served) - ({label} if export_dir else set()))
-    checks += [FeatureCheck(name, str(batch[name].dtype), len(batch[name]), len(batch[name]), None) for name in missing]
-    result = VerifyResult(export_dir or "TransformLayer", table.num_rows - unseen.num_rows, unseen.num_rows, checks)
+    optional = _optional_columns(graph_dir, label)
+    # an export serves requests without the label, so it leaves the label's own output out by design
+    left_out = {label} if export_dir else set()
+
+    def batch(rows: pa.Table):
+        return _batch_path(run_dir, job_plan.columns, rows, config.output.format)
+
+    def examples(rows: pa.Table):
+        return _serving_path(graph_dir, export_dir, rows)
+
+    unchecked: dict[str, str] = {}
+    features = _compare_paths("sampled rows", batch, examples, sampled, left_out, unchecked) or []
+    result = VerifyResult(export_dir or "TransformLayer", table.num_rows, unseen.num_rows, features,
+                          unchecked=unchecked)
+    missing = _with_missing(table, optional)
+    if missing.num_rows:
+        title = f"{missing.num_rows} rows with their optional columns missing, as tf.Examples"
+        result.groups[title] = _compare_paths(title, batch, examples, missing, left_out, unchecked)
+        floats = [c.name for c in job_plan.columns if c.name in optional and c.kind == "float"]
+        dense = _without_missing(_with_missing(table, floats), set(optional) - set(floats))
+        if dense.num_rows and not _has_lists(config):
+            title = f"{dense.num_rows} rows with NaN for their optional floats, through predict_raw's rule"
+            result.groups[title] = _compare_paths(title, batch, _dense_path(graph_dir), dense, {label}, unchecked)
+    result.groups = {title: checks for title, checks in result.groups.items() if checks is not None}
     if native:
         from skewless.layers import check_preprocessor
 
-        result.native = check_preprocessor(run_dir, rows=table.to_pylist(), sample=200)
+        rows = pa.concat_tables([sampled, missing]).to_pylist()
+        try:  # real rows only (sample=0): no synthetic probe a user's preprocessing_fn could reject
+            result.native = check_preprocessor(run_dir, rows=rows, sample=0)
+        except Exception as error:  # noqa: BLE001 - any failure of a check is reported, not raised
+            unchecked["native Keras preprocessor"] = _reason(error)
     return result
+
+
+def _compare_paths(title, batch, served, rows: pa.Table, left_out: set, unchecked: dict) -> list[FeatureCheck] | None:
+    """The batch and a serving path on the same rows, compared feature by feature; None if one cannot run."""
+    try:
+        batch_out, served_out = batch(rows), served(rows)
+    except Exception as error:  # noqa: BLE001 - e.g. a user preprocessing_fn rejecting these rows
+        unchecked[title] = _reason(error)
+        return None
+    checks = [_compare(name, batch_out[name], served_out[name]) for name in sorted(batch_out) if name in served_out]
+    missing = sorted(set(batch_out) - set(served_out) - left_out)
+    checks += [FeatureCheck(name, str(batch_out[name].dtype), len(batch_out[name]), len(batch_out[name]), None)
+               for name in missing]
+    return checks
+
+
+def _reason(error: Exception) -> str:
+    """One line saying why: a TF op's own message (the line above its ``[[{{node ...}}]]``), else the first."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for above, line in zip(lines, lines[1:]):
+        if line.startswith("[["):
+            return above[:300]
+    return f"{type(error).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def _optional_columns(graph_dir: str, label: str | None) -> list[str]:
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    spec = tft.TFTransformOutput(graph_dir).raw_feature_spec()
+    return [name for name, feature in spec.items() if isinstance(feature, tf.io.VarLenFeature) and name != label]
+
+
+def _with_missing(table: pa.Table, columns: list[str]) -> pa.Table:
+    """Copies of the first `MISSING_ROWS` rows with `columns` null (missing), if any of them is in the table."""
+    columns = [name for name in columns if name in table.column_names]
+    if not columns:
+        return table.slice(0, 0)
+    rows = table.slice(0, MISSING_ROWS)
+    for name in columns:
+        index = rows.schema.get_field_index(name)
+        rows = rows.set_column(index, name, pa.nulls(rows.num_rows, rows.schema.field(name).type))
+    return rows
+
+
+def _without_missing(table: pa.Table, columns: set) -> pa.Table:
+    """The rows with a value in each of `columns` (predict_raw has no missing int or string)."""
+    import pyarrow.compute as pc
+
+    keep = pa.array([True] * table.num_rows, pa.bool_())
+    for name in columns & set(table.column_names):
+        keep = pc.and_(keep, pc.is_valid(table[name]))
+    return table.filter(keep)
+
+
+def _has_lists(config) -> bool:
+    """List and sequence features: predict_raw takes one value per row and feature, so it cannot serve them."""
+    return any(feature.is_list or feature.sequence for feature in config.features.values())
+
+
+def _dense_path(graph_dir: str):
+    def transform(rows: pa.Table):
+        from skewless.layers import transform_raw_rows_dense
+
+        return transform_raw_rows_dense(graph_dir, rows.to_pylist())
+
+    return transform
 
 
 def sample_rows(config, job_plan, sample: int) -> pa.Table:
@@ -174,7 +282,8 @@ def _compare(name: str, batch: np.ndarray, served: np.ndarray) -> FeatureCheck:
         left = batch.astype(np.float32).view(np.uint32)
         right = served.astype(np.float32).view(np.uint32)
         different = left != right
-        gap = float(np.max(np.abs(batch.astype(np.float64) - served.astype(np.float64)))) if len(batch) else 0.0
+        # initial: a var-len feature missing in every row has no values at all (rows with missing values)
+        gap = float(np.max(np.abs(batch.astype(np.float64) - served.astype(np.float64)), initial=0.0))
     else:
         different = batch != served
         gap = None
@@ -184,25 +293,44 @@ def _compare(name: str, batch: np.ndarray, served: np.ndarray) -> FeatureCheck:
 
 def print_result(result: VerifyResult, console=None) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     console = console or Console()
-    table = Table(title=f"skew check: batch (Beam + tf.Transform) vs serving ({result.path})")
+    title = f"skew check: batch (Beam + tf.Transform) vs serving ({result.path})"
+    if result.features:
+        console.print(_skew_table(title, result.features))
+    for group, checks in result.groups.items():
+        console.print(_skew_table(f"{title}: {group}", checks))
+    if result.native is not None:
+        console.print(_native_table(result.native))
+    for what, reason in result.unchecked.items():
+        console.print(f"could not check: {what}: {reason}", style="yellow")
+    verdict = "no differences" if not result.differences else f"{result.differences} differences"
+    if result.unchecked and not result.differences:
+        verdict += f" in what could be checked ({len(result.unchecked)} checks could not run)"
+    console.print(f"{result.rows} sampled rows + {result.unseen_rows} with unseen categories: {verdict}")
+
+
+def _skew_table(title: str, checks: list[FeatureCheck]):
+    from rich.table import Table
+
+    table = Table(title=title)
     for column in ("feature", "dtype", "rows", "differences", "max |diff|"):
         table.add_column(column, justify="left" if column in ("feature", "dtype") else "right")
-    for check in result.features:
+    for check in checks:
         gap = "" if check.max_abs_difference is None else f"{check.max_abs_difference:.3g}"
         style = "red" if check.differences else None
         table.add_row(check.name, check.dtype, str(check.rows), str(check.differences), gap, style=style)
-    console.print(table)
-    if result.native is not None:
-        native = Table(title=f"native Keras preprocessor ({result.native.backend} backend) vs the graph")
-        for column in ("feature", "transform", "status", "differences", "reason"):
-            native.add_column(column, justify="right" if column == "differences" else "left")
-        for check in result.native.features:
-            style = "red" if check.status == "different" else "dim" if check.status == "unsupported" else None
-            native.add_row(check.name, check.transform, check.status, str(check.differences), check.reason or "",
-                           style=style)
-        console.print(native)
-    verdict = "no differences" if not result.differences else f"{result.differences} differences"
-    console.print(f"{result.rows} sampled rows + {result.unseen_rows} with unseen categories: {verdict}")
+    return table
+
+
+def _native_table(check):
+    from rich.table import Table
+
+    native = Table(title=f"native Keras preprocessor ({check.backend} backend) vs the graph")
+    for column in ("feature", "transform", "status", "differences", "reason"):
+        native.add_column(column, justify="right" if column == "differences" else "left")
+    for feature in check.features:
+        style = "red" if feature.status == "different" else "dim" if feature.status == "unsupported" else None
+        native.add_row(feature.name, feature.transform, feature.status, str(feature.differences),
+                       feature.reason or "", style=style)
+    return native

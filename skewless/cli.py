@@ -188,7 +188,8 @@ def verify(
 ) -> None:
     """Skew check: the batch path and the serving path must transform the same raw rows identically.
 
-    Exits 1 on any difference.
+    Exits 0 when every path is equal, 1 on any difference, 2 when no difference was found but a check
+    could not run (each is printed as "could not check: ...").
     """
     runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.verify import print_result, verify as run_verify
@@ -198,8 +199,8 @@ def verify(
     except SkewlessError as error:
         fail(str(error))
     print_result(result)
-    if result.differences:
-        raise typer.Exit(1)
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
 
 
 @app.command()

@@ -389,7 +389,11 @@ def load_config(
         if not isinstance(raw["output"], dict):
             raise ConfigError(f"{where}: output must be a mapping")
         raw["output"]["dir"] = output_dir
-    raw.setdefault("base_dir", base_dir)
+    # Absolute: the run's config.yaml stores its paths resolved, and is read from any working directory.
+    base_dir = raw.get("base_dir", base_dir)
+    if isinstance(base_dir, str) and "://" not in base_dir:
+        base_dir = os.path.abspath(base_dir)
+    raw["base_dir"] = base_dir
     try:
         return JobConfig.model_validate(raw)
     except ValidationError as error:

@@ -32,6 +32,16 @@ def test_good_config_resolves_paths_against_its_folder(tmp_path):
     assert config.output.splits == {"train": 0.8, "eval": 0.2}
 
 
+def test_relative_config_path_resolves_to_absolute_paths(tmp_path, monkeypatch):
+    """The run stores resolved paths in its config.yaml: they must hold from any working directory."""
+    write(tmp_path, GOOD)
+    monkeypatch.chdir(tmp_path.parent)
+    config = load_config(f"{tmp_path.name}/job.yaml")
+    assert config.resolve(config.output.dir) == str(tmp_path / "out")
+    assert load_config({"name": "t", "input": {"format": "synthetic", "rows": 5}, "features": {"a": {"transform": "z_score"}},
+                        "output": {"dir": "out"}}).base_dir == str(tmp_path.parent)
+
+
 def test_unknown_transform_names_file_line_and_key(tmp_path):
     path = write(tmp_path, GOOD.replace("z_score", "zscore"))
     with pytest.raises(ConfigError) as error:
