@@ -143,7 +143,7 @@ def plan(config: JobConfig) -> _Plan:
     input_config = config.input
     paths = [] if input_config.format == "synthetic" else sources.expand_paths(input_config, config.resolve)
     if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": csv_header(paths[0], input_config.delimiter)})
+        input_config = input_config.model_copy(update={"columns": csv_header(paths[0], input_config)})
     columns = resolve_columns(config, input_config, paths)
     sizes = sources.input_sizes(input_config, paths)
     estimated = _estimated_output_bytes(input_config, sizes)
@@ -192,18 +192,16 @@ def _estimated_output_bytes(input_config, sizes: list[int]) -> int:
     return sum(sizes)
 
 
-def csv_header(path: str, delimiter: str) -> list[str]:
-    import csv
-
+def csv_header(path: str, input_config) -> list[str]:
+    """The column names in the first line of a CSV file, read as schema inference reads them."""
     from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    from skewless.schemas.readers import parse_header
 
     compression = CompressionTypes.GZIP if path.endswith(".gz") else CompressionTypes.UNCOMPRESSED
     with FileSystems.open(path, compression_type=compression) as handle:
-        line = handle.readline().decode("utf-8", errors="replace")
-    names = [name.strip() for name in next(csv.reader([line], delimiter=delimiter), [])]
-    if not names or any(not name for name in names):
-        raise InputError(f"{path}:1: the CSV header has an empty column name")
-    return names
+        line = handle.readline().rstrip(b"\r\n")
+    return parse_header(line, input_config.delimiter, input_config.skip_initial_space, f"{path}:1")
 
 
 def _pipeline_options(config: JobConfig, beam_args: list[str]):

@@ -174,7 +174,7 @@ def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[Inpu
     resolve = config.resolve if config is not None else os.path.abspath
     paths = expand_paths(input_config, resolve)
     if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": csv_header(paths[0], input_config.delimiter)})
+        input_config = input_config.model_copy(update={"columns": csv_header(paths[0], input_config)})
     return input_config, paths
 
 

@@ -402,14 +402,20 @@ class RowReader:
         (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
         from skewless.pipelines.sequence_input import as_sequence_kind, values_per_row
-        from skewless.schemas.row_checks import check_batch, parse_text
+        from skewless.schemas.row_checks import check_batch, nan_as_missing, parse_text
 
         names = [c.name for c in self.columns]
+        nonfinite = self.config.nonfinite
         parsed = {}
+        if not text:
+            # NaN is no value: what is judged and what is kept must both see it missing
+            batch = pa.RecordBatch.from_arrays(
+                [nan_as_missing(column, nonfinite) for column in batch.columns], batch.schema.names)
         judged = batch
         if text:
-            parsed = {c.name: parse_text(batch.column(c.name), c.kind) for c in self.columns if not c.is_list}
-            if not any(p.invalid.any() for p in parsed.values()):
+            parsed = {c.name: parse_text(batch.column(c.name), c.kind, nonfinite)
+                      for c in self.columns if not c.is_list}
+            if not any(p.invalid.any() or p.unrepresentable.any() for p in parsed.values()):
                 # Parsed values get the same verdicts as their text, which would be parsed again;
                 # only text that does not parse needs check_batch to see it and say why.
                 judged = pa.RecordBatch.from_arrays(
@@ -421,7 +427,7 @@ class RowReader:
             judged = pa.RecordBatch.from_arrays(
                 [values_per_row(judged.column(name)) if name in sequences else judged.column(name)
                  for name in judged.schema.names], judged.schema.names)
-        found = check_batch(judged, self.schema, self._optional)
+        found = check_batch(judged, self.schema, self._optional, nonfinite)
         for row, row_problems in (problems or {}).items():
             found.setdefault(row, [])[:0] = row_problems
         problems = found

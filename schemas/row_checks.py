@@ -8,6 +8,10 @@ lists (tf.train.Example features decoded by tfx_bsl, Parquet list columns). Text
 grammar everywhere (`parse_text`): surrounding whitespace is ignored around numbers, an empty
 field is a missing value, an int is ``[+-]digits`` within int64, a float is anything Python's
 `float()` reads except ``_`` separators.
+
+Floats follow one rule in every format (and in the graph, for serving): NaN is a missing value;
+±inf and values beyond float32 (ints beyond int64) are "unrepresentable": a problem of their own
+(`NONFINITE_MODES` "quarantine", the default) or missing values too ("missing").
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ PROBLEM_KINDS = {
     "malformed_csv": "malformed CSV line",
     "undecodable": "record is not a tf.train.Example",
     "missing_value": "required value missing",
+    "unrepresentable": "value not finite or beyond its type",
     "wrong_type": "value of the wrong type",
     "out_of_domain": "value outside the domain",
     "value_count": "wrong number of values",
@@ -40,6 +45,8 @@ PROBLEM_KINDS = {
 _INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 _FLOAT_TEXT = r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)\s*$"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+NONFINITE_MODES = ("quarantine", "missing")
 _A_KIND = {"int": "an int", "float": "a float", "bytes": "bytes"}
 # Long values are cut in messages so a reason stays one readable line.
 _SHOWN_CHARS = 40
@@ -59,24 +66,28 @@ class RowProblem:
 
 @dataclass(frozen=True)
 class ParsedText:
-    """Text values parsed as one feature type: `values` is null where `missing` or `invalid`."""
+    """Text values parsed as one feature type: `values` is null where `missing`, `invalid` or `unrepresentable`
+    (±inf, beyond float32 or int64)."""
 
     values: pa.Array
     missing: np.ndarray
     invalid: np.ndarray
+    unrepresentable: np.ndarray
 
 
-def parse_text(text: pa.Array, kind: str) -> ParsedText:
+def parse_text(text: pa.Array, kind: str, nonfinite: str = "quarantine") -> ParsedText:
     """Parses a string array as "int" (int64), "float" (float64) or "bytes" (binary, unchanged).
 
-    A null or empty value (only whitespace, for numbers) is missing; a value the grammar rejects is
-    invalid. Both come back null in `values`.
+    A null or empty value (only whitespace, for numbers) and a float NaN are missing; a value the
+    grammar rejects is invalid; ±inf and numbers beyond float32 / int64 are unrepresentable, or
+    missing when `nonfinite` is "missing". All come back null in `values`.
     """
     text = _as_string(text)
     if kind == "bytes":
         missing = _to_numpy(pc.or_kleene(pc.is_null(text), pc.equal(text, "")))
         values = pc.if_else(pa.array(missing), pa.scalar(None, pa.binary()), text.cast(pa.binary()))
-        return ParsedText(values, missing, np.zeros(len(text), dtype=bool))
+        nothing = np.zeros(len(text), dtype=bool)
+        return ParsedText(values, missing, nothing, nothing)
     trimmed = pc.utf8_trim_whitespace(text)
     missing = _to_numpy(pc.or_kleene(pc.is_null(trimmed), pc.equal(trimmed, "")))
     pattern = _INT_TEXT if kind == "int" else _FLOAT_TEXT
@@ -86,6 +97,7 @@ def parse_text(text: pa.Array, kind: str) -> ParsedText:
     if kind == "int":
         # Arrow's integer cast rejects a leading '+' but reads '0x..' hex; the grammar settles both.
         good = pc.utf8_ltrim(good, "+")
+    beyond = np.zeros(len(text), dtype=bool)
     try:
         parsed = good.cast(target).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -93,18 +105,62 @@ def parse_text(text: pa.Array, kind: str) -> ParsedText:
         numbers = [int(value) for value in good.to_pylist()]
         fits = np.array([_INT64_MIN <= number <= _INT64_MAX for number in numbers], dtype=bool)
         positions = np.flatnonzero(matches)
+        beyond[positions[~fits]] = True
         matches[positions[~fits]] = False
         parsed = np.array([number for number, ok in zip(numbers, fits) if ok], dtype=np.int64)
     values = np.zeros(len(text), dtype=parsed.dtype if len(parsed) else target.to_pandas_dtype())
     values[matches] = parsed
-    invalid = ~matches & ~missing
-    return ParsedText(pa.array(values, type=target, mask=~matches), missing, invalid)
+    if kind == "float":
+        nan = matches & np.isnan(values)
+        beyond = matches & ~nan & ~_fits_float32(values)
+        missing |= nan
+        matches &= ~nan & ~beyond
+    if nonfinite == "missing":
+        missing |= beyond
+        beyond = np.zeros(len(text), dtype=bool)
+    invalid = ~matches & ~missing & ~beyond
+    return ParsedText(pa.array(values, type=target, mask=~matches), missing, invalid, beyond)
+
+
+def _fits_float32(numbers: np.ndarray) -> np.ndarray:
+    """Finite numbers a float32 holds (NaN counts as fitting: it is a missing value, judged apart)."""
+    with np.errstate(invalid="ignore"):
+        return ~(np.abs(numbers) > _FLOAT32_MAX)
+
+
+def nan_as_missing(column: pa.Array, nonfinite: str = "quarantine") -> pa.Array:
+    """A typed float column (or list of floats) with NaN taken as no value: null, or left out of its list.
+
+    With `nonfinite` "missing", ±inf and values beyond float32 are taken as no value too. Other
+    columns come back unchanged.
+    """
+    is_list = pa.types.is_list(column.type) or pa.types.is_large_list(column.type)
+    values = column.values if is_list else column
+    if is_list and column.offset:
+        column = pa.concat_arrays([column])  # offsets from 0, so `values` lines up with them
+        values = column.values
+    if not pa.types.is_floating(values.type):
+        return column
+    numbers = _to_numpy(values.cast(pa.float64()))
+    drop = np.isnan(numbers) & _to_numpy(values.is_valid())
+    if nonfinite == "missing":
+        drop |= ~_fits_float32(numbers)
+    if not drop.any():
+        return column
+    if not is_list:
+        return pc.if_else(pa.array(drop), pa.scalar(None, column.type), column)
+    offsets = column.offsets.to_numpy()
+    kept_before = np.concatenate([[0], np.cumsum(~drop)])
+    new_offsets = pa.array(kept_before[offsets].astype(offsets.dtype))
+    new_lists = type(column).from_arrays(new_offsets, values.filter(pa.array(~drop)), mask=column.is_null())
+    return new_lists
 
 
 def check_batch(
     batch: pa.RecordBatch,
     schema: schema_pb2.Schema,
     optional: Collection[str] = (),
+    nonfinite: str = "quarantine",
 ) -> dict[int, list[RowProblem]]:
     """The problems of each bad row of `batch`, keyed by row index (rows without problems are absent).
 
@@ -115,6 +171,8 @@ def check_batch(
       schema: the tf.metadata Schema the rows must follow.
       optional: features that may be missing although the schema requires them (those the job
         config gives a `default`). Features whose `presence.min_fraction` is below 1 are optional anyway.
+      nonfinite: "quarantine" (±inf and values beyond their type are problems) or "missing" (they are
+        missing values, as NaN always is).
 
     A row is bad when a required feature is missing, a value has the wrong type, lies outside the
     feature's domain (string_domain, int_domain / float_domain min and max, image_domain: the bytes
@@ -134,7 +192,8 @@ def check_batch(
         column = batch.column(feature.name)
         if pa.types.is_dictionary(column.type):
             column = column.dictionary_decode()
-        for row, problem in _check_column(column, feature, schema, required):
+        column = nan_as_missing(column, nonfinite)
+        for row, problem in _check_column(column, feature, schema, required, nonfinite):
             problems.setdefault(row, []).append(problem)
     return problems
 
@@ -164,7 +223,7 @@ def string_domain_values(feature: schema_pb2.Feature, schema: schema_pb2.Schema)
     return None
 
 
-def _check_column(column: pa.Array, feature, schema, required: bool):
+def _check_column(column: pa.Array, feature, schema, required: bool, nonfinite: str):
     """Yields (row, problem) for one feature's column."""
     if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
         lengths = _to_numpy(pc.fill_null(pc.list_value_length(column), 0))
@@ -173,8 +232,10 @@ def _check_column(column: pa.Array, feature, schema, required: bool):
         rows = _to_numpy(pc.list_parent_indices(column))
         yield from _check_values(pc.list_flatten(column), rows, feature, schema)
     elif _is_text(column.type):
-        parsed = parse_text(column, TYPE_NAMES[feature.type])
+        parsed = parse_text(column, TYPE_NAMES[feature.type], nonfinite)
         yield from _missing(parsed.missing, feature, required)
+        for row in np.flatnonzero(parsed.unrepresentable):
+            yield int(row), _unrepresentable(column[int(row)].as_py(), TYPE_NAMES[feature.type], feature.name)
         yield from _report(column, parsed.values, parsed.invalid, np.arange(len(column)), feature, schema)
     else:
         absent = _to_numpy(column.is_null())
@@ -202,14 +263,35 @@ def _check_values(values: pa.Array, rows: np.ndarray, feature, schema):
     """Yields (row, problem) for present values; `rows[i]` is the row of `values[i]`."""
     if len(values) == 0:
         return
-    typed, wrong = _typed(values, TYPE_NAMES[feature.type])
-    yield from _report(values, typed, wrong, rows, feature, schema)
-
-
-def _report(values: pa.Array, typed: pa.Array, wrong: np.ndarray, rows: np.ndarray, feature, schema):
-    """Yields the wrong-type and out-of-domain problems, at most one per row (the first value's)."""
     kind = TYPE_NAMES[feature.type]
+    typed, wrong = _typed(values, kind)
     reported: set[int] = set()
+    if kind == "float":
+        # typed values (Parquet, tf.Example, list text); a NaN left here sits in a list of several values
+        numbers = _to_numpy(typed.cast(pa.float64()))
+        beyond = ~wrong & _to_numpy(typed.is_valid()) & ~(np.isfinite(numbers) & _fits_float32(numbers))
+        for index in np.flatnonzero(beyond):
+            if rows[index] not in reported:
+                reported.add(int(rows[index]))
+                yield int(rows[index]), _unrepresentable(float(numbers[index]), kind, feature.name)
+    yield from _report(values, typed, wrong, rows, feature, schema, reported)
+
+
+def _unrepresentable(value, kind: str, feature: str) -> RowProblem:
+    """The problem of a number its feature's type cannot hold: ±inf (NaN in a list) or too large."""
+    if kind == "int":
+        return RowProblem("unrepresentable", feature, f"{_show(value)} is beyond int64")
+    infinite = "inf" in value.lower() if isinstance(value, str) else not math.isfinite(value)
+    detail = "is not finite" if infinite else "is beyond float32"
+    return RowProblem("unrepresentable", feature, f"{_show(value)} {detail}")
+
+
+def _report(values: pa.Array, typed: pa.Array, wrong: np.ndarray, rows: np.ndarray, feature, schema,
+            reported: set[int] | None = None):
+    """Yields the wrong-type and out-of-domain problems, at most one per row (the first value's); rows in
+    `reported` have their problem already."""
+    kind = TYPE_NAMES[feature.type]
+    reported = set() if reported is None else reported
     if wrong.any():
         shown = values.filter(pa.array(wrong)).to_pylist()
         for row, value in zip(rows[wrong], shown):

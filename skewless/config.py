@@ -47,6 +47,9 @@ class InputConfig(_Strict):
     delimiter: str = ","
     skip_initial_space: bool = True
     list_delimiter: str = "|"  # splits the values of list columns (features with list: true)
+    # ±inf and numbers beyond their column's type (float32, int64): quarantined, or taken as missing values
+    # (filled by `default`/`fill`) like NaN always is
+    nonfinite: Literal["quarantine", "missing"] = "quarantine"
     # the analysis pass keeps the parsed rows (uncompressed Arrow, in the staging folder) for the transform pass
     keep_parsed: bool = True
     # synthetic
@@ -75,6 +78,12 @@ class InputConfig(_Strict):
             raise ValueError("input.list_delimiter must not be empty")
         if len(self.delimiter) != 1:
             raise ValueError(f"input.delimiter must be one character, got {self.delimiter!r}")
+        if self.columns is not None:
+            duplicates = sorted({name for name in self.columns if self.columns.count(name) > 1})
+            if duplicates:
+                raise ValueError(f"input.columns names {', '.join(duplicates)} more than once")
+            if not all(name.strip() for name in self.columns):
+                raise ValueError("input.columns has an empty column name")
         return self
 
 

@@ -1,0 +1,177 @@
+"""NaN, ±inf and numbers beyond their type, in every input format and at serving: one rule.
+
+NaN is a missing value (the `default` fills it, else the row is quarantined); ±inf and numbers a
+float32 / int64 cannot hold are quarantined with their reason (or missing with `input.nonfinite: missing`).
+Statistics and outputs stay finite.
+"""
+
+import glob
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+# x: required float; y: optional float (default 0); n: required int
+BAD_X = {b"nan": "x: required value is missing", b"NaN": "x: required value is missing",
+         b"inf": "x: 'inf' is not finite", b"-inf": "x: '-inf' is not finite",
+         b"1e400": "x: '1e400' is beyond float32", b"-4e38": "x: '-4e38' is beyond float32"}
+GOOD_ROWS = 60
+
+
+def _x(i: int) -> float:
+    return (i % 13) * 0.5 - 2.0
+
+
+def _y(i: int) -> float | None:
+    return None if i % 5 == 0 else float(i % 7)  # every 5th row: NaN, filled by the default 0
+
+
+def make_csv(folder) -> dict[int, str]:
+    """The CSV file; returns {line number: reason} of the rows that must be quarantined."""
+    lines = [b"id,x,y,n"]
+    for i in range(GOOD_ROWS):
+        y = b"NaN" if _y(i) is None else b"%.1f" % _y(i)
+        lines.append(b"%d,%.2f,%s,%d" % (i, _x(i), y, i % 4))
+    reasons = {}
+    for k, (x, reason) in enumerate(BAD_X.items()):
+        lines.insert(5 + 9 * k, b"%d,%s,1.0,1" % (900 + k, x))
+        reasons[b"%d," % (900 + k)] = reason
+    lines.insert(40, b"950,1.0,inf,1")
+    reasons[b"950,"] = "y: 'inf' is not finite"
+    (folder / "rows.csv").write_bytes(b"\n".join(lines) + b"\n")
+    return {number: reasons[line[:4]] for number, line in enumerate(lines, start=1) if line[:4] in reasons}
+
+
+def job_config(folder, **input_options) -> dict:
+    return {
+        "name": "numbers",
+        "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True, **input_options},
+        "features": {
+            "id": {"transform": "passthrough"},
+            "x": {"transform": "z_score"},
+            "y": {"transform": "z_score", "default": 0},
+            "n": {"transform": "z_score"},
+        },
+        "output": {"dir": str(folder / "out"), "shards": 1, "max_bad_fraction": 0.5},
+    }
+
+
+def quarantined(output_dir: str) -> list[dict]:
+    rows = []
+    for path in sorted(glob.glob(os.path.join(output_dir, "quarantine", "rows-*.jsonl"))):
+        with open(path) as handle:
+            rows.extend(json.loads(line) for line in handle)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def numbers_run(tmp_path_factory):
+    from skewless.pipelines import run
+
+    folder = tmp_path_factory.mktemp("numbers")
+    expected = make_csv(folder)
+    return run(job_config(folder)), expected
+
+
+def test_nan_inf_and_overflow_are_quarantined_with_their_reason(numbers_run):
+    result, expected = numbers_run
+    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    assert found == expected
+    with open(os.path.join(result.output_dir, "run.json")) as handle:
+        rows = json.load(handle)["rows"]
+    assert rows["quarantined"] == len(expected)
+    assert rows["read"] == GOOD_ROWS + len(expected) == sum(rows["written"].values()) + rows["quarantined"]
+
+
+def test_statistics_are_finite_and_match_numpy_over_the_kept_rows(numbers_run):
+    result, _ = numbers_run
+    with open(os.path.join(result.output_dir, "run.json")) as handle:
+        features = json.load(handle)["features"]
+    x = np.array([_x(i) for i in range(GOOD_ROWS)])
+    y = np.array([_y(i) for i in range(GOOD_ROWS) if _y(i) is not None])
+    for name, values in (("x", x), ("y", y)):
+        stats = features[name]
+        assert all(math.isfinite(v) for v in (stats["mean"], stats["std"], stats["min"], stats["max"]))
+        assert stats["count"] == len(values)
+        np.testing.assert_allclose([stats["mean"], stats["std"]], [values.mean(), values.std()], rtol=1e-6)
+        assert (stats["min"], stats["max"]) == (values.min(), values.max())
+    assert features["y"]["missing"] == GOOD_ROWS - len(y)  # NaN counted as missing, then filled
+
+
+def written(output_dir: str) -> dict[str, np.ndarray]:
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    spec = tft.TFTransformOutput(os.path.join(output_dir, "transform_graph")).transformed_feature_spec()
+    files = sorted(glob.glob(os.path.join(output_dir, "data", "*.tfrecord*")))
+    compression = "GZIP" if files[0].endswith(".gz") else ""
+    columns: dict[str, list] = {}
+    for batch in tf.data.TFRecordDataset(files, compression_type=compression).batch(1000):
+        for name, value in tf.io.parse_example(batch, spec).items():
+            columns.setdefault(name, []).extend(value.numpy().tolist())
+    order = np.argsort(columns["id"])
+    return {name: np.asarray(values)[order] for name, values in columns.items()}
+
+
+def test_nan_takes_the_default_and_outputs_are_finite(numbers_run):
+    result, _ = numbers_run
+    out = written(result.output_dir)
+    assert out["id"].tolist() == list(range(GOOD_ROWS))
+    y = np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
+    np.testing.assert_allclose(out["y"], (y - y.mean()) / y.std(), rtol=1e-5, atol=1e-5)
+    assert all(np.isfinite(values).all() for name, values in out.items() if values.dtype.kind == "f")
+
+
+def test_nonfinite_missing_mode_fills_inf_like_nan(tmp_path):
+    from skewless.pipelines import run
+
+    expected = make_csv(tmp_path)
+    result = run(job_config(tmp_path, nonfinite="missing"))
+    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    # x has no default: its inf and overflow are missing values, so those rows stay quarantined, as missing
+    assert set(found) == set(expected) - {number for number, reason in expected.items() if reason.startswith("y:")}
+    assert set(found.values()) == {"x: required value is missing"}
+    out = written(result.output_dir)
+    assert 950 in out["id"].tolist()  # y = inf filled by its default
+
+
+def test_example_with_nan_serves_like_the_batch_missing_value(tmp_path):
+    """tf.Examples with NaN and inf go through the job as CSV text does; serving NaN gives the default's output."""
+    import tensorflow as tf
+
+    from skewless.pipelines import run
+
+    def example(i, x, y):
+        feature = {"id": tf.train.Feature(int64_list=tf.train.Int64List(value=[i])),
+                   "x": tf.train.Feature(float_list=tf.train.FloatList(value=[x])),
+                   "n": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 4]))}
+        if y is not None:
+            feature["y"] = tf.train.Feature(float_list=tf.train.FloatList(value=[y]))
+        return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+    records = [example(i, _x(i), float("nan") if _y(i) is None else _y(i)) for i in range(GOOD_ROWS)]
+    records += [example(900, float("nan"), 1.0), example(901, float("inf"), 1.0), example(902, 1.0, -float("inf"))]
+    path = tmp_path / "rows.tfrecord"
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for record in records:
+            writer.write(record)
+    config = job_config(tmp_path)
+    config["input"] = {"format": "tfrecord", "paths": [str(path)]}
+    result = run(config)
+    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    assert found == {GOOD_ROWS + 1: "x: required value is missing", GOOD_ROWS + 2: "x: inf is not finite",
+                     GOOD_ROWS + 3: "y: -inf is not finite"}
+    out = written(result.output_dir)
+    y = np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
+    np.testing.assert_allclose(out["y"], (y - y.mean()) / y.std(), rtol=1e-5, atol=1e-5)
+
+    # serving: a NaN y, an absent y and y = 0 give one output, the batch path's for a missing value
+    serve = tf.saved_model.load(os.path.join(result.output_dir, "serving")).signatures["serving_default"]
+    batch = [example(1, 0.5, float("nan")), example(1, 0.5, None), example(1, 0.5, 0.0)]
+    got = serve(examples=tf.constant(batch))
+    served = {name: value.numpy() for name, value in got.items()}
+    ys = [value for name, value in served.items() if name == "y" or name.endswith("/y")]
+    assert ys, sorted(served)
+    assert np.isfinite(ys[0]).all() and ys[0][0] == ys[0][1] == ys[0][2]
