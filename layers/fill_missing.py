@@ -16,12 +16,14 @@ class FillMissing(keras.layers.Layer):
     VarLenFeature, becomes shape ``(batch,)``: the row's value, or `default` where the row has none,
     by the same op tf.Transform's ``sparse_tensor_to_dense_with_shape(x, [None, 1], default)`` runs
     (a row with two values is an error there and here). A dense input has a value in every row and
-    passes through (shape ``(batch, 1)`` is squeezed to ``(batch,)``).
+    passes through (shape ``(batch, 1)`` is squeezed to ``(batch,)``). A float NaN is a missing value
+    as in the job (and ±inf too with ``nonfinite="missing"``, the job's ``input.nonfinite``).
 
     Sparse inputs are TF tensors on every backend (Keras' StringLookup and Hashing use TF the same way).
 
     Args:
         default: the fill value (a number, or a string for a string feature).
+        nonfinite: "quarantine" (only NaN is missing) or "missing" (±inf are missing too).
 
     Example:
 
@@ -34,11 +36,12 @@ class FillMissing(keras.layers.Layer):
     ```
     """
 
-    def __init__(self, default, **kwargs):
+    def __init__(self, default, nonfinite: str = "quarantine", **kwargs):
         kwargs.setdefault("trainable", False)
         kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.default = default
+        self.nonfinite = nonfinite
         # Strings are not backend tensors on JAX or PyTorch: take inputs as they come.
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
@@ -51,7 +54,11 @@ class FillMissing(keras.layers.Layer):
             one_column = tf.stack([inputs.dense_shape[0], tf.constant(1, tf.int64)])
             narrowed = tf.SparseTensor(inputs.indices, inputs.values, one_column)
             default = tf.constant(self.default, dtype=inputs.dtype)
-            return to_backend(tf.squeeze(tf.sparse.to_dense(narrowed, default_value=default), axis=1))
+            dense = tf.squeeze(tf.sparse.to_dense(narrowed, default_value=default), axis=1)
+            if dense.dtype.is_floating:
+                value = tf.math.is_finite(dense) if self.nonfinite == "missing" else ~tf.math.is_nan(dense)
+                dense = tf.where(value, dense, default)
+            return to_backend(dense)
         if len(inputs.shape) == 2 and inputs.shape[-1] == 1:
             return inputs[:, 0]
         return inputs
@@ -61,5 +68,5 @@ class FillMissing(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(default=self.default)
+        config.update(default=self.default, nonfinite=self.nonfinite)
         return config

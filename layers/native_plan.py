@@ -41,7 +41,9 @@ from skewless.safe_names import keras_layer_name
 
 # The ops tf.Transform 1.21 emits for each declarative transform (after the raw input's densifying);
 # a graph with any other op upstream of a feature computes something else (a preprocessing_fn).
-INPUT_OPS = {"Placeholder", "Identity", "Const", "Cast", "NoOp", "SparseToDense", "Squeeze", "StridedSlice", "Pack"}
+INPUT_OPS = {"Placeholder", "Identity", "Const", "Cast", "NoOp", "SparseToDense", "Squeeze", "StridedSlice", "Pack",
+             # a float NaN (±inf with input.nonfinite: missing) takes the default: pipelines/missing.py
+             "IsNan", "IsFinite", "LogicalNot", "SelectV2"}
 TRANSFORM_OPS = {
     "z_score": {"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"},
     "scale_0_1": {"Sub", "ZerosLike", "Less", "AddV2", "RealDiv", "Sigmoid", "SelectV2", "Mul"},
@@ -98,7 +100,8 @@ def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec) -> Fe
         default = graph.defaults[0]
         if default is None:
             return _refuse(plan, "the graph computes the fill value of its missing values (not a constant default)")
-        prefix = [FillMissing(default.decode("utf-8") if isinstance(default, bytes) else default,
+        nonfinite = "missing" if "IsFinite" in graph.op_types else "quarantine"
+        prefix = [FillMissing(default.decode("utf-8") if isinstance(default, bytes) else default, nonfinite,
                               name=f"{keras_layer_name(name)}_fill_missing")]
     reason = builder(plan, graph)
     if reason is not None:

@@ -12,6 +12,10 @@ a missing value exactly as the batch job did:
   ties go to the larger value in byte order, as `tft.vocabulary` sorts); numbers are counted by their exact bits.
 
 Mean and median of an int column are floats, so such a column continues as float32.
+
+A float NaN is a missing value here too (serving gets tf.Examples the job never checked), and so are
+±inf with ``input.nonfinite: missing``: the batch job has already taken them out of its rows
+(schemas/row_checks.py), so both paths fill the same rows.
 """
 
 from __future__ import annotations
@@ -29,8 +33,11 @@ def most_frequent_filename(feature: str) -> str:
     return safe_file_name(f"most_frequent_{feature}")
 
 
-def fill_missing(value, column: RawColumn, options: dict):
-    """A raw feature as a dense (batch,) tensor; a list column stays sparse (it may hold any count of values)."""
+def fill_missing(value, column: RawColumn, options: dict, nonfinite: str = "quarantine"):
+    """A raw feature as a dense (batch,) tensor; a list column stays sparse (it may hold any count of values).
+
+    `nonfinite` is the job's ``input.nonfinite``: with "missing", ±inf are filled as NaN is.
+    """
     import tensorflow as tf
     import tensorflow_transform as tft
 
@@ -51,16 +58,30 @@ def fill_missing(value, column: RawColumn, options: dict):
         fill_value = _ZERO[column.kind] if default is None else default
         if column.kind == "bytes":
             fill_value = str(fill_value).encode()
-    dense = tft.sparse_tensor_to_dense_with_shape(value, [None, 1], default_value=fill_value)
-    return tf.squeeze(dense, axis=1)
+    dense = tf.squeeze(tft.sparse_tensor_to_dense_with_shape(value, [None, 1], default_value=fill_value), axis=1)
+    if not dense.dtype.is_floating:
+        return dense
+    return tf.where(is_value(dense, nonfinite), dense, tf.cast(fill_value, dense.dtype))
 
 
-def missing_indicator(value):
-    """1 where the row of an optional (sparse) raw feature has no value, else 0 (int64, shape (batch,))."""
+def is_value(values, nonfinite: str = "quarantine"):
+    """Which float values are values: not NaN (and finite, when `nonfinite` is "missing")."""
+    import tensorflow as tf
+
+    if nonfinite == "missing":
+        return tf.math.is_finite(values)
+    return tf.logical_not(tf.math.is_nan(values))
+
+
+def missing_indicator(value, nonfinite: str = "quarantine"):
+    """1 where the row of an optional (sparse) raw feature has no value (or NaN), else 0 (int64, shape (batch,))."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
-    present = tf.SparseTensor(value.indices, tf.ones_like(value.indices[:, 0]), value.dense_shape)
+    present = tf.ones_like(value.indices[:, 0])
+    if value.values.dtype.is_floating:
+        present = tf.cast(is_value(value.values, nonfinite), tf.int64)
+    present = tf.SparseTensor(value.indices, present, value.dense_shape)
     dense = tft.sparse_tensor_to_dense_with_shape(present, [None, 1], default_value=0)
     return 1 - tf.squeeze(dense, axis=1)
 

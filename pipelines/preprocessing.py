@@ -37,6 +37,7 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         _check_kinds(name, options, by_name)
     label = config.label.model_dump() if config.label else None
     user_fn = config.preprocessing_fn
+    nonfinite = config.input.nonfinite
 
     def preprocessing_fn(inputs):
         import tensorflow as tf
@@ -47,13 +48,13 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         for name, options in features.items():
             if options["transform"] == "cross":
                 continue
-            filled[name] = fill_missing(inputs[name], by_name[name], options)
+            filled[name] = fill_missing(inputs[name], by_name[name], options, nonfinite)
             if options["missing_indicator"]:
-                outputs[f"{name}_missing"] = missing_indicator(inputs[name])
+                outputs[f"{name}_missing"] = missing_indicator(inputs[name], nonfinite)
         label_value = None
         if label is not None:
             column = by_name[label["column"]]
-            label_value = fill_missing(inputs[column.name], column, {})
+            label_value = fill_missing(inputs[column.name], column, {}, nonfinite)
         tokens, vocabularies = _vocabularies(tf, features, filled, label, label_value)
         for name, options in features.items():
             if options["transform"] == "cross":

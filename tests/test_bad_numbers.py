@@ -168,10 +168,20 @@ def test_example_with_nan_serves_like_the_batch_missing_value(tmp_path):
     np.testing.assert_allclose(out["y"], (y - y.mean()) / y.std(), rtol=1e-5, atol=1e-5)
 
     # serving: a NaN y, an absent y and y = 0 give one output, the batch path's for a missing value
-    serve = tf.saved_model.load(os.path.join(result.output_dir, "serving")).signatures["serving_default"]
+    import tensorflow_transform as tft
+
+    graph = tft.TFTransformOutput(os.path.join(result.output_dir, "transform_graph"))
     batch = [example(1, 0.5, float("nan")), example(1, 0.5, None), example(1, 0.5, 0.0)]
-    got = serve(examples=tf.constant(batch))
-    served = {name: value.numpy() for name, value in got.items()}
-    ys = [value for name, value in served.items() if name == "y" or name.endswith("/y")]
-    assert ys, sorted(served)
-    assert np.isfinite(ys[0]).all() and ys[0][0] == ys[0][1] == ys[0][2]
+    raw = tf.io.parse_example(tf.constant(batch), graph.raw_feature_spec())
+    served = graph.transform_features_layer()(raw)["y"].numpy()
+    assert np.isfinite(served).all() and served[0] == served[1] == served[2]
+    np.testing.assert_allclose(served[0], (0.0 - y.mean()) / y.std(), rtol=1e-5)
+
+
+def test_native_preprocessor_fills_nan_as_the_graph_does(numbers_run):
+    from skewless.layers import check_preprocessor
+
+    result, _ = numbers_run
+    rows = [{"id": i, "x": 0.5, "y": y, "n": 1.0} for i, y in enumerate([float("nan"), None, 0.0, 2.5])]
+    check = check_preprocessor(result.output_dir, rows=rows, sample=50)
+    assert {f.name: f.status for f in check.features}["y"] == "exact", check.not_exact()
