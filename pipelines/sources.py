@@ -130,7 +130,8 @@ def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], nu
         return [WorkUnit(i, (Segment(PYTHON_SOURCE, i, num_units),)) for i in range(num_units)]
     if input_config.format == "synthetic":
         paths = ["synthetic"]
-    splittable = [not (input_config.format == "csv" and is_gzip(p)) for p in paths]
+    # a gzip CSV cannot be cut at byte offsets, nor can one whose quoted fields may hold line breaks
+    splittable = [not (input_config.format == "csv" and (is_gzip(p) or input_config.multiline)) for p in paths]
     total = sum(sizes)
     if total == 0:
         return [WorkUnit(0, tuple(Segment(p, 0, -1) for p in paths))]
@@ -360,6 +361,9 @@ class RowReader:
         missing = [c.name for c in self.columns if c.name not in names]
         if missing:
             raise InputError(f"{segment.path}: no column {missing[0]!r} in the CSV input")
+        if self.config.multiline:
+            yield from self._read_csv_records(segment, names)
+            return
         first_line = None  # of the segment's first block; counting needs the file read up to it
         lines_in_segment = 0  # lines of the segment before the current block
         for block, offset in _csv_blocks(segment, self.config.header):
@@ -379,6 +383,20 @@ class RowReader:
             batch = _split_lists(parsed.batch, self.columns, self.config.list_delimiter)
             yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, line=line, text=True)
             lines_in_segment += block.count(b"\n")
+
+    def _read_csv_records(self, segment: Segment, names: list[str]) -> Iterator[Chunk]:
+        """A whole CSV file whose quoted fields may hold line breaks (plan_units never cuts such a file)."""
+        from skewless.schemas.readers import parse_csv_records
+
+        with open_input(segment.path) as handle:
+            if self.config.header:
+                handle.readline()
+            records = parse_csv_records(handle, names, self.config.delimiter, self.config.skip_initial_space,
+                                        first_number=2 if self.config.header else 1, batch_rows=ROW_CHUNK)
+            for parsed, raws in records:
+                batch = _split_lists(parsed.batch, self.columns, self.config.list_delimiter)
+                raw = (lambda row, raws=raws: raws[row].decode("utf-8", errors="backslashreplace"))
+                yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, text=True)
 
     # -- shared: judging rows, typing, split keys
 

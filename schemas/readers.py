@@ -21,7 +21,7 @@ import gzip
 import os
 import zlib
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator, Sequence
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -249,6 +249,68 @@ def parse_csv_block(
     return _merge(tables, row_lines, columns, skip_initial_space, rejected)
 
 
+def parse_csv_records(
+    lines: Iterable[bytes],
+    columns: Sequence[str],
+    delimiter: str = ",",
+    skip_initial_space: bool = True,
+    first_number: int = 1,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator[tuple[ParsedLines, list[bytes]]]:
+    """RFC 4180 records whose quoted fields may hold line breaks (``input.multiline: true``), in batches.
+
+    `lines` are a file's lines with their line endings, numbered from `first_number`; a row is numbered
+    by its first line. Yields (rows, raw text of each row); blank lines, bad UTF-8, malformed records and
+    wrong field counts are handled as `parse_csv_lines` handles them. A quote left open swallows the
+    rest of the file into one malformed record: RFC 4180 gives no other reading of it.
+    """
+    columns = list(columns)
+    consumed: list[bytes] = []
+
+    def text():
+        for line in lines:
+            consumed.append(line)
+            yield line.decode("utf-8", "surrogateescape")  # bad bytes are found per record, below
+
+    reader = csv.reader(text(), delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True)
+    rows, numbers, raws, rejected = [], [], [], []
+    number = first_number
+    while True:
+        consumed.clear()
+        try:
+            fields = next(reader)
+            problem = None
+        except StopIteration:
+            break
+        except csv.Error as error:
+            fields, problem = None, RowProblem("malformed_csv", None, f"malformed CSV record: {error}")
+        raw, start = b"".join(consumed).rstrip(b"\r\n"), number
+        number += len(consumed)
+        if fields is not None:
+            if not raw.strip():
+                continue  # a blank line is no row
+            if any(0xDC80 <= ord(char) <= 0xDCFF for field in fields for char in field):
+                problem = RowProblem("bad_utf8", None, "the record is not UTF-8 text")
+            elif len(fields) != len(columns):
+                problem = _field_count_problem(len(columns), len(fields))
+        if problem is not None:
+            rejected.append(RejectedRow(start, raw, problem))
+        else:
+            rows.append(fields)
+            numbers.append(start)
+            raws.append(raw)
+        if len(rows) + len(rejected) >= batch_rows:
+            yield _records(rows, numbers, columns, rejected), raws
+            rows, numbers, raws, rejected = [], [], [], []
+    if rows or rejected:
+        yield _records(rows, numbers, columns, rejected), raws
+
+
+def _records(rows, numbers, columns, rejected) -> ParsedLines:
+    arrays = [pa.array([row[i] for row in rows], pa.string()) for i in range(len(columns))]
+    return ParsedLines(pa.RecordBatch.from_arrays(arrays, columns), np.array(numbers, dtype=np.int64), rejected)
+
+
 def line_bounds(block: bytes) -> tuple[np.ndarray, np.ndarray]:
     """Start and end offsets of each line of `block`; an end is where its "\\n" (or its CRLF) begins."""
     data = np.frombuffer(block, dtype=np.uint8)
@@ -368,7 +430,8 @@ def _parse_quoted(lines, numbers, indices, columns, delimiter, skip_initial_spac
         try:
             fields = next(csv.reader([text], delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True))
         except csv.Error as error:
-            problem = RowProblem("malformed_csv", None, f"malformed CSV line: {error}")
+            hint = " (a quoted field holding a line break? set input.multiline: true)" if '"' in text else ""
+            problem = RowProblem("malformed_csv", None, f"malformed CSV line: {error}{hint}")
             rejected.append(RejectedRow(number, bytes(lines[index]), problem))
             continue
         if len(fields) != len(columns):
@@ -388,13 +451,20 @@ def _csv_batches(path: str, config: InputConfig, batch_rows: int) -> Iterator[So
     with _open_binary(path) as handle:
         numbered = _numbered_lines(handle, path)
         columns = list(config.columns) if config.columns else None
+        first = 1  # the number of the first line after the header
         if config.header:
             for number, line in numbered:
+                first = number + 1
                 if line.strip():
                     names = parse_header(line, config.delimiter, config.skip_initial_space, f"{path}:{number}")
                     columns = columns or names
                     break
         if not columns:
+            return
+        if config.multiline:
+            for parsed, _ in parse_csv_records((line + b"\n" for _, line in numbered), columns, config.delimiter,
+                                               config.skip_initial_space, first, batch_rows):
+                yield SourceBatch(path, "line", parsed.batch, parsed.numbers, parsed.rejected)
             return
         lines: list[bytes] = []
         numbers: list[int] = []

@@ -46,6 +46,8 @@ class InputConfig(_Strict):
     columns: list[str] | None = None
     delimiter: str = ","
     skip_initial_space: bool = True
+    # quoted fields may hold line breaks (RFC 4180): each file is read whole by one worker, with Python's csv module
+    multiline: bool = False
     list_delimiter: str = "|"  # splits the values of list columns (features with list: true)
     # ±inf and numbers beyond their column's type (float32, int64): quarantined, or taken as missing values
     # (filled by `default`/`fill`) like NaN always is
@@ -74,6 +76,8 @@ class InputConfig(_Strict):
             raise ValueError("csv input without a header needs input.columns (the column names in order)")
         if self.record != "example" and self.format != "tfrecord":
             raise ValueError(f"input.record {self.record} needs input.format tfrecord, not {self.format}")
+        if self.multiline and self.format != "csv":
+            raise ValueError(f"input.multiline applies to csv input, not {self.format}")
         if not self.list_delimiter:
             raise ValueError("input.list_delimiter must not be empty")
         if len(self.delimiter) != 1:

@@ -41,7 +41,8 @@ BAD_A = [
     (b"908,500.0,3,paris,yes", "x: 500.0 is above the domain maximum 100.0"),
     (b"909,1.5,3,atlantis,no", "city: 'atlantis' is not in the domain (paris, oslo, rome)"),
     # an unbalanced quote is one bad line; it must not swallow the lines after it
-    (b'910,1.5,3,"paris,yes', "malformed CSV line: unexpected end of data"),
+    (b'910,1.5,3,"paris,yes', "malformed CSV line: unexpected end of data"
+                                   " (a quoted field holding a line break? set input.multiline: true)"),
 ]
 BAD_B = [(b"911,1.5,3,rome", "expected 5 fields, found 4")]
 GOOD_ROWS = 240

@@ -219,7 +219,8 @@ def _dirty_csv(path: Path) -> dict[str, list[int]]:
     bad = {
         "short": ["31,Oslo,10"],
         "long": ["31,Oslo,10,yes,extra", "1,2,3,4,5,6"],
-        "text_in_int": ["thirty,Oslo,10,yes", "3.5,Oslo,10,no", "99999999999999999999,Oslo,1,no"],
+        "text_in_int": ["thirty,Oslo,10,yes", "3.5,Oslo,10,no"],
+        "beyond_int64": ["99999999999999999999,Oslo,1,no"],
         "empty_required": [",Oslo,10,yes", "40,,10,no"],
         "outside_domain": ["40,Oslo,10,maybe"],
         "negative_income": ["40,Oslo,-3,no"],
@@ -247,7 +248,8 @@ def test_validate_dirty_csv_counts_every_defect(tmp_path):
     report = validate(input_config([str(path)], header=True), _schema(_DIRTY_SCHEMA), max_examples=2)
 
     assert report.count("wrong_field_count") == len(lines["short"]) + len(lines["long"]) == 9
-    assert report.count("wrong_type", "age") == len(lines["text_in_int"]) == 9
+    assert report.count("wrong_type", "age") == len(lines["text_in_int"]) == 6
+    assert report.count("unrepresentable", "age") == len(lines["beyond_int64"]) == 3
     assert report.count("missing_value", "age") == 3
     assert report.count("missing_value", "city") == 3
     assert report.count("missing_value", "income") == 0  # optional: min_fraction 0.5
