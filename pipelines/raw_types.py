@@ -1,8 +1,10 @@
 """The raw columns of a job and their types: from the config's schema when it has one, else from the data.
 
 Inference looks at the head of the first input only (a CSV's first MB, a Parquet file's schema, the
-first TFRecord examples); a value further down that does not fit the inferred type goes to quarantine
-with its reason, so nothing is lost silently. Give a schema to pin the types.
+first TFRecord examples). A CSV column takes the kind most of its values parse as
+(`schemas.infer.majority_kind`), and a column whose transform needs numbers (z_score, scale_*, log,
+bucketize, fill mean/median) is numeric whatever its text; a value that does not fit goes to
+quarantine with its reason, so nothing is lost silently. Give a schema to pin the types.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.config import InputConfig, JobConfig
+from skewless.config import NUMERIC_TRANSFORMS, InputConfig, JobConfig
 from skewless.errors import ConfigError, InputError
 from skewless.pipelines.columns import RawColumn
 
@@ -32,6 +34,10 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         lists = [n for n, f in config.features.items() if f.is_list]
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
+        for name, feature in config.features.items():
+            if types.get(name) == "bytes" and (feature.transform in NUMERIC_TRANSFORMS or
+                                               feature.fill in ("mean", "median")):
+                types[name] = "float"  # its text is mostly not numbers: those rows go to quarantine
     if input_config.format == "parquet":
         _check_parquet_types(paths, config.raw_columns)
     columns = []
@@ -150,10 +156,12 @@ def _kind(arrow_type: pa.DataType) -> str:
 
 
 def _csv_types(input_config: InputConfig, path: str, lists=()) -> dict[str, str]:
-    import io
-
-    import pyarrow.csv as pacsv
+    """Kinds of the columns of the file's first MB, split and typed as the job reads them: lines that are not
+    UTF-8 or not well-formed are left out, and a column takes the kind most of its values parse as."""
     from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    from skewless.schemas.infer import majority_kind, text_counts
+    from skewless.schemas.readers import parse_csv_block
 
     compression = CompressionTypes.GZIP if path.endswith(".gz") else CompressionTypes.UNCOMPRESSED
     with FileSystems.open(path, compression_type=compression) as handle:
@@ -162,47 +170,31 @@ def _csv_types(input_config: InputConfig, path: str, lists=()) -> dict[str, str]
         head = handle.read(SAMPLE_BYTES)
     head = head[: head.rfind(b"\n") + 1] or head
     names = list(input_config.columns or [])
-    try:
-        table = pacsv.read_csv(
-            io.BytesIO(head),
-            read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
-            parse_options=pacsv.ParseOptions(delimiter=input_config.delimiter, invalid_row_handler=lambda row: "skip"),
-            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names}),
-        )
-    except pa.ArrowInvalid as error:
-        raise InputError(f"{path}: cannot read CSV to infer column types: {error}") from None
+    table = parse_csv_block(head, names, input_config.delimiter, input_config.skip_initial_space).batch
     types = {}
     for name in names:
         values = table.column(name)
         if name in lists:
             values = pc.utf8_trim_whitespace(pc.list_flatten(pc.split_pattern(values, input_config.list_delimiter)))
-        elif input_config.skip_initial_space:
-            values = pc.utf8_ltrim_whitespace(values)
-        values = pc.drop_null(pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values))
-        types[name] = "bytes"
-        for kind, arrow_type in (("int", pa.int64()), ("float", pa.float64())):
-            try:
-                pc.cast(values, arrow_type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                continue
-            types[name] = kind
-            break
+        types[name] = majority_kind(text_counts(values))
     return types
 
 
 def _tfrecord_types(path: str, record: str) -> dict[str, str]:
     """Kinds of the features (context features and feature lists alike) of the file's first records."""
     from skewless.pipelines.input_files import read_records
-    from skewless.schemas.readers import record_decoder
+    from skewless.schemas.readers import decode_examples, record_decoder
     from skewless.sequence_specs import SEQUENCE_COLUMN
 
     records = list(read_records(path, 0, SAMPLE_RECORDS))  # damage is an InputError with the offset
     decoder, message = record_decoder(record)
-    try:
-        batch = decoder.DecodeBatch(records)
-    except Exception as error:  # TF and tfx_bsl raise their own types for corrupt data
-        raise InputError(f"{path}: cannot read {message} records to infer types: {error}") from None
-    fields = [field for field in batch.schema if field.name != SEQUENCE_COLUMN]
-    if SEQUENCE_COLUMN in batch.schema.names:
-        fields += list(batch.schema.field(SEQUENCE_COLUMN).type)
+    # records that do not decode are left out here (the job quarantines them)
+    schemas = [source.batch.schema for source in decode_examples(decoder, records, path, 1, message)
+               if source.batch.num_rows]
+    if records and not schemas:
+        raise InputError(f"{path}: none of the first {len(records)} records is a {message}")
+    schema = pa.unify_schemas(schemas, promote_options="permissive") if schemas else pa.schema([])
+    fields = [field for field in schema if field.name != SEQUENCE_COLUMN]
+    if SEQUENCE_COLUMN in schema.names:
+        fields += list(schema.field(SEQUENCE_COLUMN).type)
     return {field.name: _kind(field.type) for field in fields}

@@ -1,9 +1,9 @@
 """Inferring a tf.metadata Schema from data, one batch at a time.
 
 Per column the inferred feature has:
-- type: INT when every value is an int, FLOAT when every value is a number, else BYTES. CSV
-  fields are text and typed by `row_checks.parse_text`'s grammar, so the schema validates the
-  data it came from; Parquet and TFRecord values keep the type they are stored with.
+- type: for CSV text, the kind most values parse as (`majority_kind`, by `row_checks.parse_text`'s
+  grammar): a number column with a few stray words stays numeric, and the schema then sends those
+  rows to quarantine; Parquet and TFRecord values keep the type they are stored with.
 - presence: ``min_fraction: 1`` when no row lacks a value (the feature is required), else only
   ``min_count: 1`` (optional).
 - value_count: ``min: 1 max: 1`` for scalar columns; for list columns (TFRecord features, Parquet
@@ -50,6 +50,8 @@ class _Column:
     shortest: int | None = None
     longest: int | None = None
     values: set[str] | None = field(default_factory=set)  # None once past the domain size or not UTF-8
+    # CSV text: present values, and how many of them parse as an int and as a float
+    text: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KIND_ORDER, 0))
 
     def add_present(self, count: int) -> None:
         for kind in _KIND_ORDER:
@@ -100,21 +102,34 @@ def _observe(stats: _Column, array: pa.Array, text_input: bool, max_domain_size:
 
 
 def _observe_text(stats: _Column, text: pa.Array, max_domain_size: int) -> None:
-    """CSV fields: which kinds could hold every value, and how many rows each kind sees a value in."""
+    """CSV fields: how many rows each kind sees a value in, and how many values parse as each kind."""
     as_bytes = parse_text(text, "bytes")
     stats.present["bytes"] += int((~as_bytes.missing).sum())
-    kind = "bytes"
-    for candidate in ("int", "float"):
-        if any(_KIND_ORDER.index(seen) > _KIND_ORDER.index(candidate) for seen in stats.kinds):
-            continue  # an earlier batch already ruled this kind out
-        parsed = parse_text(text, candidate)
-        stats.present[candidate] += int((~parsed.missing).sum())
-        if kind == "bytes" and not parsed.invalid.any():
-            kind = candidate
+    for kind, count in text_counts(text).items():
+        stats.text[kind] += count
+    for kind in ("int", "float"):
+        stats.present[kind] += int((~parse_text(text, kind).missing).sum())
     if (~as_bytes.missing).any():
-        stats.kinds.add(kind)
-        # Collected whatever this batch's kind: a later batch may turn the column into BYTES.
+        stats.kinds.add("text")
         _collect_domain(stats, text.filter(pa.array(~as_bytes.missing)), max_domain_size)
+
+
+def text_counts(text: pa.Array) -> dict[str, int]:
+    """Of the present values of a text column: how many there are ("bytes"), how many parse as an int
+    and as a float (a number beyond int64 or float32 counts: it is a number, quarantined as too large)."""
+    counts = {"bytes": int((~parse_text(text, "bytes").missing).sum())}
+    for kind in ("int", "float"):
+        parsed = parse_text(text, kind)
+        counts[kind] = int((~parsed.missing & ~parsed.invalid).sum())
+    return counts
+
+
+def majority_kind(counts: dict[str, int]) -> str:
+    """The type of a text column from `text_counts`: numeric when more than half its values are numbers
+    (int when every one of them is an int), else bytes. One stray word does not decide the column."""
+    if counts["float"] * 2 > counts["bytes"]:
+        return "int" if counts["int"] == counts["float"] else "float"
+    return "bytes"
 
 
 def _observe_values(stats: _Column, values: pa.Array, max_domain_size: int) -> None:
@@ -150,7 +165,10 @@ def _collect_domain(stats: _Column, values: pa.Array, max_domain_size: int) -> N
 
 def _add_feature(schema: schema_pb2.Schema, name: str, stats: _Column, rows: int, max_domain_size: int) -> None:
     # A column that never held a value gives no type to go by: BYTES accepts anything.
-    kind = max(stats.kinds, key=_KIND_ORDER.index) if stats.kinds else "bytes"
+    if "text" in stats.kinds:
+        kind = majority_kind(stats.text)
+    else:
+        kind = max(stats.kinds, key=_KIND_ORDER.index) if stats.kinds else "bytes"
     feature = schema.feature.add(name=name, type=_FEATURE_TYPES[kind])
     present = stats.present[kind]
     if present:

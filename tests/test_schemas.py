@@ -315,9 +315,14 @@ def test_parse_text_grammar():
     ints = parse_text(text, "int")
     assert ints.values.to_pylist() == [12, 3, 0, None, None, None, None, None, None]
     assert ints.missing.tolist() == [False] * 5 + [True, True, False, False]
-    floats = parse_text(pa.array(["1e3", ".5", "-inf", "nan", "1.2.3", "0x10"]), "float")
-    assert floats.invalid.tolist() == [False, False, False, False, True, True]
-    assert floats.values.to_pylist()[:3] == [1000.0, 0.5, float("-inf")]
+    assert ints.unrepresentable.tolist() == [False] * 7 + [True, False]  # beyond int64
+    floats = parse_text(pa.array(["1e3", ".5", "-inf", "nan", "1.2.3", "0x10", "1e400", "3.5e38"]), "float")
+    assert floats.invalid.tolist() == [False, False, False, False, True, True, False, False]
+    assert floats.missing.tolist() == [False, False, False, True, False, False, False, False]  # NaN: no value
+    assert floats.unrepresentable.tolist() == [False, False, True, False, False, False, True, True]
+    assert floats.values.to_pylist() == [1000.0, 0.5] + [None] * 6
+    as_missing = parse_text(pa.array(["inf", "1e400", "2"]), "float", nonfinite="missing")
+    assert as_missing.missing.tolist() == [True, True, False] and not as_missing.unrepresentable.any()
 
 
 def test_parse_csv_lines_keeps_line_numbers():
