@@ -107,3 +107,37 @@ def test_inferred_schema_follows_the_majority_of_values(dirty_run):
     assert (types["capital-gain"], types["workclass"]) == ("float", "bytes")
     field_counts_or_utf8 = sum(1 for reason in expected.values() if "fields" in reason or "UTF-8" in reason)
     assert inferred.rejected == field_counts_or_utf8
+
+
+def test_numeric_transform_makes_a_mostly_text_column_numeric(tmp_path):
+    """z_score declares the column numeric: its words go to quarantine, not the job to a config error."""
+    from skewless.pipelines import run
+
+    values = ["1.5", "abc", "x", "2.5", "y", "z"]
+    lines = ["id,v"] + [f"{i},{values[i % len(values)]}" for i in range(60)]
+    (tmp_path / "v.csv").write_text("\n".join(lines) + "\n")
+    result = run({"name": "v", "input": {"format": "csv", "paths": [str(tmp_path / "v.csv")], "header": True},
+                  "features": {"id": {"transform": "passthrough"}, "v": {"transform": "z_score"}},
+                  "output": {"dir": str(tmp_path / "out"), "shards": 1, "max_bad_fraction": 0.9}})
+    words = [i for i in range(60) if values[i % len(values)].isalpha()]
+    assert result.rows["quarantined"] == len(words) == 40
+    assert result.rows["read"] == 60 == sum(result.rows["written"].values()) + result.rows["quarantined"]
+
+
+def test_record_that_is_no_example_in_the_sample_is_quarantined(tmp_path):
+    import tensorflow as tf
+
+    from skewless.pipelines import run
+
+    path = tmp_path / "rows.tfrecord"
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for i in range(30):
+            if i == 3:
+                writer.write(b"\xff\x00 not a tf.train.Example")
+            feature = {"x": tf.train.Feature(float_list=tf.train.FloatList(value=[i * 0.5]))}
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+    result = run({"name": "r", "input": {"format": "tfrecord", "paths": [str(path)]},
+                  "features": {"x": {"transform": "z_score"}},
+                  "output": {"dir": str(tmp_path / "out"), "shards": 1, "max_bad_fraction": 0.1}})
+    assert result.rows["quarantined"] == 1 and result.rows["read"] == 31
+    assert sum(result.rows["written"].values()) == 30

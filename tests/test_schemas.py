@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -455,3 +457,49 @@ def test_census_validates_clean_and_infers_same_types():
     assert inferred.rows == 32_561
     assert schema_types(inferred.schema) == schema_types(schema)
     assert list(_feature(inferred.schema, "label").string_domain.value) == ["<=50K", ">50K"]
+
+
+_NUMBER_TEXT = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.floats(width=32).map(lambda x: f"{x:.9g}"),
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.sampled_from(["1e400", "-1e400", "3.5e38", "NaN", "-inf", "Infinity", " 7 ", "+3", "1_0", "0x10", "12abc", "."]),
+    st.text(st.sampled_from(list("0123456789.eE+-naifNI x")), max_size=8),
+)
+
+
+def _oracle(text: str, kind: str) -> str:
+    """What a number's text must be, from Python's own parsers: value, missing, invalid or unrepresentable."""
+    stripped = text.strip()
+    if not stripped:
+        return "missing"
+    if kind == "int":
+        if not re.fullmatch(r"[+-]?[0-9]+", stripped):
+            return "invalid"
+        return "value" if -(2**63) <= int(stripped) < 2**63 else "unrepresentable"
+    if "_" in stripped or not re.fullmatch(r"[+-]?[0-9a-zA-Z.]+([eE][+-]?[0-9]+)?", stripped):
+        return "invalid"
+    try:
+        number = float(stripped)
+    except ValueError:
+        return "invalid"
+    if math.isnan(number):
+        return "missing"
+    return "value" if abs(number) <= float(np.finfo(np.float32).max) else "unrepresentable"
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts=st.lists(_NUMBER_TEXT, min_size=1, max_size=20), kind=st.sampled_from(["int", "float"]))
+def test_numeric_strings_parse_like_python_and_fit_their_type(texts, kind):
+    """What parses, what is missing (NaN, blank), what is quarantined as not a number or beyond its type."""
+    parsed = parse_text(pa.array(texts), kind)
+    got = np.select([parsed.missing, parsed.invalid, parsed.unrepresentable], ["missing", "invalid", "unrepresentable"],
+                    "value")
+    assert got.tolist() == [_oracle(text, kind) for text in texts]
+    values = parsed.values.to_pylist()
+    for text, state, value in zip(texts, got, values):
+        if state == "value":
+            assert value == (int(text.strip()) if kind == "int" else float(text.strip()))
+            assert kind == "int" or math.isfinite(value)
+        else:
+            assert value is None
