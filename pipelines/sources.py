@@ -197,6 +197,19 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     return result
 
 
+def _above_minus_one(feature) -> None:
+    """Narrows a `transform: log` column's domain to values above -1, where log1p is finite (float32, as
+    the graph computes it: the largest float32 below -1 rounds there)."""
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    if feature.type == schema_pb2.INT:
+        feature.int_domain.min = max(feature.int_domain.min, 0) if feature.int_domain.HasField("min") else 0
+    else:
+        lowest = float(np.nextafter(np.float32(-1), np.float32(0)))
+        domain = feature.float_domain
+        domain.min = max(domain.min, lowest) if domain.HasField("min") else lowest
+
+
 # ---------------------------------------------------------------------------------------------- reading
 
 
@@ -233,7 +246,12 @@ class RowReader:
         allowed = {}
         if config.label is not None and config.label.map is not None:
             allowed[config.label.column] = list(config.label.map)
-        return cls(input_config, columns, config.output.split_key, allowed, schema)
+        reader = cls(input_config, columns, config.output.split_key, allowed, schema)
+        for feature in reader.schema.feature:
+            options = config.features.get(feature.name)
+            if options is not None and options.transform == "log" and (options.clip is None or options.clip[0] <= -1):
+                _above_minus_one(feature)
+        return reader
 
     def read(self, unit: WorkUnit) -> Iterator[Chunk]:
         reader = {

@@ -111,7 +111,7 @@ def written(output_dir: str) -> dict[str, np.ndarray]:
     for batch in tf.data.TFRecordDataset(files, compression_type=compression).batch(1000):
         for name, value in tf.io.parse_example(batch, spec).items():
             columns.setdefault(name, []).extend(value.numpy().tolist())
-    order = np.argsort(columns["id"])
+    order = np.argsort(columns["id"]) if "id" in columns else slice(None)
     return {name: np.asarray(values)[order] for name, values in columns.items()}
 
 
@@ -185,3 +185,21 @@ def test_native_preprocessor_fills_nan_as_the_graph_does(numbers_run):
     rows = [{"id": i, "x": 0.5, "y": y, "n": 1.0} for i, y in enumerate([float("nan"), None, 0.0, 2.5])]
     check = check_preprocessor(result.output_dir, rows=rows, sample=50)
     assert {f.name: f.status for f in check.features}["y"] == "exact", check.not_exact()
+
+
+def test_log_without_clip_quarantines_values_at_or_below_minus_one(tmp_path):
+    from skewless.pipelines import run
+
+    values = [0.0, 2.5, -1.0, -3.0, -0.5, 7.0]
+    (tmp_path / "rows.csv").write_text("v\n" + "".join(f"{values[i % 6]}\n" for i in range(36)))
+    result = run({"name": "log", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+                  "features": {"v": {"transform": "log"}},
+                  "output": {"dir": str(tmp_path / "out"), "shards": 1, "max_bad_fraction": 0.5}})
+    reasons = {row["reason"] for row in quarantined(result.output_dir)}
+    assert result.rows["quarantined"] == 12 and all(reason.startswith("v: -") for reason in reasons)
+    kept = np.log1p(np.array([v for v in values if v > -1] * 6, dtype=np.float64))
+    with open(os.path.join(result.output_dir, "run.json")) as handle:
+        assert json.load(handle)["features"]["v"]["count"] == len(kept)
+    out = written(result.output_dir)["v"]
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(np.sort(out), np.sort((kept - kept.mean()) / kept.std()), rtol=1e-5, atol=1e-6)
