@@ -2,8 +2,8 @@
 
 Inference looks at the head of the first input only (a CSV's first MB, a Parquet file's schema, the
 first TFRecord examples). A CSV column takes the kind most of its values parse as
-(`schemas.infer.majority_kind`), and a column whose transform needs numbers (z_score, scale_*, log,
-bucketize, fill mean/median) is numeric whatever its text; a value that does not fit goes to
+(`schemas.infer.majority_kind`), and a CSV column whose transform needs numbers (z_score, scale_*,
+log, bucketize) is numeric whatever its text; a value that does not fit goes to
 quarantine with its reason, so nothing is lost silently. Give a schema to pin the types.
 """
 
@@ -35,8 +35,7 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
         for name, feature in config.features.items():
-            if types.get(name) == "bytes" and (feature.transform in NUMERIC_TRANSFORMS or
-                                               feature.fill in ("mean", "median")):
+            if input_config.format == "csv" and types.get(name) == "bytes" and feature.transform in NUMERIC_TRANSFORMS:
                 types[name] = "float"  # its text is mostly not numbers: those rows go to quarantine
     if input_config.format == "parquet":
         _check_parquet_types(paths, config.raw_columns)
