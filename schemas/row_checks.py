@@ -11,7 +11,7 @@ field is a missing value, an int is ``[+-]digits`` within int64, a float is anyt
 
 Floats follow one rule in every format (and in the graph, for serving): NaN is a missing value;
 ±inf and values beyond float32 (ints beyond int64) are "unrepresentable": a problem of their own
-(`NONFINITE_MODES` "quarantine", the default) or missing values too ("missing").
+(``nonfinite="quarantine"``, the default) or missing values too (``nonfinite="missing"``).
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ _INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 _FLOAT_TEXT = r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)\s*$"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
-NONFINITE_MODES = ("quarantine", "missing")
 _A_KIND = {"int": "an int", "float": "a float", "bytes": "bytes"}
 # Long values are cut in messages so a reason stays one readable line.
 _SHOWN_CHARS = 40
@@ -152,8 +151,7 @@ def nan_as_missing(column: pa.Array, nonfinite: str = "quarantine") -> pa.Array:
     offsets = column.offsets.to_numpy()
     kept_before = np.concatenate([[0], np.cumsum(~drop)])
     new_offsets = pa.array(kept_before[offsets].astype(offsets.dtype))
-    new_lists = type(column).from_arrays(new_offsets, values.filter(pa.array(~drop)), mask=column.is_null())
-    return new_lists
+    return type(column).from_arrays(new_offsets, values.filter(pa.array(~drop)), mask=column.is_null())
 
 
 def check_batch(
@@ -267,7 +265,7 @@ def _check_values(values: pa.Array, rows: np.ndarray, feature, schema):
     typed, wrong = _typed(values, kind)
     reported: set[int] = set()
     if kind == "float":
-        # typed values (Parquet, tf.Example, list text); a NaN left here sits in a list of several values
+        # typed values (Parquet, tf.Example) and list items; NaN was taken out before (`nan_as_missing`)
         numbers = _to_numpy(typed.cast(pa.float64()))
         beyond = ~wrong & _to_numpy(typed.is_valid()) & ~(np.isfinite(numbers) & _fits_float32(numbers))
         for index in np.flatnonzero(beyond):
@@ -278,7 +276,7 @@ def _check_values(values: pa.Array, rows: np.ndarray, feature, schema):
 
 
 def _unrepresentable(value, kind: str, feature: str) -> RowProblem:
-    """The problem of a number its feature's type cannot hold: ±inf (NaN in a list) or too large."""
+    """The problem of a number its feature's type cannot hold: ±inf or too large."""
     if kind == "int":
         return RowProblem("unrepresentable", feature, f"{_show(value)} is beyond int64")
     infinite = "inf" in value.lower() if isinstance(value, str) else not math.isfinite(value)
