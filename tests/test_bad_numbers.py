@@ -203,3 +203,24 @@ def test_log_without_clip_quarantines_values_at_or_below_minus_one(tmp_path):
     out = written(result.output_dir)["v"]
     assert np.isfinite(out).all()
     np.testing.assert_allclose(np.sort(out), np.sort((kept - kept.mean()) / kept.std()), rtol=1e-5, atol=1e-6)
+
+
+def test_parquet_nan_and_inf_follow_the_same_rule(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from skewless.pipelines import run
+
+    ids = list(range(GOOD_ROWS)) + [900, 901, 902]
+    x = [_x(i) for i in range(GOOD_ROWS)] + [float("nan"), float("-inf"), 1.0]
+    y = [float("nan") if _y(i) is None else _y(i) for i in range(GOOD_ROWS)] + [1.0, 1.0, float("inf")]
+    pq.write_table(pa.table({"id": ids, "x": x, "y": y, "n": [i % 4 for i in ids]}), tmp_path / "rows.parquet")
+    config = job_config(tmp_path)
+    config["input"] = {"format": "parquet", "paths": [str(tmp_path / "rows.parquet")]}
+    result = run(config)
+    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    assert found == {GOOD_ROWS + 1: "x: required value is missing", GOOD_ROWS + 2: "x: -inf is not finite",
+                     GOOD_ROWS + 3: "y: inf is not finite"}
+    out = written(result.output_dir)
+    y_filled = np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
+    np.testing.assert_allclose(out["y"], (y_filled - y_filled.mean()) / y_filled.std(), rtol=1e-5, atol=1e-5)
