@@ -438,7 +438,7 @@ class RowReader:
         (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
         from skewless.pipelines.sequence_input import as_sequence_kind, values_per_row
-        from skewless.schemas.row_checks import check_batch, nan_as_missing, parse_text
+        from skewless.schemas.row_checks import check_batch, nan_as_null, parse_text
 
         names = [c.name for c in self.columns]
         nonfinite = self.config.nonfinite
@@ -446,7 +446,7 @@ class RowReader:
         if not text:
             # NaN is no value: what is judged and what is kept must both see it missing
             batch = pa.RecordBatch.from_arrays(
-                [nan_as_missing(column, nonfinite) for column in batch.columns], batch.schema.names)
+                [nan_as_null(column, nonfinite) for column in batch.columns], batch.schema.names)
         judged = batch
         if text:
             parsed = {c.name: parse_text(batch.column(c.name), c.kind, nonfinite)

@@ -127,7 +127,7 @@ def _fits_float32(numbers: np.ndarray) -> np.ndarray:
         return ~(np.abs(numbers) > _FLOAT32_MAX)
 
 
-def nan_as_missing(column: pa.Array, nonfinite: str = "quarantine") -> pa.Array:
+def nan_as_null(column: pa.Array, nonfinite: str = "quarantine") -> pa.Array:
     """A typed float column (or list of floats) with NaN taken as no value: null, or left out of its list.
 
     With `nonfinite` "missing", ±inf and values beyond float32 are taken as no value too. Other
@@ -190,7 +190,7 @@ def check_batch(
         column = batch.column(feature.name)
         if pa.types.is_dictionary(column.type):
             column = column.dictionary_decode()
-        column = nan_as_missing(column, nonfinite)
+        column = nan_as_null(column, nonfinite)
         for row, problem in _check_column(column, feature, schema, required, nonfinite):
             problems.setdefault(row, []).append(problem)
     return problems
@@ -265,7 +265,7 @@ def _check_values(values: pa.Array, rows: np.ndarray, feature, schema):
     typed, wrong = _typed(values, kind)
     reported: set[int] = set()
     if kind == "float":
-        # typed values (Parquet, tf.Example) and list items; NaN was taken out before (`nan_as_missing`)
+        # typed values (Parquet, tf.Example) and list items; NaN was taken out before (`nan_as_null`)
         numbers = _to_numpy(typed.cast(pa.float64()))
         beyond = ~wrong & _to_numpy(typed.is_valid()) & ~(np.isfinite(numbers) & _fits_float32(numbers))
         for index in np.flatnonzero(beyond):
