@@ -123,7 +123,7 @@ def test_unreachable_job_service_fails_at_once_with_one_line(tmp_path):
     assert done.returncode == 2
     assert "job service unreachable" in _one_error_line(done.stderr)
     assert time.monotonic() - started < 120
-    assert not (tmp_path / "run" / "run.json").exists()
+    assert [path.name for path in tmp_path.iterdir()] == ["job.yaml"]  # no output, no staging left
 
 
 def test_workers_that_never_start_fail_after_start_timeout_with_one_line(services, tmp_path):
@@ -135,3 +135,4 @@ def test_workers_that_never_start_fail_after_start_timeout_with_one_line(service
     assert done.returncode == 2
     assert "runner.start_timeout=15" in _one_error_line(done.stderr)
     assert time.monotonic() - started < 240
+    assert [path.name for path in tmp_path.iterdir()] == ["job.yaml"]
