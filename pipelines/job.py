@@ -218,6 +218,20 @@ def _pipeline_options(config: JobConfig, beam_args: list[str]):
         raise ConfigError(f"runner options: {error}") from None
 
 
+def _work_started(staging: str):
+    """Whether a worker has counted rows yet, or None where workers write no progress (object stores)."""
+    from skewless.pipelines.progress import snapshot
+
+    if not files.is_local(staging):
+        return None
+
+    def started() -> bool:
+        current = snapshot(staging)
+        return current is not None and current.rows > 0
+
+    return started
+
+
 def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: list[str]) -> None:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
@@ -237,7 +251,8 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
     cache_dir = config.resolve(config.cache_dir) if config.cache_dir else None
 
     parsed_dir = os.path.join(staging, "tmp", "parsed") if config.input.keep_parsed else None
-    with runners.pipeline(_pipeline_options(config, beam_args)) as pipeline:
+    options = _pipeline_options(config, beam_args)
+    with runners.pipeline(options, config.runner.start_timeout, _work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
             graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(
                 job_plan.datasets,

@@ -5,21 +5,93 @@ runs, and falls back to its in-process FnApiRunner when that fails. A job that r
 run time, and runs on a different engine depending on whether it could, is not what `DirectRunner`
 means here: skewless runs it on the FnApiRunner directly (`direct_num_workers` and
 `direct_running_mode` apply as usual). Prism stays available by its own name, `PrismRunner`.
+
+On any other runner a job must fail in bounded time, not hang: an unreachable job service is refused
+before the pipeline is submitted, and a job whose workers never start (a portable worker pool whose
+`python` cannot import skewless waits forever for its SDK harness) is cancelled after `start_timeout`.
 """
 
 from __future__ import annotations
 
+import socket
+import time
+from typing import Callable
 
-def pipeline(options):
-    """A `beam.Pipeline` for `options` (PipelineOptions)."""
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import StandardOptions
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PortableOptions, StandardOptions
+from apache_beam.runners.runner import PipelineState
 
+from skewless.errors import RunnerError
+
+# the portable job service's own default (`--job_server_timeout`)
+_DEFAULT_CONNECT_SECONDS = 60
+_POLL_SECONDS = 1.0
+
+
+def pipeline(options, start_timeout: float | None = None, started: Callable[[], bool] | None = None):
+    """A `beam.Pipeline` for `options` (PipelineOptions).
+
+    Off the in-process runner, `with pipeline(...)` raises `RunnerError` when no work has started
+    (`started()` stays false) `start_timeout` seconds after the job was submitted.
+    """
     name = options.view_as(StandardOptions).runner
     # Beam reads runner names case-insensitively, with or without the "Runner" suffix
     if name is None or name.lower().removesuffix("runner") in ("direct", "switchingdirect"):
         return beam.Pipeline(runner=_in_process_runner(options), options=options)
-    return beam.Pipeline(options=options)
+    _check_job_endpoint(options)
+    watched = None if start_timeout is None or started is None else (start_timeout, started)
+    return _WatchedPipeline(options=options, watched=watched)
+
+
+def _check_job_endpoint(options) -> None:
+    portable = options.view_as(PortableOptions)
+    endpoint = portable.job_endpoint
+    # "embed" starts a job service in this process; FlinkRunner/SparkRunner without one start their own
+    if not endpoint or endpoint == "embed":
+        return
+    host, _, port = endpoint.rpartition(":")
+    timeout = portable.job_server_timeout or _DEFAULT_CONNECT_SECONDS
+    try:
+        socket.create_connection((host or "localhost", int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as error:
+        raise RunnerError(
+            f"job_endpoint {endpoint}: job service unreachable ({error}); start it or fix --job_endpoint"
+        ) from None
+
+
+class _WatchedPipeline(beam.Pipeline):
+    """Waits for the job like `beam.Pipeline`, but cancels it when no work has started in time."""
+
+    def __init__(self, options, watched):
+        super().__init__(options=options)
+        self._watched = watched
+
+    def __exit__(self, exc_type, exc_val, exc_tb) -> None:
+        if exc_type or self._watched is None:
+            return super().__exit__(exc_type, exc_val, exc_tb)
+        try:
+            self.result = self.run()
+            _wait_for_first_work(self.result, *self._watched)
+            self.result.wait_until_finish()
+        finally:
+            self._extra_context.__exit__(exc_type, exc_val, exc_tb)
+
+
+def _wait_for_first_work(result, start_timeout: float, started: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + start_timeout
+    while not started():
+        if PipelineState.is_terminal(result.state):
+            return  # finished or failed: wait_until_finish reports which
+        if time.monotonic() > deadline:
+            try:
+                result.cancel()
+            except Exception:  # the job may end or vanish meanwhile; the timeout is what the user needs
+                pass
+            raise RunnerError(
+                f"runner: no worker started any work within runner.start_timeout={start_timeout:g} s; "
+                "the SDK workers may be failing to start (is skewless installed in the workers' python?)"
+            )
+        time.sleep(_POLL_SECONDS)
 
 
 def _in_process_runner(options):

@@ -286,6 +286,8 @@ class OutputConfig(_Strict):
 class RunnerConfig(_Strict):
     name: str = "DirectRunner"
     options: dict[str, Any] = Field(default_factory=dict)
+    # seconds a started job may go without any worker reading a row before it is cancelled (None: wait forever)
+    start_timeout: float | None = Field(default=600, gt=0)
 
 
 class JobConfig(_Strict):

@@ -37,6 +37,10 @@ class NotPortableError(SkewlessError):
     """A transform has no exact equivalent in built-in Keras layers (TransformLayer still runs it)."""
 
 
+class RunnerError(SkewlessError):
+    """The Beam runner cannot run the job: its job service is unreachable, or its workers never started."""
+
+
 def one_line(error: BaseException, where: str) -> str:
     """An unexpected error (a bug, or Beam's wrapping of one raised in the pipeline) as `file: what`.
 
