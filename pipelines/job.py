@@ -10,7 +10,8 @@ staging directory beside the output, which is renamed into place only when the p
 the quarantine is within bounds, so a killed job never leaves a directory that looks complete.
 
 Files go through Beam's filesystems (pipelines/files.py), so the output can be on any of them; how a
-run is claimed and published on a local disk and on an object store: pipelines/staging.py.
+run is claimed and published on a local disk and on an object store: pipelines/staging.py; on a store
+TensorFlow cannot write (s3://), the run is written locally and uploaded: pipelines/object_store.py.
 """
 
 from __future__ import annotations
