@@ -41,6 +41,7 @@ def local_stand_in(output_dir: str, beam_args: list[str]) -> str | None:
     use_options(beam_args)
     if tensorflow_opens(output_dir):
         return None
+    check_reachable(output_dir, beam_args)
     return _mirror(output_dir, STAGING_ROOT)
 
 
@@ -49,6 +50,28 @@ def tensorflow_opens(path: str) -> bool:
     import tensorflow as tf
 
     return files.is_local(path) or path.split("://", 1)[0] in tf.io.gfile.get_registered_schemes()
+
+
+def check_reachable(path: str, beam_args: list[str]) -> None:
+    """Fails in seconds, in one line, when the bucket of an s3:// `path` cannot be reached: Beam's S3
+    client retries an unreachable endpoint for minutes before it gives up, with a traceback.
+    """
+    if not path.startswith("s3://"):
+        return
+    import boto3
+    from apache_beam.options.pipeline_options import PipelineOptions, S3Options
+    from botocore.config import Config
+
+    options = PipelineOptions(list(beam_args)).view_as(S3Options)
+    client = boto3.session.Session().client(
+        "s3", endpoint_url=options.s3_endpoint_url, region_name=options.s3_region_name,
+        aws_access_key_id=options.s3_access_key_id, aws_secret_access_key=options.s3_secret_access_key,
+        config=Config(connect_timeout=5, read_timeout=20, retries={"max_attempts": 1}))
+    bucket = path[len("s3://") :].split("/", 1)[0]
+    try:
+        client.head_bucket(Bucket=bucket)
+    except Exception as error:  # botocore's connection, credential and HTTP errors share no base class
+        raise InputError(f"{path}: cannot reach bucket {bucket!r} ({_first_line(error)})") from None
 
 
 def use_options(beam_args: list[str]) -> None:
@@ -88,6 +111,7 @@ def local_run(run_dir: str | os.PathLike, data: bool = False) -> str:
     if tail == GRAPH_DIR:  # readers take a run's transform_graph/ for the run
         return os.path.join(local_run(head, data), GRAPH_DIR)
     use_options([])
+    check_reachable(run_dir, [])
     from apache_beam.io.filesystems import FileSystems
 
     marker = FileSystems.join(run_dir, RUN_FILE)

@@ -155,3 +155,20 @@ def test_a_missing_run_on_s3_is_one_line(s3):
     result = CliRunner().invoke(app, ["inspect", f"s3://{BUCKET}/nothing"])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert f"s3://{BUCKET}/nothing/run.json" in result.output
+
+
+def test_an_unreachable_s3_endpoint_is_one_line_within_seconds(s3, tmp_path, monkeypatch):
+    import yaml
+    from typer.testing import CliRunner
+
+    from skewless.cli import app
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{_free_port()}")  # nothing listens there
+    config = tmp_path / "job.yaml"
+    config.write_text(yaml.safe_dump(example_config(f"s3://{BUCKET}/unreachable")))
+    for command in (["run", str(config)], ["inspect", f"s3://{BUCKET}/run"]):
+        started = time.time()
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+        assert f"cannot reach bucket '{BUCKET}'" in result.output
+        assert time.time() - started < 30  # Beam's own S3 client retries for minutes
