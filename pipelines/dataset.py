@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from skewless.errors import ConfigError, InputError
 from skewless.layers.transform_graph import FROM_RUN, label_column
+from skewless.pipelines import object_store
 
 # More files in flight than this buys nothing on a few cores and costs a read buffer per file.
 _MAX_PARALLEL_FILES = 16
@@ -87,6 +88,8 @@ def make_dataset(
       ConfigError: the split, a feature or the label is not in the run (the message lists what is).
     """
     run_dir = os.fspath(run_dir)
+    if not object_store.tensorflow_opens(run_dir):  # tf.data cannot read s3:// in TF 2.21: read a local copy
+        run_dir = object_store.local_run(run_dir, data=True)
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
     if shuffle_buffer < 0:

@@ -10,7 +10,8 @@ staging directory beside the output, which is renamed into place only when the p
 the quarantine is within bounds, so a killed job never leaves a directory that looks complete.
 
 Files go through Beam's filesystems (pipelines/files.py), so the output can be on any of them; how a
-run is claimed and published on a local disk and on an object store: pipelines/staging.py.
+run is claimed and published on a local disk and on an object store: pipelines/staging.py; on a store
+TensorFlow cannot write (s3://), the run is written locally and uploaded: pipelines/object_store.py.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyBadRowsError
-from skewless.pipelines import files
+from skewless.pipelines import files, object_store
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.progress import PROGRESS_DIR
@@ -78,12 +79,14 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
         config = load_config(config)
     started = time.time()
     output_dir = config.resolve(config.output.dir)
+    # TensorFlow cannot write some stores (s3://): the run is then written here and uploaded
+    stand_in = object_store.local_stand_in(output_dir, beam_args or [])
     if overwrite:
         check_replaceable(output_dir)  # again at publish time: something else may appear there meanwhile
     elif files.exists(output_dir):
         raise OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
     job_plan = plan(config)
-    claimed = claim(output_dir)
+    claimed = claim(stand_in or output_dir)
     staging = os.path.join(claimed, "run")
     try:
         if progress:
@@ -100,13 +103,14 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
         result = RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
         if config.output.keras_preprocessor:
             result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
-        publish(staging, output_dir, claimed, overwrite)
+        if stand_in:
+            object_store.upload(staging, output_dir, overwrite)
+        else:
+            publish(staging, output_dir, claimed, overwrite)
     finally:
         files.remove_tree(claimed)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it.
-    # The report reads the run with plain file calls (it starts without Beam), so only on a local disk.
-    if files.is_local(output_dir):
-        render_report(output_dir)
+    render_report(output_dir)
     return result
 
 

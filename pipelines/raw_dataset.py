@@ -25,6 +25,7 @@ import tensorflow as tf
 from skewless.config import InputConfig, JobConfig, load_config
 from skewless.errors import ConfigError
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
+from skewless.pipelines import object_store
 from skewless.pipelines.columns import RawColumn
 
 _log = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ def make_raw_dataset(
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
     if transform and graph_dir is None:
         raise ConfigError("transform=True needs graph_dir (the run whose transform graph to apply)")
+    if graph_dir is not None:
+        graph_dir = object_store.local_run(graph_dir)
     config, input_config = _input_of(source)
     input_config, paths = _expanded(config, input_config)
     if input_config.record == "sequence_example":

@@ -70,7 +70,19 @@ def publish(staging: str, output_dir: str, claimed: str, overwrite: bool) -> Non
     if files.is_local(output_dir):
         _publish_local(staging, output_dir, claimed, overwrite)
         return
-    # an object store cannot create a name only if it is absent: this check and the copy below can race
+    clear_remote_output(output_dir, overwrite)
+    sources = files.files_under(staging)
+    marker = FileSystems.join(staging, RUN_FILE)
+    # two renames, not one: a store may rename one list's files in any order
+    for batch in ([path for path in sources if path != marker], [marker]):
+        FileSystems.rename(batch, [FileSystems.join(output_dir, path[len(staging):].lstrip("/")) for path in batch])
+    files.remove_tree(staging)
+
+
+def clear_remote_output(output_dir: str, overwrite: bool) -> None:
+    """Before a run is published to an object store: refuses what must not be replaced, then deletes the
+    old run, its run.json first (the new files follow, their run.json last)."""
+    # an object store cannot create a name only if it is absent: this check and the copy after it can race
     if overwrite:
         check_replaceable(output_dir)
     elif files.exists(output_dir):
@@ -79,12 +91,6 @@ def publish(staging: str, output_dir: str, claimed: str, overwrite: bool) -> Non
     if FileSystems.exists(old_marker):
         FileSystems.delete([old_marker])
     files.remove_tree(output_dir)
-    sources = files.files_under(staging)
-    marker = FileSystems.join(staging, RUN_FILE)
-    # two renames, not one: a store may rename one list's files in any order
-    for batch in ([path for path in sources if path != marker], [marker]):
-        FileSystems.rename(batch, [FileSystems.join(output_dir, path[len(staging):].lstrip("/")) for path in batch])
-    files.remove_tree(staging)
 
 
 def _staging_name(output_dir: str) -> str:

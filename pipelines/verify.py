@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from skewless.errors import InputError
+from skewless.pipelines import object_store
 
 UNSEEN_PREFIX = "skewless-unseen-"
 # copies of sampled rows with their optional columns missing (a check of the one missing-value rule)
@@ -78,6 +79,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     from skewless.config import load_config
     from skewless.pipelines.job import plan
 
+    run_dir = object_store.local_run(run_dir)
     config_path = os.path.join(run_dir, "config.yaml")
     if not os.path.exists(config_path):
         raise InputError(f"{run_dir}: not a run directory (no config.yaml)")

@@ -170,9 +170,12 @@ def export(
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
     runtime.import_frozen("tensorflow", "keras")
     from skewless.layers import export_serving_model
+    from skewless.pipelines import object_store
 
+    if not object_store.tensorflow_opens(out):
+        fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
     try:
-        export_serving_model(run_dir, model, out, overwrite=overwrite)
+        export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
     except SkewlessError as error:
         fail(str(error))
     typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")

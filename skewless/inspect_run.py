@@ -38,9 +38,11 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
     import tensorflow_transform as tft
 
     from skewless.layers.transform_graph import find_graph_dir, specs_to_json
+    from skewless.pipelines import files, object_store
     from skewless.pipelines.preprocessing import vocabulary_filename
 
-    run_dir = os.fspath(run_dir)
+    shown = os.fspath(run_dir) if not files.is_local(os.fspath(run_dir)) else os.path.abspath(run_dir)
+    run_dir = object_store.local_run(run_dir)
     summary = load_summary(run_dir)
     graph = tft.TFTransformOutput(find_graph_dir(run_dir))
     try:
@@ -68,7 +70,7 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
     shards = summary.get("shards", {})
     return {
         "name": summary.get("name"),
-        "run_dir": os.path.abspath(run_dir),
+        "run_dir": shown,
         "rows": rows,
         "label": summary.get("label"),
         "raw_features": specs_to_json(raw_spec),

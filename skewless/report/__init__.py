@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+from skewless.pipelines import files
 from skewless.report.page import render_page
 from skewless.report.run_files import CONFIG_FILE, load_run_config, load_summary, quarantine_reasons, vocabulary
 
@@ -27,9 +28,27 @@ __all__ = ["REPORT_FILE", "render_report"]
 def render_report(run_dir: str | os.PathLike) -> str:
     """Writes RUN_DIR/report.html from the run's files and returns its path.
 
+    A run on an object store is read from a local copy and gets the page uploaded beside its files;
+    the path returned is then the store's.
+
     Raises InputError when RUN_DIR has no readable run.json.
     """
     run_dir = os.fspath(run_dir)
+    if not files.is_local(run_dir):
+        return _render_remote(run_dir)
+    return _render(run_dir, os.path.abspath(run_dir))
+
+
+def _render_remote(run_dir: str) -> str:
+    from skewless.pipelines import object_store  # Beam, imported only for a run on a store
+
+    path = _render(object_store.local_run(run_dir), run_dir)
+    target = f"{run_dir.rstrip('/')}/{REPORT_FILE}"
+    object_store.copy_file(path, target)
+    return target
+
+
+def _render(run_dir: str, shown: str) -> str:
     summary = load_summary(run_dir)
     config_path = os.path.join(run_dir, CONFIG_FILE)
     config_text = ""
@@ -40,7 +59,7 @@ def render_report(run_dir: str | os.PathLike) -> str:
         name: vocabulary(run_dir, name) for name, feature in summary["features"].items() if "vocabulary_size" in feature
     }
     page = render_page(
-        os.path.abspath(run_dir), summary, load_run_config(run_dir), quarantine_reasons(run_dir), vocabularies, config_text
+        shown, summary, load_run_config(run_dir), quarantine_reasons(run_dir), vocabularies, config_text
     )
     path = os.path.join(run_dir, REPORT_FILE)
     # Written beside and renamed, so a browser reloading the page never sees half of it.
