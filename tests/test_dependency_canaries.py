@@ -31,7 +31,8 @@ def test_tft_analyzer_nodes_still_build_a_ptransform_analyzer():
     for module, function in ((analyzer_nodes, "get_input_tensors_value_nodes"), (analyzer_nodes, "wrap_as_tensor"),
                              (nodes, "apply_multi_output_operation")):
         assert callable(getattr(module, function, None)), (
-            f"tf.Transform {module.__name__}.{function} is gone: pipelines/vocabularies.py chains its analyzer's steps with it")
+            f"tf.Transform {module.__name__}.{function} is gone: "
+            "pipelines/vocabularies.py chains its analyzer's steps with it")
 
 
 def test_tft_keys_cached_analyzer_steps_by_their_text():
@@ -331,8 +332,8 @@ def test_example_encoder_bytes_equal_protobufs_deterministic_serialization():
         }))
         expected.append(example.SerializeToString(deterministic=True))
     assert encode_examples(batch).to_list() == expected, (
-        "protobuf's deterministic serialization of tf.train.Example (features sorted by name, packed numbers) no longer "
-        "gives the bytes pipelines/example_encoder.py writes: shards would differ from what TensorFlow writes")
+        "protobuf's deterministic serialization of tf.train.Example (features sorted by name, packed numbers) "
+        "no longer gives the bytes pipelines/example_encoder.py writes: shards would differ from what TensorFlow writes")
 
 
 def test_sequence_example_encoder_bytes_equal_protobufs_deterministic_serialization():
