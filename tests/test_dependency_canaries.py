@@ -333,7 +333,7 @@ def test_example_encoder_bytes_equal_protobufs_deterministic_serialization():
         expected.append(example.SerializeToString(deterministic=True))
     assert encode_examples(batch).to_list() == expected, (
         "protobuf's deterministic serialization of tf.train.Example (features sorted by name, packed numbers) "
-        "no longer gives the bytes pipelines/example_encoder.py writes: shards would differ from what TensorFlow writes")
+        "no longer gives the bytes pipelines/example_encoder.py writes: shards would differ from TensorFlow's")
 
 
 def test_sequence_example_encoder_bytes_equal_protobufs_deterministic_serialization():
