@@ -6,10 +6,13 @@ container that has TensorFlow and no Apache Beam, and `--help` should not pay fo
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
-from typing import List, Optional
+from typing import Callable, List, Optional
 
+import click
 import typer
 
 from skewless import runtime
@@ -36,7 +39,50 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+_DEBUG = typer.Option(False, "--debug", help="Show the traceback of an error (also: SKEWLESS_DEBUG=1).")
+
+
+def reports_errors(where: str) -> Callable:
+    """Gives a command the CLI's answer to every error: one line on stderr and exit code 2, or with the
+    `--debug` option it adds (or SKEWLESS_DEBUG=1) the traceback.
+
+    A SkewlessError says what and where itself. Any other exception (a file a library cannot parse,
+    Beam's wrapping of an error raised in the pipeline) is shortened by `one_line`, which names the file
+    an OSError names, else the command's parameter `where` (the config, the run directory, the inputs).
+    """
+
+    def decorate(command: Callable) -> Callable:
+        @functools.wraps(command)
+        def command_reporting_errors(*args, debug: bool = False, **kwargs):
+            debug = debug or os.environ.get("SKEWLESS_DEBUG") == "1"
+            if not debug:
+                runtime.quiet_pipeline_errors()
+            try:
+                return command(*args, **kwargs)
+            except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+                raise  # exit codes a command chose (verify's 1) and usage errors click already reports
+            except Exception as error:
+                if debug:
+                    raise
+                if isinstance(error, SkewlessError):
+                    fail(str(error))
+                named = kwargs[where]
+                fail(one_line(error, named if isinstance(named, str) else ", ".join(named)))
+
+        # typer reads the options from the signature and the type hints: add --debug to both
+        signature = inspect.signature(command)
+        debug_option = inspect.Parameter("debug", inspect.Parameter.KEYWORD_ONLY, default=_DEBUG, annotation=bool)
+        command_reporting_errors.__signature__ = signature.replace(
+            parameters=[*signature.parameters.values(), debug_option]
+        )
+        command_reporting_errors.__annotations__ = {**command.__annotations__, "debug": bool}
+        return command_reporting_errors
+
+    return decorate
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+@reports_errors("config")
 def run(
     ctx: typer.Context,
     config: str = typer.Argument(..., help="The job config (YAML)."),
@@ -48,9 +94,6 @@ def run(
     ),
     cache_dir: Optional[str] = typer.Option(
         None, "--cache-dir", help="tf.Transform analyzer cache: reruns analyze only new or changed input files."
-    ),
-    debug: bool = typer.Option(
-        False, "--debug", help="Show the traceback of an unexpected error (also: SKEWLESS_DEBUG=1)."
     ),
 ) -> None:
     """Analyze and transform a dataset: sharded TFRecords + the tf.Transform graph.
@@ -66,22 +109,12 @@ def run(
         overrides.append(f"cache_dir={os.path.abspath(cache_dir)}")
     if output is not None and "://" not in output:
         output = os.path.abspath(output)  # a command-line path is the shell's: relative to the current directory
-    debug = debug or os.environ.get("SKEWLESS_DEBUG") == "1"
-    if not debug:
-        runtime.quiet_pipeline_errors()
-    try:
-        job_config = load_config(config, overrides=overrides, output_dir=output)
-        runtime.keep_freed_memory()
-        runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
-        from skewless.pipelines.job import run as run_job
+    job_config = load_config(config, overrides=overrides, output_dir=output)
+    runtime.keep_freed_memory()
+    runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
+    from skewless.pipelines.job import run as run_job
 
-        result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=True)
-    except SkewlessError as error:
-        fail(str(error))
-    except Exception as error:
-        if debug:
-            raise
-        fail(one_line(error, config))
+    result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=True)
     typer.echo(result.summary())
 
 
@@ -100,6 +133,7 @@ _SKIP_SPACE = typer.Option(
 
 
 @schema_app.command("infer")
+@reports_errors("inputs")
 def schema_infer(
     inputs: List[str] = _INPUTS,
     format: Optional[str] = _FORMAT,
@@ -117,20 +151,18 @@ def schema_infer(
     from skewless.schemas.infer import infer_schema
     from skewless.schemas.readers import input_config
 
-    try:
-        config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
-        inferred = infer_schema(config, max_domain_size=max_domain_size)
-        if out:
-            write_schema(inferred.schema, out)
-        else:
-            typer.echo(text_format.MessageToString(inferred.schema), nl=False)
-    except SkewlessError as error:
-        fail(str(error))
+    config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
+    inferred = infer_schema(config, max_domain_size=max_domain_size)
+    if out:
+        write_schema(inferred.schema, out)
+    else:
+        typer.echo(text_format.MessageToString(inferred.schema), nl=False)
     skipped = f", skipped {inferred.rejected} rows that do not split into columns" if inferred.rejected else ""
     typer.echo(f"{len(inferred.schema.feature)} features from {inferred.rows} rows{skipped}", err=True)
 
 
 @schema_app.command("validate")
+@reports_errors("inputs")
 def schema_validate(
     inputs: List[str] = _INPUTS,
     schema: str = typer.Option(..., "--schema", help="The schema (.pbtxt) the data must follow."),
@@ -146,21 +178,19 @@ def schema_validate(
     from skewless.schemas.readers import input_config
     from skewless.schemas.validate import print_report, validate
 
-    try:
-        loaded = load_schema(schema)
-        if columns is None and not header:
-            # Headerless CSV: the schema's features, in order, are the columns (other formats ignore this).
-            columns = ",".join(feature.name for feature in loaded.feature)
-        config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
-        report = validate(config, loaded, max_examples=examples)
-    except SkewlessError as error:
-        fail(str(error))
+    loaded = load_schema(schema)
+    if columns is None and not header:
+        # Headerless CSV: the schema's features, in order, are the columns (other formats ignore this).
+        columns = ",".join(feature.name for feature in loaded.feature)
+    config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
+    report = validate(config, loaded, max_examples=examples)
     print_report(report)
     if not report.clean:
         raise typer.Exit(1)
 
 
 @app.command()
+@reports_errors("run_dir")
 def export(
     run_dir: str = typer.Argument(..., help="The run directory (holds transform_graph/ and run.json)."),
     model: str = typer.Option(..., "--model", help="The trained Keras model (.keras)."),
@@ -174,14 +204,12 @@ def export(
 
     if not object_store.tensorflow_opens(out):
         fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
-    try:
-        export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
-    except SkewlessError as error:
-        fail(str(error))
+    export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
     typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
 
 
 @app.command()
+@reports_errors("run_dir")
 def verify(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
     sample: int = typer.Option(1000, "--sample", "-n", min=1, help="Raw rows to take from the run's input."),
@@ -197,16 +225,14 @@ def verify(
     runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.verify import print_result, verify as run_verify
 
-    try:
-        result = run_verify(run_dir, sample=sample, export_dir=export_dir)
-    except SkewlessError as error:
-        fail(str(error))
+    result = run_verify(run_dir, sample=sample, export_dir=export_dir)
     print_result(result)
     if result.exit_code:
         raise typer.Exit(result.exit_code)
 
 
 @app.command()
+@reports_errors("run_dir")
 def report(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
     open_: bool = typer.Option(False, "--open", help="Open the report in the default web browser."),
@@ -214,10 +240,7 @@ def report(
     """Re-render RUN_DIR/report.html: run summary, per-feature statistics and charts, quarantine reasons."""
     from skewless.report import render_report
 
-    try:
-        path = render_report(run_dir)
-    except SkewlessError as error:
-        fail(str(error))
+    path = render_report(run_dir)
     typer.echo(path)
     if open_:
         import pathlib
@@ -227,6 +250,7 @@ def report(
 
 
 @app.command()
+@reports_errors("run_dir")
 def inspect(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
@@ -237,10 +261,7 @@ def inspect(
 
     from skewless.inspect_run import describe_run, print_run
 
-    try:
-        description = describe_run(run_dir, top=top)
-    except SkewlessError as error:
-        fail(str(error))
+    description = describe_run(run_dir, top=top)
     if as_json:
         typer.echo(json.dumps(description, indent=2))
     else:

@@ -35,15 +35,17 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
     oov_rows, oov_rate, head: the first `top` entries, most frequent first}), shards, compression,
     seconds, versions.
     """
-    import tensorflow_transform as tft
-
-    from skewless.layers.transform_graph import find_graph_dir, specs_to_json
     from skewless.pipelines import files, object_store
-    from skewless.pipelines.preprocessing import vocabulary_filename
 
     shown = os.fspath(run_dir) if not files.is_local(os.fspath(run_dir)) else os.path.abspath(run_dir)
     run_dir = object_store.local_run(run_dir)
-    summary = load_summary(run_dir)
+    summary = load_summary(run_dir)  # before importing TensorFlow: a wrong folder fails in a moment
+
+    import tensorflow_transform as tft
+
+    from skewless.layers.transform_graph import find_graph_dir, specs_to_json
+    from skewless.pipelines.preprocessing import vocabulary_filename
+
     graph = tft.TFTransformOutput(find_graph_dir(run_dir))
     try:
         raw_spec = graph.raw_feature_spec()

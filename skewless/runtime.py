@@ -4,10 +4,19 @@ calls these (the library leaves a host process's settings alone). Figures: the 2
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import gc
 import importlib
+import os
+import re
+import sys
+import tempfile
+
+# What TensorFlow 2.21's native libraries log on stderr as they load (oneDNN is on, no CUDA driver),
+# whatever TF_CPP_MIN_LOG_LEVEL says: absl INFO lines and the notice that precedes them.
+_NATIVE_LOAD_NOTICE = re.compile(r"I\d{4} |WARNING: All log messages before absl::InitializeLog\(\) is called")
 
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
@@ -24,11 +33,32 @@ def import_frozen(*modules: str) -> None:
     """
     gc.disable()
     try:
-        for module in modules:
-            importlib.import_module(module)
+        with _native_load_notices_dropped():
+            for module in modules:
+                importlib.import_module(module)
     finally:
         gc.freeze()
         gc.enable()
+
+
+@contextlib.contextmanager
+def _native_load_notices_dropped():
+    """Drops TensorFlow's load-time INFO lines from stderr (6 of them) so that a command's error stays the
+    one line it prints; anything else written to stderr meanwhile (a warning, an import error) is kept."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            lines = captured.read().decode("utf-8", errors="replace").splitlines(keepends=True)
+            sys.stderr.write("".join(line for line in lines if not _NATIVE_LOAD_NOTICE.match(line)))
+            sys.stderr.flush()
 
 
 def keep_freed_memory() -> None:

@@ -37,7 +37,7 @@ def load_summary(run_dir: str) -> dict:
         raise InputError(f"{path}: not found; is {run_dir} the output directory of `skewless run`?") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(f"{path}: cannot read run summary: {error}") from None
-    if not isinstance(summary, dict) or "rows" not in summary or "features" not in summary:
+    if not isinstance(summary, dict) or not all(isinstance(summary.get(key), dict) for key in ("rows", "features")):
         raise InputError(f"{path}: not a skewless run summary (no rows / features)")
     return summary
 
