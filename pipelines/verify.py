@@ -252,7 +252,8 @@ def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> d
 
     with tempfile.TemporaryDirectory() as folder:
         prefix = os.path.join(folder, "batch")
-        with runners.pipeline(PipelineOptions()) as pipeline:
+        # flags=[]: without it Beam parses the process's own command line (`skewless verify ...`) and warns
+        with runners.pipeline(PipelineOptions(flags=[])) as pipeline:
             _ = (
                 pipeline
                 | beam.Create([table])

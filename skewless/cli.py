@@ -12,7 +12,6 @@ import os
 import sys
 from typing import Callable, List, Optional
 
-import click
 import typer
 
 from skewless import runtime
@@ -59,8 +58,8 @@ def reports_errors(where: str) -> Callable:
                 runtime.quiet_pipeline_errors()
             try:
                 return command(*args, **kwargs)
-            except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-                raise  # exit codes a command chose (verify's 1) and usage errors click already reports
+            except (typer.Exit, typer.Abort, typer.TyperException):
+                raise  # exit codes a command chose (verify's 1 and 2) and usage errors typer reports itself
             except Exception as error:
                 if debug:
                     raise
