@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
+from typing import Callable
 
 import apache_beam as beam
 
+from skewless.pipelines.columns import tensor_adapter_config, to_record_batch
 from skewless.pipelines.files import read_json, write_json
-from skewless.pipelines.sources import WorkUnit
+from skewless.pipelines.sources import RowReader, WorkUnit
 
 STATS_CACHE = "skewless-stats"
 
@@ -49,62 +52,69 @@ def cached_stats(cache_dir: str, name: str) -> dict | None:
     return read_json(path)
 
 
-def _read_tables(unit: WorkUnit, reader, progress_dir: str, dataset: str, parsed_dir: str | None):
+def _read_tables(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str | None):
     from skewless.pipelines.parsed_units import kept, stream_path
     from skewless.pipelines.progress import RowCounter, counted
     from skewless.pipelines.read_ahead import read_ahead
 
-    counter = RowCounter(progress_dir, "analyze", f"{dataset}-{unit.index:05d}")
+    counter = RowCounter(staging_dir, "analyze", f"{dataset}-{unit.index:05d}")
     chunks = reader.read(unit)
     if parsed_dir is not None:
         chunks = kept(chunks, stream_path(parsed_dir, unit.index))
     return (chunk.table for chunk in counted(read_ahead(chunks), counter))
 
 
+@dataclass(frozen=True)
+class AnalysisSpec:
+    """What the analysis pass reads, what it analyzes it with and where it writes."""
+
+    datasets: dict[str, list[WorkUnit]]  # dataset name -> its work units (one dataset without an analyzer cache)
+    reader: RowReader  # the input's reader; its columns are the raw columns the graph takes
+    preprocessing_fn: Callable  # the tf.Transform preprocessing function
+    graph_dir: str  # where the graph is written
+    stats_dir: str  # where each dataset's partial statistics are written
+    staging_dir: str  # the run's staging directory: the workers' progress goes under it
+    cache_dir: str | None = None  # tf.Transform's analyzer cache, when there is one
+    parsed_dir: str | None = None  # where to keep the units' parsed chunks for the transform pass
+
+
 class AnalyzeInputs(beam.PTransform):
-    """Reads the datasets, writes their partial statistics to `stats_dir` and the graph to `graph_dir`.
+    """Reads the spec's datasets, writes their partial statistics to its `stats_dir` and the graph to its `graph_dir`.
 
     Returns the PCollection that completes once the graph is written (for the transform pass to wait on).
     """
 
-    def __init__(self, datasets, reader, adapter_config, preprocessing_fn, graph_dir, stats_dir, progress_dir,
-                 cache_dir=None, parsed_dir=None):
+    def __init__(self, spec: AnalysisSpec):
         super().__init__()
-        self._progress_dir = progress_dir
-        self._datasets = datasets  # name -> list of work units
-        self._reader = reader
-        self._adapter_config = adapter_config
-        self._preprocessing_fn = preprocessing_fn
-        self._graph_dir = graph_dir
-        self._stats_dir = stats_dir
-        self._cache_dir = cache_dir
+        self._spec = spec
+        self._adapter_config = tensor_adapter_config(spec.reader.columns)
         # the analyzer cache reads a unit per file (or not at all), so it keeps no unit whole
-        self._parsed_dir = parsed_dir if cache_dir is None else None
+        self._parsed_dir = spec.parsed_dir if spec.cache_dir is None else None
 
     def expand(self, pipeline):
         import tensorflow_transform.beam as tft_beam
 
-        if self._cache_dir is None:
-            batches = self._read(pipeline, next(iter(self._datasets)))
-            transform_fn = (batches, self._adapter_config) | "Analyze" >> tft_beam.AnalyzeDataset(self._preprocessing_fn)
+        spec = self._spec
+        if spec.cache_dir is None:
+            batches = self._read(pipeline, next(iter(spec.datasets)))
+            analyze = tft_beam.AnalyzeDataset(spec.preprocessing_fn)
+            transform_fn = (batches, self._adapter_config) | "Analyze" >> analyze
         else:
             transform_fn = self._analyze_with_cache(pipeline)
-        return transform_fn | "WriteGraph" >> tft_beam.WriteTransformFn(self._graph_dir)
+        return transform_fn | "WriteGraph" >> tft_beam.WriteTransformFn(spec.graph_dir)
 
     def _read(self, pipeline, name: str):
         """One dataset's record batches; its partial statistics are written on the way."""
-        from skewless.pipelines.columns import to_record_batch
         from skewless.pipelines.stats import RawStatsFn
 
-        columns = self._reader.columns
+        spec = self._spec
+        columns = spec.reader.columns
         tables = (
             pipeline
-            | f"Plan[{name}]" >> beam.Create(self._datasets[name], reshuffle=True)
-            | f"Read[{name}]" >> beam.FlatMap(
-                _read_tables, self._reader, self._progress_dir, name, self._parsed_dir
-            )
+            | f"Plan[{name}]" >> beam.Create(spec.datasets[name], reshuffle=True)
+            | f"Read[{name}]" >> beam.FlatMap(_read_tables, spec.reader, spec.staging_dir, name, self._parsed_dir)
         )
-        path = os.path.join(self._stats_dir, f"{name}.json")
+        path = os.path.join(spec.stats_dir, f"{name}.json")
         _ = (
             tables
             | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
@@ -114,27 +124,35 @@ class AnalyzeInputs(beam.PTransform):
 
     def _analyze_with_cache(self, pipeline):
         import tensorflow_transform.beam as tft_beam
-        from tensorflow_transform.beam import analysis_graph_builder, analyzer_cache
-        from tfx_bsl.tfxio import tensor_adapter
+        from tensorflow_transform.beam import analyzer_cache
 
-        keys = {name: analyzer_cache.DatasetKey(name) for name in self._datasets}
+        spec = self._spec
+        keys = {name: analyzer_cache.DatasetKey(name) for name in spec.datasets}
         input_cache = pipeline | "ReadAnalyzerCache" >> analyzer_cache.ReadAnalysisCacheFromFS(
-            self._cache_dir, list(keys.values())
+            spec.cache_dir, list(keys.values())
         )
-        specs = tensor_adapter.TensorAdapter(self._adapter_config).OriginalTypeSpecs()
-        needed = analysis_graph_builder.get_analysis_dataset_keys(
-            self._preprocessing_fn, specs, list(keys.values()), input_cache, False
-        )
-        to_read = {name for name, key in keys.items() if key in needed or cached_stats(self._cache_dir, name) is None}
+        to_read = self._datasets_to_read(keys, input_cache)
         # every dataset takes part in the analysis; one whose analyzer results are all cached is not read
         inputs = {
             key: self._read(pipeline, name) if name in to_read else pipeline | f"Cached[{name}]" >> beam.Create([])
             for name, key in keys.items()
         }
         transform_fn, output_cache = (inputs, input_cache, self._adapter_config) | "Analyze" >> (
-            tft_beam.AnalyzeDatasetWithCache(self._preprocessing_fn)
+            tft_beam.AnalyzeDatasetWithCache(spec.preprocessing_fn)
         )
         _ = output_cache | "WriteAnalyzerCache" >> analyzer_cache.WriteAnalysisCacheToFS(
-            pipeline.pipeline, self._cache_dir, list(keys.values())
+            pipeline.pipeline, spec.cache_dir, list(keys.values())
         )
         return transform_fn
+
+    def _datasets_to_read(self, keys: dict, input_cache) -> set[str]:
+        """The datasets whose analyzer results or raw statistics are not all in the cache."""
+        from tensorflow_transform.beam import analysis_graph_builder
+        from tfx_bsl.tfxio import tensor_adapter
+
+        spec = self._spec
+        type_specs = tensor_adapter.TensorAdapter(self._adapter_config).OriginalTypeSpecs()
+        needed = analysis_graph_builder.get_analysis_dataset_keys(
+            spec.preprocessing_fn, type_specs, list(keys.values()), input_cache, False
+        )
+        return {name for name, key in keys.items() if key in needed or cached_stats(spec.cache_dir, name) is None}

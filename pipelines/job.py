@@ -241,53 +241,44 @@ def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: l
     import tensorflow_transform.beam as tft_beam
 
     from skewless.pipelines import runners
-    from skewless.pipelines.analysis import AnalyzeInputs
-    from skewless.pipelines.columns import tensor_adapter_config
+    from skewless.pipelines.analysis import AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
-    from skewless.pipelines.transform import TransformUnitFn
+    from skewless.pipelines.transform import TransformUnitFn, UnitWriteSpec
 
     graph_dir = os.path.join(staging, "transform_graph")
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
-    columns = job_plan.columns
-    adapter_config = tensor_adapter_config(columns)
-    vocabulary_features = [n for n, f in config.features.items() if f.transform == "vocabulary"]
-    cache_dir = config.resolve(config.cache_dir) if config.cache_dir else None
-
     parsed_dir = os.path.join(staging, "tmp", "parsed") if config.input.keep_parsed else None
+    analysis = AnalysisSpec(
+        datasets=job_plan.datasets,
+        reader=reader,
+        preprocessing_fn=build_preprocessing_fn(config, job_plan.columns),
+        graph_dir=graph_dir,
+        stats_dir=os.path.join(staging, STATS_DIR),
+        staging_dir=staging,
+        cache_dir=config.resolve(config.cache_dir) if config.cache_dir else None,
+        parsed_dir=parsed_dir,
+    )
+    unit_writes = UnitWriteSpec(
+        reader=reader,
+        graph_dir=graph_dir,
+        staging_dir=staging,
+        splits=config.output.splits,
+        compression=config.output.compression,
+        unit_count=len(job_plan.units),
+        vocabulary_features=[n for n, f in config.features.items() if f.transform == "vocabulary"],
+        output_format=config.output.format,
+        parsed_dir=parsed_dir,
+    )
     options = _pipeline_options(config, beam_args)
     with runners.pipeline(options, config.runner.start_timeout, _work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
-            graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(
-                job_plan.datasets,
-                reader,
-                adapter_config,
-                build_preprocessing_fn(config, columns),
-                graph_dir,
-                os.path.join(staging, STATS_DIR),
-                staging,
-                cache_dir,
-                parsed_dir,
-            )
+            graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
         _ = (
             pipeline
             | "PlanTransform" >> beam.Create(job_plan.units, reshuffle=True)
             | "TransformAndWrite"
-            >> beam.ParDo(
-                TransformUnitFn(
-                    reader,
-                    columns,
-                    graph_dir,
-                    staging,
-                    config.output.splits,
-                    config.output.compression,
-                    len(job_plan.units),
-                    vocabulary_features,
-                    config.output.format,
-                    parsed_dir,
-                ),
-                graph_ready=beam.pvalue.AsSingleton(graph_written),
-            )
+            >> beam.ParDo(TransformUnitFn(unit_writes), graph_ready=beam.pvalue.AsSingleton(graph_written))
             | "WriteParts" >> beam.Map(lambda part, d=staging: files.write_json(part, _part_path(d, part["unit"])))
         )
     files.remove_tree(os.path.join(staging, "tmp"))

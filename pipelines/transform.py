@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 
 import apache_beam as beam
 import numpy as np
@@ -131,73 +132,66 @@ class ChunkTransformer:
         return encode_examples(feature_lists_as_example_features(batch, self._transformed_spec))
 
 
-class TransformUnitFn(beam.DoFn):
-    """Transforms and writes one work unit; yields its summary (rows per split, shards, quarantine)."""
+class TransformTablesFn(beam.DoFn):
+    """Raw tables -> their rows transformed and encoded as the job encodes them (`skewless verify`'s batch path)."""
 
-    def __init__(
-        self,
-        reader: RowReader,
-        columns: list[RawColumn],
-        graph_dir: str,
-        output_dir: str,
-        splits: dict[str, float],
-        compression: str,
-        unit_count: int,
-        vocabulary_features: list[str],
-        output_format: str = "example",
-        parsed_dir: str | None = None,
-    ):
-        self._reader = reader
-        self._parsed_dir = parsed_dir
-        self._columns = columns
+    def __init__(self, graph_dir: str, columns: list[RawColumn], output_format: str):
         self._graph_dir = graph_dir
-        self._output_dir = output_dir
-        self._split_names = list(splits)
-        self._fractions = list(splits.values())
-        self._compression = compression
-        self._unit_count = unit_count
-        self._vocabulary_features = vocabulary_features
+        self._columns = columns
         self._output_format = output_format
         self._transformer = None
 
-    def process(self, unit: WorkUnit, graph_ready=None):
-        from apache_beam.io.filesystems import FileSystems
+    def setup(self):
+        self._transformer = ChunkTransformer(self._graph_dir, self._columns, self._output_format)
 
-        if self._transformer is None:
-            self._transformer = ChunkTransformer(self._graph_dir, self._columns, self._output_format)
-        transformer = self._transformer
-        vocab_sizes = {
-            name: transformer.output.vocabulary_size_by_name(vocabulary_filename(name))
-            for name in self._vocabulary_features
+    def process(self, table: pa.Table):
+        transformed = tensors_to_record_batch(self._transformer.transform(table))
+        yield from self._transformer.encode(transformed).to_list()
+
+
+@dataclass(frozen=True)
+class UnitWriteSpec:
+    """What every work unit of a run is transformed and written with."""
+
+    reader: RowReader  # the input's reader; its columns are the raw columns the graph takes
+    graph_dir: str  # the tf.Transform graph the analysis pass wrote
+    staging_dir: str  # the run's staging directory: shards, quarantine and progress go under it
+    splits: dict[str, float]  # split name -> its fraction of the rows
+    compression: str  # of the shards
+    unit_count: int  # for the shard and quarantine file names (`-of-N`)
+    vocabulary_features: list[str]  # features whose out-of-vocabulary rows are counted
+    output_format: str = "example"
+    parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
+
+
+class TransformUnitFn(beam.DoFn):
+    """Transforms and writes one work unit; yields its summary (rows per split, shards, quarantine)."""
+
+    def __init__(self, spec: UnitWriteSpec):
+        self._spec = spec
+        self._transformer = None
+        self._vocabulary_sizes = None
+
+    def setup(self):
+        spec = self._spec
+        self._transformer = ChunkTransformer(spec.graph_dir, spec.reader.columns, spec.output_format)
+        self._vocabulary_sizes = {
+            name: self._transformer.output.vocabulary_size_by_name(vocabulary_filename(name))
+            for name in spec.vocabulary_features
         }
-        writers = {
-            split: ShardWriter(
-                FileSystems.join(self._output_dir, "data", shard_name(split, unit.index, self._unit_count, self._compression)),
-                self._compression,
-            )
-            for split in self._split_names
-        }
+
+    def process(self, unit: WorkUnit, graph_ready=None):
+        writers = self._open_writers(unit)
         quarantine: list[dict] = []
         read = 0
-        oov = {name: 0 for name in vocab_sizes}
+        oov = dict.fromkeys(self._vocabulary_sizes, 0)
         try:
-            counter = RowCounter(self._output_dir, "transform", f"{unit.index:05d}")
+            counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")
             for chunk in counted(read_ahead(self._chunks(unit)), counter):
                 read += chunk.rows_read
                 quarantine.extend(row.to_json() for row in chunk.bad)
-                if chunk.table.num_rows == 0:
-                    continue
-                transformed = transformer.transform(chunk.table)
-                for name, size in vocab_sizes.items():
-                    oov[name] += _oov_rows(transformed[name], size)
-                batch = tensors_to_record_batch(transformed)
-                split_index = split_of(chunk.keys, self._fractions)
-                for index, split in enumerate(self._split_names):
-                    rows = np.flatnonzero(split_index == index)
-                    if len(rows) == batch.num_rows:
-                        writers[split].write_records(transformer.encode(batch))
-                    elif len(rows):
-                        writers[split].write_records(transformer.encode(batch.take(pa.array(rows))))
+                if chunk.table.num_rows:
+                    self._write_chunk(chunk, writers, oov)
         except BaseException:
             for writer in writers.values():
                 writer.abort()
@@ -206,13 +200,44 @@ class TransformUnitFn(beam.DoFn):
             writer.close()
         if quarantine:
             self._write_quarantine(unit.index, quarantine)
-        yield {
+        yield self._summary(unit, read, quarantine, writers, oov)
+
+    def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
+        from apache_beam.io.filesystems import FileSystems
+
+        spec = self._spec
+        return {
+            split: ShardWriter(
+                FileSystems.join(
+                    spec.staging_dir, "data", shard_name(split, unit.index, spec.unit_count, spec.compression)
+                ),
+                spec.compression,
+            )
+            for split in spec.splits
+        }
+
+    def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int]) -> None:
+        """Transforms one chunk, counts its out-of-vocabulary rows and appends each row to its split's shard."""
+        transformed = self._transformer.transform(chunk.table)
+        for name, size in self._vocabulary_sizes.items():
+            oov[name] += _oov_rows(transformed[name], size)
+        batch = tensors_to_record_batch(transformed)
+        split_index = split_of(chunk.keys, list(self._spec.splits.values()))
+        for index, split in enumerate(self._spec.splits):
+            rows = np.flatnonzero(split_index == index)
+            if len(rows) == batch.num_rows:
+                writers[split].write_records(self._transformer.encode(batch))
+            elif len(rows):
+                writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
+
+    def _summary(self, unit: WorkUnit, read: int, quarantine: list[dict], writers: dict, oov: dict) -> dict:
+        return {
             "unit": unit.index,
             "read": read,
             "quarantined": len(quarantine),
             "reasons": [f"{row['source']}:{row['line']}: {row['reason']}" for row in quarantine[:20]],
             "shards": {
-                split: {"path": os.path.relpath(w.path, self._output_dir), "rows": w.records, "bytes": w.bytes}
+                split: {"path": os.path.relpath(w.path, self._spec.staging_dir), "rows": w.records, "bytes": w.bytes}
                 for split, w in writers.items()
             },
             "oov": oov,
@@ -222,15 +247,16 @@ class TransformUnitFn(beam.DoFn):
         """The unit's chunks as the analysis pass kept them, or read from the input if it kept none."""
         from skewless.pipelines.parsed_units import read_kept, stream_path
 
-        if self._parsed_dir is not None:
-            chunks = read_kept(stream_path(self._parsed_dir, unit.index))
+        if self._spec.parsed_dir is not None:
+            chunks = read_kept(stream_path(self._spec.parsed_dir, unit.index))
             if chunks is not None:
                 return chunks
-        return self._reader.read(unit)
+        return self._spec.reader.read(unit)
 
     def _write_quarantine(self, index: int, rows: list[dict]) -> None:
         from apache_beam.io.filesystems import FileSystems
 
-        path = FileSystems.join(self._output_dir, "quarantine", f"rows-{index:05d}-of-{self._unit_count:05d}.jsonl")
+        name = f"rows-{index:05d}-of-{self._spec.unit_count:05d}.jsonl"
+        path = FileSystems.join(self._spec.staging_dir, "quarantine", name)
         with FileSystems.create(path) as handle:
             handle.write("".join(json.dumps(row) + "\n" for row in rows).encode())

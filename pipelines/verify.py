@@ -241,14 +241,9 @@ def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> d
     from skewless.layers.export import padded
     from skewless.pipelines import runners
     from skewless.pipelines.dataset import record_parser
-    from skewless.pipelines.transform import ChunkTransformer, tensors_to_record_batch
+    from skewless.pipelines.transform import TransformTablesFn
 
     graph_dir = os.path.join(run_dir, "transform_graph")
-
-    class TransformSampleFn(beam.DoFn):
-        def process(self, sample_table):
-            transformer = ChunkTransformer(graph_dir, columns, output_format)
-            yield from transformer.encode(tensors_to_record_batch(transformer.transform(sample_table))).to_list()
 
     with tempfile.TemporaryDirectory() as folder:
         prefix = os.path.join(folder, "batch")
@@ -257,7 +252,7 @@ def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> d
             _ = (
                 pipeline
                 | beam.Create([table])
-                | beam.ParDo(TransformSampleFn())
+                | beam.ParDo(TransformTablesFn(graph_dir, columns, output_format))
                 | beam.io.WriteToTFRecord(prefix, shard_name_template="")
             )
         spec = tft.TFTransformOutput(graph_dir).transformed_feature_spec()
