@@ -173,6 +173,8 @@ class TransformUnitFn(beam.DoFn):
         self._vocabulary_sizes = None
 
     def setup(self):
+        # the graph exists by now: the job gives `process` the analysis pass's output as a side input
+        # (`graph_ready`), so no runner starts this stage, nor sets up its DoFns, before the graph is written
         spec = self._spec
         self._transformer = ChunkTransformer(spec.graph_dir, spec.reader.columns, spec.output_format)
         self._vocabulary_sizes = {
