@@ -1,9 +1,12 @@
 """The job on Beam's portable runner: a job service and SDK workers in other processes, as under Flink/Spark.
 
-Beam's own local job service (`local_job_service_main`) receives the pipeline proto and a worker pool
-(`worker_pool_main`) starts the SDK harnesses; the output must be byte for byte the in-process run's. A
-job whose job service is unreachable, or whose workers never start, fails in bounded time with one line.
+Beam's local job service receives the pipeline proto (through tests/portable_job_service.py, which runs a
+job on the SDK workers it asks for: Beam's own runs every job on one) and a worker pool (`worker_pool_main`)
+starts the SDK harnesses; the output must be byte for byte the in-process run's. A job whose job service is
+unreachable, or whose workers never start, fails in bounded time with one line.
 """
+
+import re
 
 import os
 import shutil
@@ -22,6 +25,7 @@ pytestmark = pytest.mark.portable
 
 # the worker pool launches `python`: the one first on PATH must be this interpreter, with skewless installed
 PYTHON_DIR = str(Path(sys.executable).parent)
+JOB_SERVICE = str(Path(__file__).with_name("portable_job_service.py"))
 
 
 def _free_port() -> int:
@@ -34,22 +38,23 @@ def _env(first_on_path: str = PYTHON_DIR) -> dict:
     return {**os.environ, "PATH": f"{first_on_path}{os.pathsep}{os.environ['PATH']}", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
-def _serve(module: str, port_flag: str, env: dict, log: Path):
-    """Starts a Beam service module on a free port; returns (process, port) once the port accepts."""
+def _serve(command: list[str], port_flag: str, env: dict, log: Path):
+    """Starts a Beam service on a free port; returns (process, port) once the port accepts."""
     port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", module, port_flag, str(port)], env=env,
+    name = Path(command[-1]).name
+    process = subprocess.Popen([sys.executable, *command, port_flag, str(port)], env=env,
                                stdout=log.open("w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"{module} exited: {log.read_text()[-2000:]}")
+            pytest.fail(f"{name} exited: {log.read_text()[-2000:]}")
         try:
             socket.create_connection(("localhost", port), timeout=1).close()
             return process, port
         except OSError:
             time.sleep(0.5)
     process.kill()
-    pytest.fail(f"{module} did not listen on {port} within 120 s")
+    pytest.fail(f"{name} did not listen on {port} within 120 s")
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +66,13 @@ def services(tmp_path_factory):
     (broken_bin / "python").write_text("#!/bin/sh\necho 'this python cannot import skewless' >&2\nexit 1\n")
     (broken_bin / "python").chmod(0o755)
     started = [
-        _serve("apache_beam.runners.portability.local_job_service_main", "--port", _env(), logs / "jobs.log"),
-        _serve("apache_beam.runners.worker.worker_pool_main", "--service_port", _env(), logs / "pool.log"),
-        _serve("apache_beam.runners.worker.worker_pool_main", "--service_port", _env(str(broken_bin)),
+        _serve([JOB_SERVICE], "--port", _env(), logs / "jobs.log"),
+        _serve(["-m", "apache_beam.runners.worker.worker_pool_main"], "--service_port", _env(), logs / "pool.log"),
+        _serve(["-m", "apache_beam.runners.worker.worker_pool_main"], "--service_port", _env(str(broken_bin)),
                logs / "broken-pool.log"),
     ]
-    yield {name: port for name, (_, port) in zip(("jobs", "pool", "broken_pool"), started)}
+    yield {"pool_log": logs / "pool.log",
+           **{name: port for name, (_, port) in zip(("jobs", "pool", "broken_pool"), started)}}
     for process, _ in started:
         process.terminate()
     for process, _ in started:
@@ -83,11 +89,15 @@ def _skewless_run(config: Path, *args: str, timeout: float = 600) -> subprocess.
 
 def _portable_args(job_port: int, pool_port: int) -> list[str]:
     return ["--", "--runner=PortableRunner", f"--job_endpoint=localhost:{job_port}", "--environment_type=EXTERNAL",
-            f"--environment_config=localhost:{pool_port}", "--sdk_worker_parallelism=2"]
+            f"--environment_config=localhost:{pool_port}", "--direct_num_workers=2"]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
     return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _workers_started(pool_log: Path) -> set[str]:
+    return set(re.findall(r'worker_id="([^"]+)"', pool_log.read_text()))
 
 
 def _one_error_line(stderr: str) -> str:
@@ -107,8 +117,10 @@ def test_portable_runner_with_two_sdk_workers_writes_the_in_process_bytes(servic
     in_process = tmp_path / "in-process"
     output.rename(in_process)
 
+    workers_before = _workers_started(services["pool_log"])
     done = _skewless_run(config, *_portable_args(services["jobs"], services["pool"]))
     assert done.returncode == 0, done.stderr[-3000:]
+    assert len(_workers_started(services["pool_log"]) - workers_before) == 2
     for part in ("data", "transform_graph"):
         portable, expected = _files(output / part), _files(in_process / part)
         assert expected and portable.keys() == expected.keys()
