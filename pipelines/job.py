@@ -30,6 +30,7 @@ from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.progress import PROGRESS_DIR
 from skewless.pipelines.staging import RUN_FILE, check_replaceable, claim, publish
 from skewless.report import render_report
+from skewless.safe_names import most_frequent_filename, vocabulary_filename
 
 STATS_DIR = "_stats"
 PARTS_DIR = "_parts"
@@ -360,9 +361,6 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:
 
 def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dict], staging: str) -> dict:
     import tensorflow_transform as tft
-
-    from skewless.pipelines.missing import most_frequent_filename
-    from skewless.pipelines.preprocessing import vocabulary_filename
 
     graph = tft.TFTransformOutput(os.path.join(staging, "transform_graph"))
     kinds = {c.name: c.kind for c in columns}

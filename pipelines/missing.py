@@ -21,16 +21,10 @@ A float NaN is a missing value here too (serving gets tf.Examples the job never 
 from __future__ import annotations
 
 from skewless.pipelines.columns import RawColumn
-from skewless.safe_names import safe_file_name
+from skewless.safe_names import most_frequent_filename
 
 MEDIAN_EPSILON = 0.001
 _ZERO = {"int": 0, "float": 0.0, "bytes": ""}
-
-
-def most_frequent_filename(feature: str) -> str:
-    """The asset name (and file name: safe for any feature name) of the one-line vocabulary holding a
-    feature's most frequent value."""
-    return safe_file_name(f"most_frequent_{feature}")
 
 
 def fill_missing(value, column: RawColumn, options: dict, nonfinite: str = "quarantine"):

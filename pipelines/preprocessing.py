@@ -14,18 +14,12 @@ from skewless.config import NUMERIC_TRANSFORMS, JobConfig
 from skewless.errors import ConfigError
 from skewless.references import import_function
 from skewless.pipelines.categorical import with_buckets
-from skewless.safe_names import safe_file_name
+from skewless.safe_names import vocabulary_filename
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.images import decode_images
 from skewless.pipelines.lists import pad_or_truncate
 from skewless.pipelines.missing import fill_missing, missing_indicator
 from skewless.pipelines.text import text_features, text_tokens
-
-
-def vocabulary_filename(feature: str) -> str:
-    """The asset name of a feature's vocabulary inside the graph (TFTransformOutput.vocabulary_file_by_name),
-    also its file name: safe for any feature name (run.json's features.<name>.vocabulary_file records it)."""
-    return safe_file_name(f"vocab_{feature}")
 
 
 def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Callable:

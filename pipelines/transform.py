@@ -18,11 +18,11 @@ import pyarrow as pa
 
 from skewless.pipelines.columns import RawColumn, tensor_adapter_config, to_record_batch
 from skewless.pipelines.example_encoder import Records, encode_examples, encode_sequence_examples
-from skewless.pipelines.preprocessing import vocabulary_filename
 from skewless.pipelines.progress import RowCounter, counted
 from skewless.pipelines.read_ahead import read_ahead
 from skewless.pipelines.shards import ShardWriter, shard_name
 from skewless.pipelines.sources import RowReader, WorkUnit
+from skewless.safe_names import vocabulary_filename
 
 
 def split_of(keys: np.ndarray, fractions: list[float]) -> np.ndarray:

@@ -20,6 +20,7 @@ from skewless.report.run_files import (
     oov_rate,
     split_order,
 )
+from skewless.safe_names import vocabulary_filename
 
 # The statistics of run.json that `describe_run` passes through for each feature.
 _STATISTICS = ("count", "missing", "missing_fraction", "mean", "std", "min", "max", "quantiles", "distinct",
@@ -44,7 +45,6 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
     import tensorflow_transform as tft
 
     from skewless.layers.transform_graph import find_graph_dir, specs_to_json
-    from skewless.pipelines.preprocessing import vocabulary_filename
 
     graph = tft.TFTransformOutput(find_graph_dir(run_dir))
     try:

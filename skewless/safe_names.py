@@ -23,6 +23,18 @@ def safe_file_name(name: str) -> str:
     return _with_digest(re.sub(r"[^A-Za-z0-9_.-]", "", name).lstrip("."), name)
 
 
+def vocabulary_filename(feature: str) -> str:
+    """The asset name of a feature's vocabulary inside the graph (TFTransformOutput.vocabulary_file_by_name),
+    also its file name: safe for any feature name (run.json's features.<name>.vocabulary_file records it)."""
+    return safe_file_name(f"vocab_{feature}")
+
+
+def most_frequent_filename(feature: str) -> str:
+    """The asset name (and file name: safe for any feature name) of the one-line vocabulary holding a
+    feature's most frequent value."""
+    return safe_file_name(f"most_frequent_{feature}")
+
+
 def keras_layer_name(name: str) -> str:
     """The name of a feature's Keras input (and the prefix of its layers' names): Keras refuses '/', and
     TensorFlow warns on names outside its op-name characters."""

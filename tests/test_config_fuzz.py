@@ -113,8 +113,7 @@ def test_column_names(names):
     """Any column names load (or raise ConfigError), and the files named after them stay in the run's folders."""
     import os
 
-    from skewless.pipelines.missing import most_frequent_filename
-    from skewless.pipelines.preprocessing import vocabulary_filename
+    from skewless.safe_names import most_frequent_filename, vocabulary_filename
 
     config = {**CSV_CONFIG, "input": {**CSV_CONFIG["input"], "columns": names}, "schema": None, "label": None,
               "features": {names[0]: {"transform": "vocabulary", "fill": "most_frequent"},

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from skewless.errors import InputError
+from skewless.safe_names import vocabulary_filename
 
 RUN_FILE = "run.json"
 CONFIG_FILE = "config.yaml"
@@ -92,8 +93,6 @@ def quarantine_reasons(run_dir: str) -> QuarantineReasons:
 
 def vocabulary(run_dir: str, feature: str) -> list[str] | None:
     """The feature's vocabulary as the graph stores it (most frequent first), or None if it has none."""
-    from skewless.pipelines.preprocessing import vocabulary_filename
-
     path = os.path.join(run_dir, ASSETS_DIR, vocabulary_filename(feature))
     if not os.path.exists(path):
         return None
