@@ -20,16 +20,18 @@ import json
 import os
 import platform
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from typing import Callable
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyBadRowsError
 from skewless.pipelines import files, object_store
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.progress import PROGRESS_DIR
+from skewless.pipelines.progress import PROGRESS_DIR, snapshot
 from skewless.pipelines.staging import RUN_FILE, check_replaceable, claim, publish
-from skewless.report import render_report
+from skewless.progress_snapshot import Snapshot
 from skewless.safe_names import most_frequent_filename, vocabulary_filename
 
 STATS_DIR = "_stats"
@@ -70,11 +72,18 @@ class RunResult:
         return text
 
 
-def run(config, overwrite: bool = False, beam_args: list[str] | None = None, progress: bool = False) -> RunResult:
+def run(
+    config,
+    overwrite: bool = False,
+    beam_args: list[str] | None = None,
+    progress: Callable[[Callable[[], Snapshot | None]], AbstractContextManager] | None = None,
+) -> RunResult:
     """Runs the job. `config` is a JobConfig, a path to a YAML config, or a dict.
 
-    `progress` shows the rows processed per pass on stderr: a live line on a terminal, a few plain
-    lines elsewhere (see `skewless.progress`).
+    `progress`, when given, watches the pipeline: it is called with a function that returns the rows
+    processed so far (a `Snapshot`, or None before any) and returns the context the pipeline runs in.
+    `skewless run` passes the display of `skewless.progress.show_progress`, and renders the run's
+    report.html once this returns; the job itself draws and renders nothing.
     """
     if not isinstance(config, JobConfig):
         config = load_config(config)
@@ -90,14 +99,8 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
     claimed = claim(stand_in or output_dir)
     staging = os.path.join(claimed, "run")
     try:
-        if progress:
-            from skewless.pipelines.progress import snapshot
-            from skewless.progress import show_progress
-
-            known = not config.cache_dir
-            with show_progress(lambda: snapshot(staging, total_known=known), title=f"skewless run {config.name}"):
-                _run_pipeline(config, job_plan, staging, beam_args or [])
-        else:
+        known = not config.cache_dir
+        with progress(lambda: snapshot(staging, total_known=known)) if progress else nullcontext():
             _run_pipeline(config, job_plan, staging, beam_args or [])
         pipeline_seconds = time.time() - started
         report = _assemble(config, job_plan, staging, started, pipeline_seconds)
@@ -110,8 +113,6 @@ def run(config, overwrite: bool = False, beam_args: list[str] | None = None, pro
             publish(staging, output_dir, claimed, overwrite)
     finally:
         files.remove_tree(claimed)
-    # after publishing, so the page names the run's real path; `skewless report` can always re-render it.
-    render_report(output_dir)
     return result
 
 
@@ -225,8 +226,6 @@ def _pipeline_options(config: JobConfig, beam_args: list[str]):
 
 def _work_started(staging: str):
     """Whether a worker has counted rows yet, or None where workers write no progress (object stores)."""
-    from skewless.pipelines.progress import snapshot
-
     if not files.is_local(staging):
         return None
 

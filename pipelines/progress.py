@@ -16,6 +16,7 @@ import os
 from apache_beam.metrics import Metrics
 
 from skewless.pipelines.files import is_local
+from skewless.progress_snapshot import Snapshot
 
 PROGRESS_DIR = "_progress"
 COUNTERS = {"analyze": "rows_analyzed", "transform": "rows_transformed"}
@@ -52,14 +53,12 @@ def counted(rows, counter: RowCounter):
         yield chunk
 
 
-def snapshot(staging: str, total_known: bool = True):
+def snapshot(staging: str, total_known: bool = True) -> Snapshot | None:
     """The current pass and its rows so far.
 
     The transform's total is the rows the analysis read, when it read them all (`total_known`: no
     analyzer cache let it skip files).
     """
-    from skewless.progress import Snapshot
-
     folder = os.path.join(staging, PROGRESS_DIR)
     try:
         names = [name for name in os.listdir(folder) if not name.endswith(".tmp")]

@@ -112,8 +112,14 @@ def run(
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.job import run as run_job
+    from skewless.progress import show_progress
+    from skewless.report import render_report
 
-    result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=True)
+    title = f"skewless run {job_config.name}"
+    result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args),
+                     progress=lambda poll: show_progress(poll, title=title))
+    # after publishing, so the page names the run's real path; `skewless report` can always re-render it
+    render_report(result.output_dir)
     typer.echo(result.summary())
 
 

@@ -30,17 +30,9 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Callable, Iterator, TextIO
 
-
-@dataclass(frozen=True)
-class Snapshot:
-    """Where a job is: its stage, the rows processed in that stage so far, and the rows expected (if known)."""
-
-    stage: str
-    rows: int
-    total: int | None = None
+from skewless.progress_snapshot import Snapshot  # also imported from here, with the display that draws it
 
 
 class ProgressDisplay:

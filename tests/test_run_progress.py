@@ -29,6 +29,8 @@ def test_plain_lines_when_not_a_terminal(tmp_path):
     assert any("transform" in line for line in lines)
     assert "20,000" in lines[-1] or "20000" in lines[-1]  # the last line counts every row
     assert "\x1b[" not in done.stderr  # no terminal escapes in a log
+    # the command renders the report once the run is published: the page names the run's final folder
+    assert f"<code>{tmp_path / 'out'}</code>" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_live_line_on_a_terminal(tmp_path):
