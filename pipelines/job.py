@@ -28,7 +28,7 @@ from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyBadRowsError
 from skewless.pipelines import files, object_store
 from skewless.pipelines.canonical_graph import canonicalize
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.plan import JobPlan, plan, sample_rows
 from skewless.pipelines.progress import PROGRESS_DIR, snapshot
 from skewless.pipelines.staging import RUN_FILE, check_replaceable, claim, publish
 from skewless.progress_snapshot import Snapshot
@@ -116,98 +116,19 @@ def run(
     return result
 
 
-def _export_keras_preprocessor(config: JobConfig, job_plan: "_Plan", run_dir: str) -> dict:
+def _export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: str) -> dict:
     """Writes the native Keras preprocessor with the features that match the graph exactly on sampled rows.
 
     A feature without an exact Keras equivalent is left out, never emitted different; which and why is
     in RUN_DIR/keras_preprocessor.json (and the summary line).
     """
     from skewless.layers import export_keras_preprocessor
-    from skewless.pipelines.verify import sample_rows
 
     check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
     summary = check.to_dict()
     summary["path"] = "keras_preprocessor.keras"  # relative: the file moves with the run directory
     files.write_json(summary, os.path.join(run_dir, "keras_preprocessor.json"))
     return summary
-
-
-@dataclass
-class _Plan:
-    input_config: object
-    columns: list[RawColumn]
-    units: list
-    estimated_bytes: int
-    datasets: dict  # analysis dataset name -> its work units (one dataset unless there is an analyzer cache)
-
-
-def plan(config: JobConfig) -> _Plan:
-    """Resolves inputs, column types and work units; the job and `skewless verify` share it."""
-    from skewless.pipelines import shards, sources
-    from skewless.pipelines.raw_types import resolve_columns
-
-    input_config = config.input
-    paths = [] if input_config.format == "synthetic" else sources.expand_paths(input_config, config.resolve)
-    if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": csv_header(paths[0], input_config)})
-    columns = resolve_columns(config, input_config, paths)
-    sizes = sources.input_sizes(input_config, paths)
-    estimated = _estimated_output_bytes(input_config, sizes)
-    count = config.output.shards
-    if count == "auto" and input_config.format == "python":
-        count = 10 * config.output.readers  # a generator's size is unknown: the readers' rule alone
-    elif count == "auto":
-        count = shards.auto_shard_count(estimated, config.output.target_shard_mb, config.output.readers)
-    units = sources.plan_units(input_config, paths, sizes, count)
-    return _Plan(input_config, columns, units, estimated, _datasets(config, units))
-
-
-def _datasets(config: JobConfig, units: list) -> dict:
-    """Without an analyzer cache, the whole input is one dataset; with one, each input file (or directory) is one."""
-    from skewless.pipelines.analysis import dataset_name, datasets_by_file
-
-    if not config.cache_dir:
-        return {"input": units}
-    groups: dict[str, list] = {}
-    for path, file_units in datasets_by_file(units).items():
-        key = os.path.dirname(path) if config.cache_key == "directory" else path
-        groups.setdefault(key, []).extend(file_units)
-    return {dataset_name(key, _fingerprint(config, file_units)): file_units for key, file_units in groups.items()}
-
-
-def _fingerprint(config: JobConfig, units: list) -> str:
-    """What makes a dataset's cache stale: its files' names, sizes and modification times."""
-    from apache_beam.io.filesystems import FileSystems
-
-    parts = []
-    for path in sorted({segment.path for unit in units for segment in unit.segments}):
-        if path == "synthetic":
-            parts.append(f"synthetic:{config.input.rows}:{config.input.seed}")
-        else:
-            metadata = FileSystems.match([path])[0].metadata_list[0]
-            parts.append(f"{path}:{metadata.size_in_bytes}:{metadata.last_updated_in_seconds}")
-    return "\n".join(parts)
-
-
-def _estimated_output_bytes(input_config, sizes: list[int]) -> int:
-    from skewless.pipelines.shards import SYNTHETIC_ROW_BYTES
-
-    if input_config.format in ("synthetic", "parquet", "tfrecord"):
-        # sizes are row / record counts here
-        return sum(sizes) * SYNTHETIC_ROW_BYTES
-    return sum(sizes)
-
-
-def csv_header(path: str, input_config) -> list[str]:
-    """The column names in the first line of a CSV file, read as schema inference reads them."""
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    from skewless.schemas.readers import parse_header
-
-    compression = CompressionTypes.GZIP if path.endswith(".gz") else CompressionTypes.UNCOMPRESSED
-    with FileSystems.open(path, compression_type=compression) as handle:
-        line = handle.readline().rstrip(b"\r\n")
-    return parse_header(line, input_config.delimiter, input_config.skip_initial_space, f"{path}:1")
 
 
 def _pipeline_options(config: JobConfig, beam_args: list[str]):
@@ -236,7 +157,7 @@ def _work_started(staging: str):
     return started
 
 
-def _run_pipeline(config: JobConfig, job_plan: _Plan, staging: str, beam_args: list[str]) -> None:
+def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args: list[str]) -> None:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
 
@@ -288,7 +209,7 @@ def _part_path(staging: str, unit: int) -> str:
     return os.path.join(staging, PARTS_DIR, f"unit-{unit:05d}.json")
 
 
-def _assemble(config: JobConfig, job_plan: _Plan, staging: str, started: float, pipeline_seconds: float) -> dict:
+def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float) -> dict:
     """Sums the units' summaries into run.json, and refuses output past max_bad_fraction."""
     raw_stats = _raw_statistics(config, job_plan, staging)
     stats_dir = os.path.join(staging, STATS_DIR)

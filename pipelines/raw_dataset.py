@@ -169,8 +169,7 @@ def _format_of(path: str) -> str:
 
 def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[InputConfig, list[str]]:
     """The input files, and for a CSV with a header the column names read from it."""
-    from skewless.pipelines.job import csv_header
-    from skewless.pipelines.sources import expand_paths
+    from skewless.pipelines.sources import csv_header, expand_paths
 
     if input_config.format == "synthetic":
         return input_config, []

@@ -64,16 +64,5 @@ def values_per_row(column: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), pc.list_flatten(steps))
 
 
-def as_sequence_kind(column: pa.Array, kind: str) -> pa.Array:
-    """A feature-list column (or an absent one: nulls) -> list<list<kind>>; absent lists and steps are empty."""
-    from skewless.pipelines.sources import as_list_kind
-
-    if not _is_list(column.type):
-        column = pa.array([[]] * len(column), pa.list_(pa.list_(pa.null())))
-    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    return pa.ListArray.from_arrays(pa.array(offsets), as_list_kind(pc.list_flatten(column), kind))
-
-
 def _is_list(arrow_type: pa.DataType) -> bool:
     return pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)

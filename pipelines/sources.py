@@ -99,6 +99,18 @@ def expand_paths(input_config: InputConfig, resolve) -> list[str]:
     return paths
 
 
+def csv_header(path: str, input_config) -> list[str]:
+    """The column names in the first line of a CSV file, read as schema inference reads them."""
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    from skewless.schemas.readers import parse_header
+
+    compression = CompressionTypes.GZIP if path.endswith(".gz") else CompressionTypes.UNCOMPRESSED
+    with FileSystems.open(path, compression_type=compression) as handle:
+        line = handle.readline().rstrip(b"\r\n")
+    return parse_header(line, input_config.delimiter, input_config.skip_initial_space, f"{path}:1")
+
+
 def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
     """Per input, the size that work is divided by: bytes (CSV), rows (Parquet, synthetic), records (TFRecord).
 
@@ -437,7 +449,7 @@ class RowReader:
         are the rows the reader could not split into columns (`schemas.readers.RejectedRow`); `problems`
         (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
-        from skewless.pipelines.sequence_input import as_sequence_kind, values_per_row
+        from skewless.pipelines.sequence_input import values_per_row
         from skewless.schemas.row_checks import check_batch, nan_as_null, parse_text
 
         names = [c.name for c in self.columns]
@@ -557,6 +569,15 @@ def as_list_kind(column: pa.Array, kind: str) -> pa.Array:
     lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), _as_kind(pc.list_flatten(column), kind))
+
+
+def as_sequence_kind(column: pa.Array, kind: str) -> pa.Array:
+    """A feature-list column (or an absent one: nulls) -> list<list<kind>>; absent lists and steps are empty."""
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
+        column = pa.array([[]] * len(column), pa.list_(pa.list_(pa.null())))
+    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), as_list_kind(pc.list_flatten(column), kind))
 
 
 def _split_lists(batch: pa.RecordBatch, columns: list[RawColumn], delimiter: str) -> pa.RecordBatch:

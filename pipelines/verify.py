@@ -17,7 +17,6 @@ Integers and strings must be equal and floats bit-identical: it is the same grap
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -77,7 +76,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     `VerifyResult.unchecked`; the others still run.
     """
     from skewless.config import load_config
-    from skewless.pipelines.job import plan
+    from skewless.pipelines.plan import plan, sample_rows
 
     run_dir = object_store.local_run(run_dir)
     config_path = os.path.join(run_dir, "config.yaml")
@@ -194,23 +193,6 @@ def _dense_path(graph_dir: str):
         return transform_raw_rows_dense(graph_dir, rows.to_pylist())
 
     return transform
-
-
-def sample_rows(config, job_plan, sample: int) -> pa.Table:
-    """Valid rows (as the job judges them) spread over the work units: an equal share from the start of each."""
-    from skewless.pipelines.sources import RowReader
-
-    reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
-    share = math.ceil(sample / len(job_plan.units))
-    tables = []
-    for unit in job_plan.units:
-        taken = 0
-        for chunk in reader.read(unit):
-            tables.append(chunk.table.slice(0, share - taken))
-            taken += tables[-1].num_rows
-            if taken >= share:
-                break
-    return pa.concat_tables(tables).slice(0, sample)
 
 
 def _with_unseen_categories(table: pa.Table, categorical: list[str]) -> pa.Table:

@@ -82,7 +82,7 @@ def test_run_json_describes_the_cross(cross_run):
 
 
 def test_cross_config_errors(tmp_path):
-    from skewless.pipelines.job import plan
+    from skewless.pipelines.plan import plan
 
     base = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)},
             "label": {"column": "label", "map": {"<=50K": 0, ">50K": 1}}}

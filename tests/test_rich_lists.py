@@ -119,7 +119,7 @@ def test_shards_equal_serving_and_unseen_values_go_to_oov(list_run, rows):
 
 def test_tfrecord_lists_and_parquet_list_columns_read_as_the_csv(list_run, rows, tmp_path):
     from skewless.config import load_config
-    from skewless.pipelines.job import plan
+    from skewless.pipelines.plan import plan
     from skewless.pipelines.sources import RowReader
     from skewless.pipelines.transform import ChunkTransformer
 

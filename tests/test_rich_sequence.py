@@ -395,7 +395,7 @@ def test_sequence_example_encoder_writes_protobuf_bytes():
 def test_schema_and_config_must_agree_on_feature_lists(tmp_path, documents):
     from skewless.config import load_config
     from skewless.errors import ConfigError
-    from skewless.pipelines.job import plan
+    from skewless.pipelines.plan import plan
 
     write_records(tmp_path / "docs-0.tfrecord", [sequence_example(doc).SerializeToString() for doc in documents[:3]])
     (tmp_path / "docs.pbtxt").write_text(SCHEMA)

@@ -1,0 +1,96 @@
+"""The job's plan: its input resolved into column types and work units, before any pipeline runs.
+
+The job (pipelines/job.py) runs a plan; `skewless verify` and the native Keras preprocessor's check
+read sample rows of the same plan, so all three see the input as the job reads it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from skewless.config import JobConfig
+from skewless.pipelines import shards, sources
+from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.raw_types import resolve_columns
+
+
+@dataclass
+class JobPlan:
+    """What the job will read: the input config (CSV columns from the header), column types, work units."""
+
+    input_config: object
+    columns: list[RawColumn]
+    units: list
+    estimated_bytes: int
+    datasets: dict  # analysis dataset name -> its work units (one dataset unless there is an analyzer cache)
+
+
+def plan(config: JobConfig) -> JobPlan:
+    """Resolves inputs, column types and work units; the job and `skewless verify` share it."""
+    input_config = config.input
+    paths = [] if input_config.format == "synthetic" else sources.expand_paths(input_config, config.resolve)
+    if input_config.format == "csv" and input_config.header and not input_config.columns:
+        input_config = input_config.model_copy(update={"columns": sources.csv_header(paths[0], input_config)})
+    columns = resolve_columns(config, input_config, paths)
+    sizes = sources.input_sizes(input_config, paths)
+    estimated = _estimated_output_bytes(input_config, sizes)
+    count = config.output.shards
+    if count == "auto" and input_config.format == "python":
+        count = 10 * config.output.readers  # a generator's size is unknown: the readers' rule alone
+    elif count == "auto":
+        count = shards.auto_shard_count(estimated, config.output.target_shard_mb, config.output.readers)
+    units = sources.plan_units(input_config, paths, sizes, count)
+    return JobPlan(input_config, columns, units, estimated, _datasets(config, units))
+
+
+def _datasets(config: JobConfig, units: list) -> dict:
+    """Without an analyzer cache, the whole input is one dataset; with one, each input file (or directory) is one."""
+    from skewless.pipelines.analysis import dataset_name, datasets_by_file
+
+    if not config.cache_dir:
+        return {"input": units}
+    groups: dict[str, list] = {}
+    for path, file_units in datasets_by_file(units).items():
+        key = os.path.dirname(path) if config.cache_key == "directory" else path
+        groups.setdefault(key, []).extend(file_units)
+    return {dataset_name(key, _fingerprint(config, file_units)): file_units for key, file_units in groups.items()}
+
+
+def _fingerprint(config: JobConfig, units: list) -> str:
+    """What makes a dataset's cache stale: its files' names, sizes and modification times."""
+    from apache_beam.io.filesystems import FileSystems
+
+    parts = []
+    for path in sorted({segment.path for unit in units for segment in unit.segments}):
+        if path == "synthetic":
+            parts.append(f"synthetic:{config.input.rows}:{config.input.seed}")
+        else:
+            metadata = FileSystems.match([path])[0].metadata_list[0]
+            parts.append(f"{path}:{metadata.size_in_bytes}:{metadata.last_updated_in_seconds}")
+    return "\n".join(parts)
+
+
+def _estimated_output_bytes(input_config, sizes: list[int]) -> int:
+    if input_config.format in ("synthetic", "parquet", "tfrecord"):
+        # sizes are row / record counts here
+        return sum(sizes) * shards.SYNTHETIC_ROW_BYTES
+    return sum(sizes)
+
+
+def sample_rows(config: JobConfig, job_plan: JobPlan, sample: int) -> pa.Table:
+    """Valid rows (as the job judges them) spread over the work units: an equal share from the start of each."""
+    reader = sources.RowReader.for_job(config, job_plan.input_config, job_plan.columns)
+    share = math.ceil(sample / len(job_plan.units))
+    tables = []
+    for unit in job_plan.units:
+        taken = 0
+        for chunk in reader.read(unit):
+            tables.append(chunk.table.slice(0, share - taken))
+            taken += tables[-1].num_rows
+            if taken >= share:
+                break
+    return pa.concat_tables(tables).slice(0, sample)
