@@ -12,9 +12,9 @@ import os
 import tensorflow as tf
 
 from skewless.errors import InputError, SchemaError
+from skewless.run_layout import RUN_FILE
 
 GRAPH_SUBDIR = "transform_graph"
-RUN_SUMMARY = "run.json"
 # The default of every `label` argument: read the label column from the run's run.json.
 FROM_RUN = "<from run.json>"
 
@@ -36,7 +36,7 @@ def label_column(directory: str | os.PathLike, label: str | None = FROM_RUN) -> 
     if label != FROM_RUN:
         return label
     directory = os.fspath(directory)
-    for candidate in (os.path.join(directory, RUN_SUMMARY), os.path.join(os.path.dirname(directory), RUN_SUMMARY)):
+    for candidate in (os.path.join(directory, RUN_FILE), os.path.join(os.path.dirname(directory), RUN_FILE)):
         if tf.io.gfile.exists(candidate):
             try:
                 summary = json.loads(tf.io.gfile.GFile(candidate).read())

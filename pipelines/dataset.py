@@ -22,6 +22,7 @@ import tensorflow as tf
 from skewless.errors import ConfigError, InputError
 from skewless.layers.transform_graph import FROM_RUN, label_column
 from skewless.pipelines import object_store
+from skewless.run_layout import RUN_FILE
 
 # More files in flight than this buys nothing on a few cores and costs a read buffer per file.
 _MAX_PARALLEL_FILES = 16
@@ -178,7 +179,7 @@ def _require_run_dir(run_dir: str) -> None:
 
 
 def _listed_shards(run_dir: str) -> dict[str, list[tuple[str, int | None]]] | None:
-    path = os.path.join(run_dir, "run.json")
+    path = os.path.join(run_dir, RUN_FILE)
     if not os.path.exists(path):
         return None
     try:

@@ -30,8 +30,9 @@ from skewless.pipelines import files, object_store
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.plan import JobPlan, plan, sample_rows
 from skewless.pipelines.progress import PROGRESS_DIR, snapshot
-from skewless.pipelines.staging import RUN_FILE, check_replaceable, claim, publish
+from skewless.pipelines.staging import check_replaceable, claim, publish
 from skewless.progress_snapshot import Snapshot
+from skewless.run_layout import RUN_FILE
 from skewless.safe_names import most_frequent_filename, vocabulary_filename
 
 STATS_DIR = "_stats"

@@ -23,7 +23,7 @@ import uuid
 
 from skewless.errors import InputError
 from skewless.pipelines import files
-from skewless.report.run_files import RUN_FILE  # not staging's: that module imports Beam, the readers must not
+from skewless.run_layout import RUN_FILE
 
 STAGING_ROOT = "skewless-staging"
 CACHE_ROOT = "skewless-runs"

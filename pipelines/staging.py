@@ -27,10 +27,10 @@ from apache_beam.io.filesystems import FileSystems
 
 from skewless.errors import OutputError, OutputExistsError
 from skewless.pipelines import files
+from skewless.run_layout import RUN_FILE
 
 STAGING_SUFFIX = ".staging"
 OWNER_FILE = "owner"
-RUN_FILE = "run.json"  # written last: a run directory with it is complete
 
 
 def check_replaceable(output_dir: str) -> None:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import yaml
 
 from skewless.errors import InputError
+from skewless.run_layout import RUN_FILE
 from skewless.safe_names import vocabulary_filename
 
-RUN_FILE = "run.json"
 CONFIG_FILE = "config.yaml"
 QUARANTINE_DIR = "quarantine"
 ASSETS_DIR = os.path.join("transform_graph", "transform_fn", "assets")
