@@ -46,8 +46,10 @@ def kept(chunks: Iterator[Chunk], path: str) -> Iterator[Chunk]:
                 writer = pa.ipc.new_stream(handle, batch.schema)
             writer.write_batch(batch, custom_metadata={_BAD: json.dumps([row.to_json() for row in chunk.bad])})
             yield chunk
-        if writer is not None:
-            writer.close()
+        if writer is None:
+            # a unit without rows (its byte range lies inside one long line) still has a complete stream
+            writer = pa.ipc.new_stream(handle, pa.schema([]))
+        writer.close()
     FileSystems.rename([temp], [path])
 
 

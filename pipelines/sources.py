@@ -410,7 +410,7 @@ class RowReader:
                 index = numbers[row]
                 return block[starts[index] : ends[index]].decode("utf-8", errors="backslashreplace")
 
-            batch = _split_lists(parsed.batch, self.columns, self.config.list_delimiter)
+            batch = _split_lists(parsed.batch, self.columns, self.config)
             yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, line=line, text=True)
             lines_in_segment += block.count(b"\n")
 
@@ -424,7 +424,7 @@ class RowReader:
             records = parse_csv_records(handle, names, self.config.delimiter, self.config.skip_initial_space,
                                         first_number=2 if self.config.header else 1, batch_rows=ROW_CHUNK)
             for parsed, raws in records:
-                batch = _split_lists(parsed.batch, self.columns, self.config.list_delimiter)
+                batch = _split_lists(parsed.batch, self.columns, self.config)
                 raw = (lambda row, raws=raws: raws[row].decode("utf-8", errors="backslashreplace"))
                 yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, text=True)
 
@@ -580,18 +580,24 @@ def as_sequence_kind(column: pa.Array, kind: str) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), as_list_kind(pc.list_flatten(column), kind))
 
 
-def _split_lists(batch: pa.RecordBatch, columns: list[RawColumn], delimiter: str) -> pa.RecordBatch:
-    """CSV text of list columns -> lists of their values, split at `delimiter` and trimmed; empty values dropped."""
-    lists = {c.name for c in columns if c.is_list}
-    if not lists:
+def _split_lists(batch: pa.RecordBatch, columns: list[RawColumn], config) -> pa.RecordBatch:
+    """CSV text of list columns -> lists of their values, split at `config.list_delimiter` and trimmed.
+
+    A missing value inside a list is left out of it, as an empty field is: an empty item, a float NaN, and
+    with `input.nonfinite: missing` ±inf and numbers beyond the type (`parse_text` says which are missing).
+    """
+    from skewless.schemas.row_checks import parse_text
+
+    kinds = {c.name: c.kind for c in columns if c.is_list}
+    if not kinds:
         return batch
     arrays = []
     for name in batch.schema.names:
         column = batch.column(name)
-        if name in lists:
-            split = pc.split_pattern(column.cast(pa.string()), delimiter)
+        if name in kinds:
+            split = pc.split_pattern(column.cast(pa.string()), config.list_delimiter)
             values = pc.utf8_trim_whitespace(pc.list_flatten(split))
-            keep = pc.fill_null(pc.not_equal(values, ""), False).to_numpy(zero_copy_only=False)
+            keep = ~parse_text(values, kinds[name], config.nonfinite).missing
             parents = pc.list_parent_indices(split).to_numpy(zero_copy_only=False)
             lengths = np.bincount(parents[keep], minlength=len(column))
             offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)

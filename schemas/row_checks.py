@@ -264,15 +264,22 @@ def _check_values(values: pa.Array, rows: np.ndarray, feature, schema):
     kind = TYPE_NAMES[feature.type]
     typed, wrong = _typed(values, kind)
     reported: set[int] = set()
-    if kind == "float":
-        # typed values (Parquet, tf.Example) and list items; NaN was taken out before (`nan_as_null`)
-        numbers = _to_numpy(typed.cast(pa.float64()))
-        beyond = ~wrong & _to_numpy(typed.is_valid()) & ~(np.isfinite(numbers) & _fits_float32(numbers))
-        for index in np.flatnonzero(beyond):
-            if rows[index] not in reported:
-                reported.add(int(rows[index]))
-                yield int(rows[index]), _unrepresentable(float(numbers[index]), kind, feature.name)
+    for index in np.flatnonzero(_beyond_type(values, typed, wrong, kind)):
+        if rows[index] not in reported:
+            reported.add(int(rows[index]))
+            yield int(rows[index]), _unrepresentable(values[int(index)].as_py(), kind, feature.name)
     yield from _report(values, typed, wrong, rows, feature, schema, reported)
+
+
+def _beyond_type(values: pa.Array, typed: pa.Array, wrong: np.ndarray, kind: str) -> np.ndarray:
+    """Which values are numbers their feature's type cannot hold (±inf, beyond float32 or int64): text
+    that parses as one (a CSV list's items) or a typed float (NaN was taken out before: `nan_as_null`)."""
+    if _is_text(values.type) and kind != "bytes":
+        return parse_text(values, kind).unrepresentable
+    if kind != "float":
+        return np.zeros(len(values), dtype=bool)
+    numbers = _to_numpy(typed.cast(pa.float64()))
+    return ~wrong & _to_numpy(typed.is_valid()) & ~(np.isfinite(numbers) & _fits_float32(numbers))
 
 
 def _unrepresentable(value, kind: str, feature: str) -> RowProblem:

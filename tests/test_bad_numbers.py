@@ -224,3 +224,52 @@ def test_parquet_nan_and_inf_follow_the_same_rule(tmp_path):
     out = written(result.output_dir)
     y_filled = np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
     np.testing.assert_allclose(out["y"], (y_filled - y_filled.mean()) / y_filled.std(), rtol=1e-5, atol=1e-5)
+
+
+LIST_ROWS = {0: "1|nan|3", 1: "2", 2: "NaN", 3: "4|inf", 4: "5| 6 ", 5: "-inf|7", 6: "8|1e400", 7: "9"}
+
+
+@pytest.mark.parametrize("nonfinite", ["quarantine", "missing"])
+def test_nan_in_a_csv_list_is_left_out_and_inf_quarantined(tmp_path, nonfinite):
+    from skewless.pipelines import run
+
+    lines = ["id,scores"] + [f"{i},{text}" for i, text in LIST_ROWS.items()]
+    (tmp_path / "lists.csv").write_text("\n".join(lines) + "\n")
+    result = run({
+        "name": "lists",
+        "input": {"format": "csv", "paths": [str(tmp_path / "lists.csv")], "header": True, "nonfinite": nonfinite},
+        "features": {"id": {"transform": "passthrough"}, "scores": {"transform": "z_score", "list": True}},
+        "output": {"dir": str(tmp_path / "out"), "shards": 1, "max_bad_fraction": 0.5},
+    })
+    items = {i: [float(v) for v in text.split("|")] for i, text in LIST_ROWS.items()}
+    beyond = {i for i, values in items.items() if not all(abs(v) <= np.finfo(np.float32).max for v in values
+                                                          if not math.isnan(v))}
+    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    if nonfinite == "quarantine":
+        first_bad = {i: next(t for t in LIST_ROWS[i].split("|") if "inf" in t or "e400" in t) for i in beyond}
+        assert found == {i + 2: f"scores: '{text}' " + ("is beyond float32" if "e400" in text else "is not finite")
+                         for i, text in first_bad.items()}
+        kept = {i: values for i, values in items.items() if i not in beyond}
+    else:
+        assert found == {}
+        kept = items
+    # what is missing inside a list (NaN, and ±inf/overflow when those are missing) is left out of it
+    kept = {i: [v for v in values if abs(v) <= np.finfo(np.float32).max] for i, values in kept.items()}
+    flat = np.concatenate([values for values in kept.values()])
+    rows = _examples(result.output_dir)
+    assert sorted(rows) == sorted(kept)
+    for i, values in kept.items():
+        np.testing.assert_allclose(rows[i], (np.array(values) - flat.mean()) / flat.std(), rtol=1e-5, atol=1e-5)
+
+
+def _examples(output_dir: str) -> dict[int, list[float]]:
+    """id -> the written `scores` list, read from the shards' tf.train.Examples."""
+    import tensorflow as tf
+
+    files = sorted(glob.glob(os.path.join(output_dir, "data", "*.tfrecord*")))
+    compression = "GZIP" if files[0].endswith(".gz") else ""
+    rows = {}
+    for record in tf.data.TFRecordDataset(files, compression_type=compression):
+        feature = tf.train.Example.FromString(record.numpy()).features.feature
+        rows[feature["id"].int64_list.value[0]] = list(feature["scores"].float_list.value)
+    return rows

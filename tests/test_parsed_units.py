@@ -58,3 +58,35 @@ def test_transform_pass_reads_the_kept_rows_and_writes_the_same_output(tmp_path,
 def _files(run_dir: str, part: str) -> dict[str, bytes]:
     folder = os.path.join(run_dir, part)
     return {name: open(os.path.join(folder, name), "rb").read() for name in sorted(os.listdir(folder))}
+
+
+def test_a_unit_without_rows_reads_back_as_no_chunks(tmp_path):
+    path = stream_path(str(tmp_path), 3)
+    assert list(kept(iter([]), path)) == []
+    assert list(read_kept(path)) == []
+
+
+def test_a_field_longer_than_a_work_unit_is_read_whole(tmp_path):
+    """A CSV line longer than the byte range of a work unit leaves a unit without rows; nothing is lost."""
+    import tensorflow as tf
+
+    from skewless.pipelines import run
+    from skewless.pipelines.input_files import READ_BYTES
+
+    long_text = "z" * (2 * READ_BYTES + 17)
+    lines = ["n,text"] + [f"{i},t{i % 3}" for i in range(40)] + [f"40,{long_text}"] + [f"{i},t0" for i in range(41, 50)]
+    (tmp_path / "rows.csv").write_text("\n".join(lines) + "\n")
+    result = run({
+        "name": "long",
+        "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+        "features": {"n": {"transform": "passthrough"}, "text": {"transform": "passthrough"}},
+        "output": {"dir": str(tmp_path / "out"), "splits": {"train": 1.0}},
+    })
+    files = sorted((tmp_path / "out" / "data").glob("train-*"))
+    compression = "GZIP" if files[0].name.endswith(".gz") else ""
+    texts = {}
+    for record in tf.data.TFRecordDataset([str(f) for f in files], compression_type=compression):
+        feature = tf.train.Example.FromString(record.numpy()).features.feature
+        texts[feature["n"].int64_list.value[0]] = feature["text"].bytes_list.value[0].decode()
+    assert result.rows["read"] == 50 and sorted(texts) == list(range(50))
+    assert texts[40] == long_text
