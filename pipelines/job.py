@@ -226,7 +226,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
             + "; ".join(reasons)
         )
     if read == 0:
-        raise InputError("the input holds no rows")
+        raise InputError(f"{', '.join(config.input.paths) or 'the input'}: holds no rows")
     shards = {split: [p["shards"][split] for p in parts] for split in config.output.splits}
     written = {split: sum(s["rows"] for s in shards[split]) for split in shards}
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)

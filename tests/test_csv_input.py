@@ -72,6 +72,18 @@ def test_duplicate_or_empty_header_names_are_one_line_exit_2(tmp_path, header, w
     assert len(errors) == 1 and f"{path}:1: the CSV header {what}" in errors[0], done.stderr
 
 
+def test_a_csv_with_only_its_header_is_one_line_naming_the_file(tmp_path):
+    path = tmp_path / "header-only.csv"
+    path.write_bytes(b"id,x,note\n")
+    config = tmp_path / "job.yaml"
+    config.write_text(yaml.safe_dump(job_config(tmp_path, path)))
+    done = subprocess.run([sys.executable, "-m", "skewless", "run", str(config)], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("skewless: error")]
+    assert errors == [f"skewless: error: {path}: holds no rows"], done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_duplicate_input_columns_are_refused_by_config_validation(tmp_path):
     config = job_config(tmp_path, tmp_path / "x.csv", header=False, columns=["id", "x", "note", "x"])
     with pytest.raises(ConfigError, match="input.columns names x more than once"):
