@@ -262,24 +262,13 @@ def _check_values(values: pa.Array, rows: np.ndarray, feature, schema):
     if len(values) == 0:
         return
     kind = TYPE_NAMES[feature.type]
-    typed, wrong = _typed(values, kind)
+    typed, wrong, beyond = _typed(values, kind)
     reported: set[int] = set()
-    for index in np.flatnonzero(_beyond_type(values, typed, wrong, kind)):
+    for index in np.flatnonzero(beyond):
         if rows[index] not in reported:
             reported.add(int(rows[index]))
             yield int(rows[index]), _unrepresentable(values[int(index)].as_py(), kind, feature.name)
     yield from _report(values, typed, wrong, rows, feature, schema, reported)
-
-
-def _beyond_type(values: pa.Array, typed: pa.Array, wrong: np.ndarray, kind: str) -> np.ndarray:
-    """Which values are numbers their feature's type cannot hold (±inf, beyond float32 or int64): text
-    that parses as one (a CSV list's items) or a typed float (NaN was taken out before: `nan_as_null`)."""
-    if _is_text(values.type) and kind != "bytes":
-        return parse_text(values, kind).unrepresentable
-    if kind != "float":
-        return np.zeros(len(values), dtype=bool)
-    numbers = _to_numpy(typed.cast(pa.float64()))
-    return ~wrong & _to_numpy(typed.is_valid()) & ~(np.isfinite(numbers) & _fits_float32(numbers))
 
 
 def _unrepresentable(value, kind: str, feature: str) -> RowProblem:
@@ -312,33 +301,37 @@ def _report(values: pa.Array, typed: pa.Array, wrong: np.ndarray, rows: np.ndarr
                 yield int(row), RowProblem("out_of_domain", feature.name, _outside_detail(value, feature, schema))
 
 
-def _typed(values: pa.Array, kind: str) -> tuple[pa.Array, np.ndarray]:
-    """Values as int64 / float64 / binary, and which of them cannot be that type."""
+def _typed(values: pa.Array, kind: str) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """Values as int64 / float64 / binary, which of them cannot be that type, and which are numbers the
+    type cannot hold (±inf, beyond float32 or int64: text that parses as one, e.g. a CSV list's items, or
+    a typed float; NaN was taken out before, `nan_as_null`)."""
     arrow_type = values.type
+    nothing = np.zeros(len(values), dtype=bool)
     if _is_text(arrow_type):
         parsed = parse_text(values, kind)
-        return parsed.values, parsed.invalid
+        return parsed.values, parsed.invalid, parsed.unrepresentable
     if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
         if kind == "bytes":
-            return values.cast(pa.binary()), np.zeros(len(values), dtype=bool)
+            return values.cast(pa.binary()), nothing, nothing
         text, undecodable = _decode(values)
         parsed = parse_text(text, kind)
-        return parsed.values, parsed.invalid | undecodable
+        return parsed.values, parsed.invalid | undecodable, nothing
     if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
         if kind == "bytes":
-            return pa.nulls(len(values), pa.binary()), np.ones(len(values), dtype=bool)
-        return values.cast(pa.int64() if kind == "int" else pa.float64()), np.zeros(len(values), dtype=bool)
+            return pa.nulls(len(values), pa.binary()), ~nothing, nothing
+        return values.cast(pa.int64() if kind == "int" else pa.float64()), nothing, nothing
     if pa.types.is_floating(arrow_type):
         if kind == "bytes":
-            return pa.nulls(len(values), pa.binary()), np.ones(len(values), dtype=bool)
+            return pa.nulls(len(values), pa.binary()), ~nothing, nothing
         floats = values.cast(pa.float64())
-        if kind == "float":
-            return floats, np.zeros(len(values), dtype=bool)
         numbers = _to_numpy(floats)
+        if kind == "float":
+            beyond = _to_numpy(floats.is_valid()) & ~(np.isfinite(numbers) & _fits_float32(numbers))
+            return floats, nothing, beyond
         whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**63)
-        return pa.array(np.where(whole, numbers, 0).astype(np.int64), mask=~whole), ~whole
+        return pa.array(np.where(whole, numbers, 0).astype(np.int64), mask=~whole), ~whole, nothing
     # Nested structs, dates and the like have no tf.Example form.
-    return pa.nulls(len(values), pa.binary()), np.ones(len(values), dtype=bool)
+    return pa.nulls(len(values), pa.binary()), ~nothing, nothing
 
 
 # How the formats tf.io.decode_image reads begin: JPEG, PNG, GIF, BMP, JPEG XL (codestream, container).
