@@ -10,6 +10,7 @@ from skewless.layers.export import (
     transform_raw_rows_dense,
     transform_raw_rows_exported,
 )
+from skewless.layers.feature_encoder import FeatureEncoder
 from skewless.layers.fill_missing import FillMissing
 from skewless.layers.keras_preprocessor import (
     NativeFeatureCheck,
@@ -19,6 +20,7 @@ from skewless.layers.keras_preprocessor import (
     keras_preprocessor,
     raw_feature_batch,
 )
+from skewless.layers.model_inputs import encoding_plan, model_inputs
 from skewless.layers.native_preprocessor import NativePreprocessor
 from skewless.layers.raw_feature_model import RawFeatureModel
 from skewless.layers.raw_inputs import raw_inputs
@@ -29,6 +31,7 @@ from skewless.safe_names import keras_layer_name, signature_argument_name
 
 __all__ = [
     "Cast",
+    "FeatureEncoder",
     "FillMissing",
     "NativeFeatureCheck",
     "NativePreprocessor",
@@ -38,10 +41,12 @@ __all__ = [
     "TransformLayer",
     "VocabularyFirst",
     "check_preprocessor",
+    "encoding_plan",
     "export_keras_preprocessor",
     "export_serving_model",
     "keras_layer_name",
     "keras_preprocessor",
+    "model_inputs",
     "parse_raw_examples",
     "raw_feature_batch",
     "raw_inputs",
