@@ -40,6 +40,7 @@ def test_runs_top_to_bottom(tmp_path, monkeypatch):
     printed = "".join(output.get("text", "") + output.get("data", {}).get("text/plain", "") for output in outputs)
     assert "read 10,000 rows" in printed  # the job ran on the configured rows
     assert "no differences" in printed  # the skew check's verdict
+    assert "val_accuracy" in printed and "embedding" in printed  # the training curve; model_inputs' plan
     # everything the notebook wrote stayed under its temporary folder
     work = [path for path in tmp_path.iterdir() if path.name.startswith("skewless-quickstart-")]
     assert len(work) == 1 and (work[0] / "out" / "run.json").exists() and (work[0] / "export" / "1").is_dir()
