@@ -72,15 +72,25 @@ class FeatureEncoder(keras.layers.Layer):
         """Columns of the encoded tensor."""
         return sum(entry["width"] for entry in self.plan)
 
+    def __call__(self, features, *args, **kwargs):
+        # Checked before Keras' __call__, which would wrap the one-line error into a multi-line one.
+        self._check_inputs(features)
+        return super().__call__(features, *args, **kwargs)
+
     def call(self, features):
-        missing = [entry["feature"] for entry in self.plan if entry["feature"] not in features]
-        missing += [entry["weights"] for entry in self.plan if entry.get("weights") and entry["weights"] not in features]
-        if missing:
-            raise InputError(f"FeatureEncoder: features {missing} are missing from its inputs (got {sorted(features)})")
         return tf.concat([self._encode(entry, features) for entry in self.plan], axis=-1)
 
     def compute_output_spec(self, features):
         return keras.KerasTensor((None, self.width), dtype="float32")
+
+    def _check_inputs(self, features) -> None:
+        if not isinstance(features, dict):
+            raise InputError(f"FeatureEncoder takes a dict of features by name, got {type(features).__name__}")
+        needed = [entry["feature"] for entry in self.plan]
+        needed += [entry["weights"] for entry in self.plan if entry.get("weights")]
+        missing = [name for name in needed if name not in features]
+        if missing:
+            raise InputError(f"FeatureEncoder: features {missing} are missing from its inputs (got {sorted(features)})")
 
     def get_config(self):
         return {**super().get_config(), "plan": [dict(entry) for entry in self.plan]}

@@ -9,10 +9,11 @@ bucketize buckets, cross buckets):
 - ``n > 50``: an embedding of ``min(600, round(1.6 * n ** 0.56))`` dimensions (a mean of embeddings for a
   list of ids); one-hot would make the input as wide as the vocabulary.
 
-The thresholds are the usual tabular-data practice (one-hot for a few categories, embeddings past a few
-dozen); the dimension formula is fast.ai's ``emb_sz_rule`` (Howard & Gugger, "Fastai: a layered API for
-deep learning", 2020; fastai/tabular/model.py), fitted on their tabular experiments, where the square
-root and fourth root rules of thumb gave too small embeddings for large vocabularies.
+The thresholds are the project's seed notes' advice as issue 18 quotes it ("one-hot below ~10 categories,
+embeddings above ~50"); the dimension formula is fast.ai's ``emb_sz_rule`` (fastai/tabular/model.py;
+Howard & Gugger, "Fastai: a layered API for deep learning", 2020), an empirical fit from their tabular
+models, chosen over the fourth-root rule of thumb of TensorFlow's feature-column guide, which gives
+embeddings of 3 to 6 dimensions for 50 to 1,000 ids.
 
 Imports nothing heavy: the report reuses it without TensorFlow.
 """

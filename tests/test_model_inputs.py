@@ -44,8 +44,8 @@ def test_advice_one_hot_up_to_fifty_ids_then_fastai_sized_embeddings():
         advise(0)
 
 
-def _features(run_dir, rows=300):
-    features, _ = next(iter(make_dataset(run_dir, "train", batch_size=rows, shuffle_buffer=0)))
+def _features(run_dir, rows=300, names=None):
+    features, _ = next(iter(make_dataset(run_dir, "train", batch_size=rows, shuffle_buffer=0, features=names)))
     return features
 
 
@@ -60,8 +60,7 @@ def test_encoded_columns_are_the_advice_per_feature(example_run):
     features = _features(example_run.output_dir)
     encoder = keras.Model(inputs, encoded)
     columns = encoder.predict(dict(features), verbose=0)
-    embeddings = {layer.name: layer for layer in encoder.layers if isinstance(layer, FeatureEncoder)}
-    embeddings = embeddings["encoded_features"].embeddings
+    embeddings = next(layer for layer in encoder.layers if isinstance(layer, FeatureEncoder)).embeddings
     offset, kinds = 0, {}
     for name in sorted(inputs):  # model_inputs encodes in name order
         values = features[name].numpy()
@@ -72,7 +71,7 @@ def test_encoded_columns_are_the_advice_per_feature(example_run):
             offset, kinds[name] = offset + 1, "numeric"
             continue
         advice = advise(ids)
-        width = advice.width
+        width = advice.width  # one-hot: ids columns; embedding: its dimension
         block = columns[:, offset:offset + width]
         if advice.encoding == ONE_HOT:
             np.testing.assert_array_equal(block, np.eye(ids, dtype=np.float32)[values], err_msg=name)
@@ -189,6 +188,7 @@ def test_census_in_three_lines_trains_saves_and_serves(census_run, census_path, 
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "far", "away", "and", "then", "slept"]
 TAGS = ["a", "b", "c", "d", "e"]
+ENCODABLE = ["big", "bow", "codes", "id", "padded", "tags", "text", "tfidf"]
 
 
 @pytest.fixture(scope="module")
@@ -198,12 +198,13 @@ def list_run(tmp_path_factory):
 
     rng = np.random.default_rng(5)
     folder = tmp_path_factory.mktemp("lists")
-    lines = ["id,tags,padded,codes,big,text,bow,tfidf,target"]
+    lines = ["id,tags,padded,codes,big,text,bow,tfidf,word,target"]
     for i in range(240):
         tags = "|".join(rng.choice(TAGS, rng.integers(0, 4)))
         codes = "|".join(str(c) for c in rng.integers(0, 1000, rng.integers(0, 5)))
         text = " ".join(rng.choice(WORDS, rng.integers(1, 7)))
-        lines.append(f"{i},{tags},{tags},{codes},{rng.integers(0, 10_000)},{text},{text},{text},{rng.integers(0, 2)}")
+        big, target = rng.integers(0, 10_000), rng.integers(0, 2)
+        lines.append(f"{i},{tags},{tags},{codes},{big},{text},{text},{text},w{i},{target}")
     (folder / "rows.csv").write_text("\n".join(lines) + "\n")
     config = {
         "name": "lists",
@@ -217,6 +218,7 @@ def list_run(tmp_path_factory):
             "text": {"transform": "text_vocabulary", "top_k": 8},
             "bow": {"transform": "text_vocabulary", "top_k": 8, "output": "bag_of_words"},
             "tfidf": {"transform": "text_vocabulary", "top_k": 8, "output": "tfidf"},
+            "word": {"transform": "passthrough"},  # a string: no encoding
         },
         "label": {"column": "target"},
         "output": {"dir": str(folder / "out"), "splits": {"train": 1.0}, "shards": 1},
@@ -236,16 +238,18 @@ def test_lists_are_multi_hot_or_pooled_and_texts_weighted(list_run):
 
     graph = tft.TFTransformOutput(list_run.graph_dir)
     run_dir = list_run.output_dir
+    with pytest.raises(InputError, match="feature 'word' is a string and has no fixed-width encoding"):
+        model_inputs(run_dir)
     # text (8 + 1 OOV ids) as a mean of embeddings, to check the masked mean on short lists too
-    inputs, encoded = model_inputs(run_dir, embedding_dims={"text": 3})
+    inputs, encoded = model_inputs(run_dir, embedding_dims={"text": 3}, features=ENCODABLE)
     assert "bow_weights" in inputs and "tfidf_weights" in inputs  # consumed by bow and tfidf, not encoded alone
     encoder = next(layer for layer in keras.Model(inputs, encoded).layers if isinstance(layer, FeatureEncoder))
     plan = {entry["feature"]: entry for entry in encoder.plan}
-    assert sorted(plan) == ["big", "bow", "codes", "id", "padded", "tags", "text", "tfidf"]
+    assert list(plan) == ENCODABLE
     assert plan["codes"]["encoding"] == plan["big"]["encoding"] == EMBEDDING  # 100 and 200 buckets
     assert (plan["codes"]["width"], plan["big"]["width"]) == (advise(100).width, advise(200).width)
 
-    features = _features(run_dir, rows=240)
+    features = _features(run_dir, rows=240, names=list(inputs))
     columns = keras.Model(inputs, encoded).predict(dict(features), verbose=0)
     offset = 0
     for name, entry in plan.items():  # a dict keeps the plan's order: the columns' order
@@ -282,21 +286,31 @@ def test_a_model_on_lists_trains_and_its_export_serves_raw_rows(list_run, tmp_pa
 
     run_dir = list_run.output_dir
     keras.utils.set_random_seed(2)
-    inputs, encoded = model_inputs(run_dir)
+    inputs, encoded = model_inputs(run_dir, features=ENCODABLE)
     model = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(encoded))
     model.compile(optimizer="adam", loss="binary_crossentropy")
-    train = make_dataset(run_dir, "train", batch_size=64, seed=0).map(lambda f, y: (f, tf.cast(y, tf.float32)))
+    train = make_dataset(run_dir, "train", batch_size=64, seed=0, features=list(inputs))
+    train = train.map(lambda features, label: (features, tf.cast(label, tf.float32)))
     history = model.fit(train, epochs=2, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
 
     export_serving_model(run_dir, model, tmp_path / "export")
     spec = read_spec_file(tmp_path / "export")["raw"]
     rows = [{"id": 1, "tags": ["a", "b", "a"], "padded": ["e"], "codes": [], "big": 7, "text": "the cat sat",
-             "bow": "the cat sat", "tfidf": "the cat sat"},
+             "bow": "the cat sat", "tfidf": "the cat sat", "word": "v"},
             {"id": 2, "tags": [], "padded": ["zz", "c", "d"], "codes": [1, 2, 3], "big": 9_999, "text": "unseen words",
-             "bow": "dog", "tfidf": ""}]
+             "bow": "dog", "tfidf": "", "word": "w"}]
     examples = tf.constant(serialize_raw_examples(rows, spec))
     served = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"](examples=examples)
     transformed = TransformLayer(run_dir)(parse_raw_examples(examples, spec))
     expected = model({name: transformed[name] for name in inputs}).numpy()
     np.testing.assert_allclose(served["output_0"].numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_encoder_names_the_features_it_misses():
+    encoder = FeatureEncoder([{"feature": "a", "encoding": "numeric", "width": 1},
+                              {"feature": "b", "encoding": "one_hot", "width": 3, "ids": 3, "weights": "b_weights"}])
+    with pytest.raises(InputError, match=r"features \['b_weights'\] are missing from its inputs \(got \['a', 'b'\]\)"):
+        encoder({"a": np.zeros(2, "float32"), "b": np.zeros(2, "int64")})
+    with pytest.raises(InputError, match="takes a dict"):
+        encoder(np.zeros(2))
