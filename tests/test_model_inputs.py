@@ -314,3 +314,12 @@ def test_encoder_names_the_features_it_misses():
         encoder({"a": np.zeros(2, "float32"), "b": np.zeros(2, "int64")})
     with pytest.raises(InputError, match="takes a dict"):
         encoder(np.zeros(2))
+
+
+def test_the_advice_imports_nothing_heavy():
+    # the report reuses the rule in light commands, which must not wait for TensorFlow
+    import subprocess
+    import sys
+
+    code = "import sys, skewless.encoding_advice; print(sorted({'tensorflow', 'keras', 'apache_beam'} & set(sys.modules)))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
