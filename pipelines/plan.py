@@ -16,6 +16,8 @@ from skewless.config import JobConfig
 from skewless.pipelines import shards, sources
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.raw_types import resolve_columns
+from skewless.pipelines.reading.csv import columns_of
+from skewless.pipelines.reading.files import expand_paths
 
 
 @dataclass
@@ -32,9 +34,9 @@ class JobPlan:
 def plan(config: JobConfig) -> JobPlan:
     """Resolves inputs, column types and work units; the job and `skewless verify` share it."""
     input_config = config.input
-    paths = [] if input_config.format == "synthetic" else sources.expand_paths(input_config, config.resolve)
+    paths = [] if input_config.format == "synthetic" else expand_paths(input_config.paths, config.resolve)
     if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": sources.csv_header(paths[0], input_config)})
+        input_config = input_config.model_copy(update={"columns": columns_of(paths, input_config)})
     columns = resolve_columns(config, input_config, paths)
     sizes = sources.input_sizes(input_config, paths)
     estimated = _estimated_output_bytes(input_config, sizes)

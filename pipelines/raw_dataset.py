@@ -27,6 +27,8 @@ from skewless.errors import ConfigError
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
 from skewless.pipelines import object_store
 from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.reading.csv import columns_of
+from skewless.pipelines.reading.files import expand_paths, format_of
 
 _log = logging.getLogger(__name__)
 
@@ -35,7 +37,6 @@ _log = logging.getLogger(__name__)
 _SPLITTABLE = ("csv", "synthetic", "python")
 _UNITS_PER_INPUT = 4
 _KINDS = {tf.int64: "int", tf.float32: "float", tf.string: "bytes"}
-_FORMATS = {".csv": "csv", ".tfrecord": "tfrecord", ".parquet": "parquet"}
 
 
 def make_raw_dataset(
@@ -53,7 +54,8 @@ def make_raw_dataset(
 
     Args:
       source: a job config (`JobConfig`, a dict, or a YAML path), a job's `InputConfig`, or data
-        file paths (.csv with a header row, .tfrecord of tf.train.Example, .parquet; optionally .gz).
+        file paths (.csv with a header row, .tfrecord of tf.train.Example, .parquet; the suffixes
+        `skewless schema infer` knows; gzip is told by the bytes).
         A config's input may be any format the job reads, a `python` generator included: its
         rows reach tf.data through `Dataset.from_generator`, typed by an explicit signature.
       graph_dir: a run directory or its transform_graph/. Its raw feature spec then types the
@@ -150,33 +152,18 @@ def _input_of(source) -> tuple[JobConfig | None, InputConfig]:
     if len(paths) == 1 and paths[0].endswith((".yaml", ".yml")):
         config = load_config(paths[0])
         return config, config.input
-    formats = {_format_of(path) for path in paths}
-    if len(formats) != 1:
-        raise ConfigError(f"the data files mix formats ({', '.join(sorted(formats))}); read one format at a time")
-    return None, InputConfig(format=formats.pop(), paths=paths, header=True)
-
-
-def _format_of(path: str) -> str:
-    name = path.removesuffix(".gz")
-    for suffix, data_format in _FORMATS.items():
-        if name.endswith(suffix):
-            return data_format
-    raise ConfigError(
-        f"{path}: cannot tell the format from the name (expected {', '.join(_FORMATS)}, optionally .gz); "
-        "pass a config to read other files"
-    )
+    data_format = format_of(paths, "pass a config to read other files, one format at a time")
+    return None, InputConfig(format=data_format, paths=paths, header=True)
 
 
 def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[InputConfig, list[str]]:
     """The input files, and for a CSV with a header the column names read from it."""
-    from skewless.pipelines.sources import csv_header, expand_paths
-
     if input_config.format == "synthetic":
         return input_config, []
     resolve = config.resolve if config is not None else os.path.abspath
-    paths = expand_paths(input_config, resolve)
+    paths = expand_paths(input_config.paths, resolve)
     if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": csv_header(paths[0], input_config)})
+        input_config = input_config.model_copy(update={"columns": columns_of(paths, input_config)})
     return input_config, paths
 
 

@@ -83,13 +83,10 @@ def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = 
 
         return dict(COLUMNS)
     if input_config.format == "parquet":
-        import pyarrow.parquet as pq
-        from apache_beam.io.filesystems import FileSystems
+        from skewless.pipelines.reading.parquet import parquet_file, plain_type
 
-        from skewless.schemas.readers import plain_type
-
-        with FileSystems.open(paths[0]) as handle:
-            arrow = pq.ParquetFile(handle).schema_arrow
+        with parquet_file(paths[0]) as parquet:
+            arrow = parquet.schema_arrow
         kinds = {}
         for field in arrow:
             try:
@@ -107,14 +104,11 @@ def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = 
 
 def _check_parquet_types(paths: list[str], names: list[str]) -> None:
     """Refuses, before any worker starts, a read column whose Arrow type no plain type takes, in any input."""
-    import pyarrow.parquet as pq
-    from apache_beam.io.filesystems import FileSystems
-
-    from skewless.schemas.readers import plain_type
+    from skewless.pipelines.reading.parquet import parquet_file, plain_type
 
     for path in paths:
-        with FileSystems.open(path) as handle:
-            arrow = pq.ParquetFile(handle).schema_arrow
+        with parquet_file(path) as parquet:
+            arrow = parquet.schema_arrow
         for field in arrow:
             if field.name in names:
                 plain_type(field.type, f"{path}: column {field.name!r}")
@@ -157,17 +151,10 @@ def _kind(arrow_type: pa.DataType) -> str:
 def _csv_types(input_config: InputConfig, path: str, lists=()) -> dict[str, str]:
     """Kinds of the columns of the file's first MB, split and typed as the job reads them: lines that are not
     UTF-8 or not well-formed are left out, and a column takes the kind most of its values parse as."""
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
+    from skewless.pipelines.reading.csv import parse_csv_block, read_head
     from skewless.schemas.infer import majority_kind, text_counts
-    from skewless.schemas.readers import parse_csv_block
 
-    compression = CompressionTypes.GZIP if path.endswith(".gz") else CompressionTypes.UNCOMPRESSED
-    with FileSystems.open(path, compression_type=compression) as handle:
-        if input_config.header:
-            handle.readline()
-        head = handle.read(SAMPLE_BYTES)
-    head = head[: head.rfind(b"\n") + 1] or head
+    head = read_head(path, input_config, SAMPLE_BYTES)
     names = list(input_config.columns or [])
     table = parse_csv_block(head, names, input_config.delimiter, input_config.skip_initial_space).batch
     types = {}
@@ -181,8 +168,7 @@ def _csv_types(input_config: InputConfig, path: str, lists=()) -> dict[str, str]
 
 def _tfrecord_types(path: str, record: str) -> dict[str, str]:
     """Kinds of the features (context features and feature lists alike) of the file's first records."""
-    from skewless.pipelines.input_files import read_records
-    from skewless.schemas.readers import decode_examples, record_decoder
+    from skewless.pipelines.reading.tfrecord import decode_examples, read_records, record_decoder
     from skewless.sequence_specs import SEQUENCE_COLUMN
 
     records = list(read_records(path, 0, SAMPLE_RECORDS))  # damage is an InputError with the offset

@@ -9,12 +9,13 @@ A CSV byte range owns the lines that *start* inside it: a reader seeks to `start
 of that line, then reads lines until one starts at or after `stop`. Lines are rows (quoted values with
 newlines are not supported in splittable CSV). Files that cannot be split (gzip CSV) are one segment.
 
+The files are read by the reading layer (`pipelines/reading`), as `skewless schema validate` reads them.
 Every reader returns `Chunk`s: the rows that decoded, typed as the raw columns say, each with a split
 key, plus the rows that did not (`BadRow`, with file, line or record number and the reason) so that
 the job can put them in quarantine instead of dropping them. What makes a row bad is decided where
-`skewless schema validate` decides it: CSV lines are split by `schemas.readers.parse_csv_block`, text
-is parsed by `schemas.row_checks.parse_text` and every row is judged by `check_batch` against the
-job's schema (`job_schema`). Damaged files (a TFRecord CRC, a cut gzip stream) are an `InputError`.
+`skewless schema validate` decides it: text is parsed by `schemas.row_checks.parse_text` and every row is
+judged by `check_batch` against the job's schema (`job_schema`). Damaged files (a TFRecord CRC, a cut gzip
+stream) are an `InputError`.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ import pyarrow.compute as pc
 from skewless.config import InputConfig, JobConfig
 from skewless.errors import InputError
 from skewless.pipelines.columns import ARROW_TYPES, RawColumn
-from skewless.pipelines.input_files import count_records, is_gzip, open_input, read_records
+from skewless.pipelines.reading.csv import csv_blocks, csv_record_batches
+from skewless.pipelines.reading.files import is_gzip
+from skewless.pipelines.reading.parquet import parquet_batches, parquet_file
+from skewless.pipelines.reading.tfrecord import count_records, tfrecord_batches
 
 PYTHON_SOURCE = "generator"
-CSV_BLOCK_BYTES = 8 << 20
 ROW_CHUNK = 65_536
 # Bad records are kept in quarantine by their first bytes, in hex.
 RAW_RECORD_BYTES = 200
@@ -81,36 +84,6 @@ class Chunk:
 # --------------------------------------------------------------------------------------------- planning
 
 
-def expand_paths(input_config: InputConfig, resolve) -> list[str]:
-    """The input files, in a stable order: each glob's matches sorted, globs in config order."""
-    from apache_beam.io.filesystems import FileSystems
-
-    paths: list[str] = []
-    for pattern in input_config.paths:
-        resolved = resolve(pattern)
-        try:
-            matches = FileSystems.match([resolved])[0].metadata_list
-        except Exception as error:  # Beam raises BeamIOError subclasses per filesystem
-            raise InputError(f"{resolved}: cannot list input: {error}") from None
-        files = sorted(m.path for m in matches if not m.path.endswith("/"))
-        if not files:
-            raise InputError(f"{resolved}: no input file matches")
-        paths.extend(p for p in files if p not in paths)
-    return paths
-
-
-def csv_header(path: str, input_config) -> list[str]:
-    """The column names in the first line of a CSV file, read as schema inference reads them."""
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    from skewless.schemas.readers import parse_header
-
-    compression = CompressionTypes.GZIP if path.endswith(".gz") else CompressionTypes.UNCOMPRESSED
-    with FileSystems.open(path, compression_type=compression) as handle:
-        line = handle.readline().rstrip(b"\r\n")
-    return parse_header(line, input_config.delimiter, input_config.skip_initial_space, f"{path}:1")
-
-
 def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
     """Per input, the size that work is divided by: bytes (CSV), rows (Parquet, synthetic), records (TFRecord).
 
@@ -123,9 +96,11 @@ def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
     if input_config.format == "python":
         return []  # a generator's size is known only by running it
     if input_config.format == "parquet":
-        import pyarrow.parquet as pq
-
-        return [pq.ParquetFile(FileSystems.open(p)).metadata.num_rows for p in paths]
+        sizes = []
+        for path in paths:
+            with parquet_file(path) as parquet:
+                sizes.append(parquet.metadata.num_rows)
+        return sizes
     if input_config.format == "tfrecord":
         return [count_records(p) for p in paths]
     return [FileSystems.match([p])[0].metadata_list[0].size_in_bytes for p in paths]
@@ -142,7 +117,8 @@ def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], nu
         return [WorkUnit(i, (Segment(PYTHON_SOURCE, i, num_units),)) for i in range(num_units)]
     if input_config.format == "synthetic":
         paths = ["synthetic"]
-    # a gzip CSV cannot be cut at byte offsets, nor can one whose quoted fields may hold line breaks
+    # a gzip CSV (by its bytes, whatever its name) cannot be cut at byte offsets, nor can one whose quoted
+    # fields may hold line breaks
     splittable = [not (input_config.format == "csv" and (is_gzip(p) or input_config.multiline)) for p in paths]
     total = sum(sizes)
     if total == 0:
@@ -323,110 +299,49 @@ class RowReader:
     # -- parquet
 
     def _read_parquet(self, segment: Segment) -> Iterator[Chunk]:
-        import pyarrow.parquet as pq
-        from apache_beam.io.filesystems import FileSystems
-
-        from skewless.schemas.readers import plain_batch
-
-        with FileSystems.open(segment.path) as handle:
-            parquet = pq.ParquetFile(handle)
-            names = [c.name for c in self.columns]
-            missing = [name for name in names if name not in parquet.schema_arrow.names]
-            if missing:
-                raise InputError(f"{segment.path}: no column {', '.join(missing)} in the Parquet file")
-            if self.split_key and self.split_key not in names and self.split_key in parquet.schema_arrow.names:
-                names.append(self.split_key)
-            stop = parquet.metadata.num_rows if segment.stop < 0 else segment.stop
-            row = 0
-            for batch in parquet.iter_batches(batch_size=ROW_CHUNK, columns=names):
-                lo, hi = max(segment.start, row), min(stop, row + batch.num_rows)
-                if lo < hi:
-                    part = plain_batch(batch.slice(lo - row, hi - lo), segment.path)
-                    yield self._chunk(part, _row_numbers(lo + 1, hi - lo), [], segment.path, _row_as_json(part))
-                row += batch.num_rows
-                if row >= stop:
-                    break
+        names = [c.name for c in self.columns]
+        optional = [self.split_key] if self.split_key else []
+        for part in parquet_batches(segment.path, ROW_CHUNK, names, optional, segment.start, segment.stop):
+            yield self._chunk(part.batch, part.numbers, [], segment.path, _row_as_json(part.batch))
 
     # -- tfrecord of tf.train.Example or tf.train.SequenceExample
 
     def _read_tfrecord(self, segment: Segment) -> Iterator[Chunk]:
-        from skewless.schemas.readers import record_decoder
-
-        decoder, message = record_decoder(self.config.record)
-        first = segment.start + 1  # 1-based number of records[0]
-        records: list[bytes] = []
-        for record in read_records(segment.path, segment.start, segment.stop):
-            records.append(record)
-            if len(records) == ROW_CHUNK:
-                yield from self._decode(decoder, message, records, segment.path, first)
-                first += len(records)
-                records = []
-        if records:
-            yield from self._decode(decoder, message, records, segment.path, first)
-
-    def _decode(self, decoder, message: str, records: list[bytes], path: str, first: int) -> Iterator[Chunk]:
         from skewless.pipelines.sequence_input import lift_feature_lists
-        from skewless.schemas.readers import decode_examples
 
         def hex_head(record: bytes) -> str:
             return record[:RAW_RECORD_BYTES].hex()
 
-        for decoded in decode_examples(decoder, records, path, first, message):
-            numbers = decoded.numbers
+        for decoded in tfrecord_batches(segment.path, ROW_CHUNK, self.config.record, segment.start, segment.stop):
             batch, misplaced = decoded.batch, {}
             if self.config.record == "sequence_example":
                 batch, misplaced = lift_feature_lists(batch, self.columns)
             yield self._chunk(
-                batch, numbers, decoded.rejected, path,
-                lambda row, numbers=numbers: hex_head(records[numbers[row] - first]), raw_rejected=hex_head,
-                problems=misplaced,
+                batch, decoded.numbers, decoded.rejected, segment.path,
+                lambda row, raw=decoded.raw: hex_head(raw(row)), raw_rejected=hex_head, problems=misplaced,
             )
 
     # -- csv
 
     def _read_csv(self, segment: Segment) -> Iterator[Chunk]:
-        from skewless.schemas.readers import line_bounds, parse_csv_block
-
         names = list(self.config.columns or [])
         missing = [c.name for c in self.columns if c.name not in names]
         if missing:
             raise InputError(f"{segment.path}: no column {missing[0]!r} in the CSV input")
-        if self.config.multiline:
-            yield from self._read_csv_records(segment, names)
+        if self.config.multiline:  # plan_units never cuts such a file
+            for part in csv_record_batches(segment.path, self.config, names, ROW_CHUNK):
+                batch = _split_lists(part.batch, self.columns, self.config)
+                raw = (lambda row, raw=part.raw: raw(row).decode("utf-8", errors="backslashreplace"))
+                yield self._chunk(batch, part.numbers, part.rejected, segment.path, raw, text=True)
             return
-        first_line = None  # of the segment's first block; counting needs the file read up to it
-        lines_in_segment = 0  # lines of the segment before the current block
-        for block, offset in _csv_blocks(segment, self.config.header):
-            if first_line is None:
-                first_line = _Lazy(lambda offset=offset: _lines_before(segment.path, offset) + 1)
-            parsed = parse_csv_block(block, names, self.config.delimiter, self.config.skip_initial_space, first_number=0)
-            bounds = _Lazy(lambda block=block: line_bounds(block))
+        for block in csv_blocks(segment.path, self.config, names, segment.start, segment.stop):
+            parsed = block.parsed
 
-            def line(index: int, before=lines_in_segment) -> int:
-                return first_line() + before + int(index)
-
-            def raw(row: int, numbers=parsed.numbers, block=block, bounds=bounds) -> str:
-                starts, ends = bounds()
-                index = numbers[row]
-                return block[starts[index] : ends[index]].decode("utf-8", errors="backslashreplace")
+            def raw(row: int, numbers=parsed.numbers, block=block) -> str:
+                return block.raw(numbers[row]).decode("utf-8", errors="backslashreplace")
 
             batch = _split_lists(parsed.batch, self.columns, self.config)
-            yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, line=line, text=True)
-            lines_in_segment += block.count(b"\n")
-
-    def _read_csv_records(self, segment: Segment, names: list[str]) -> Iterator[Chunk]:
-        """A whole CSV file whose quoted fields may hold line breaks (plan_units never cuts such a file)."""
-        from skewless.schemas.readers import parse_csv_records
-
-        with open_input(segment.path) as handle:
-            if self.config.header:
-                handle.readline()
-            records = parse_csv_records(handle, names, self.config.delimiter, self.config.skip_initial_space,
-                                        first_number=2 if self.config.header else 1, batch_rows=ROW_CHUNK)
-            for parsed, raws in records:
-                batch = _split_lists(parsed.batch, self.columns, self.config)
-                raw = (lambda row, raws=raws: raws[row].decode("utf-8", errors="backslashreplace"))
-                yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, text=True)
+            yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, line=block.line, text=True)
 
     # -- shared: judging rows, typing, split keys
 
@@ -446,7 +361,7 @@ class RowReader:
 
         `numbers[i]` numbers row i and `line(number)` makes it the line or record number a BadRow names;
         `raw(i)` is row i as quarantine keeps it. `text`: the columns are CSV text to parse. `rejected`
-        are the rows the reader could not split into columns (`schemas.readers.RejectedRow`); `problems`
+        are the rows the reader could not split into columns (`pipelines.reading.batches.RejectedRow`); `problems`
         (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
         from skewless.pipelines.sequence_input import values_per_row
@@ -664,65 +579,3 @@ def _row_as_json(batch: pa.RecordBatch) -> Callable[[int], str]:
         return json.dumps(values, default=lambda value: value.decode("utf-8", errors="backslashreplace"))
 
     return render
-
-
-class _Lazy:
-    """A value computed on first use: line numbers and bounds are only needed for bad rows."""
-
-    def __init__(self, compute: Callable):
-        self._compute = compute
-        self._done = False
-        self._value = None
-
-    def __call__(self):
-        if not self._done:
-            self._value, self._done = self._compute(), True
-        return self._value
-
-
-def _csv_blocks(segment: Segment, header: bool) -> Iterator[tuple[bytes, int]]:
-    """Yields (block, offset of its first byte) for the lines a CSV segment owns, in blocks of whole lines."""
-    with open_input(segment.path) as handle:
-        position = segment.start
-        if segment.start > 0:
-            handle.seek(segment.start - 1)
-            position = segment.start - 1 + len(handle.readline())
-        elif header:
-            position = len(handle.readline())
-        stop = segment.stop if segment.stop >= 0 else None
-        carry = b""
-        block_start = position  # file offset of the first byte of the next block
-        while True:
-            want = CSV_BLOCK_BYTES if stop is None else min(CSV_BLOCK_BYTES, max(stop - position, 0))
-            data = handle.read(want) if want > 0 else b""
-            position += len(data)
-            at_end = not data or (stop is not None and position >= stop)
-            if at_end:
-                block = carry + data
-                if block and not block.endswith(b"\n"):
-                    # the last owned line runs past `stop`: read it to its end
-                    block += handle.readline()
-                carry = b""
-            else:
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    carry += data
-                    continue
-                block, carry = carry + data[: cut + 1], data[cut + 1 :]
-            if block:
-                yield block, block_start
-                block_start += len(block)
-            if at_end:
-                return
-
-
-def _lines_before(path: str, offset: int) -> int:
-    count, remaining = 0, offset
-    with open_input(path) as handle:
-        while remaining > 0:
-            data = handle.read(min(remaining, CSV_BLOCK_BYTES))
-            if not data:
-                break
-            count += data.count(b"\n")
-            remaining -= len(data)
-    return count

@@ -16,6 +16,7 @@ Per column the inferred feature has:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,7 +24,6 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
-from skewless.schemas.readers import BATCH_ROWS, read_batches
 from skewless.schemas.row_checks import parse_text
 
 MAX_DOMAIN_SIZE = 100
@@ -58,14 +58,16 @@ class _Column:
             self.present[kind] += count
 
 
-def infer_schema(
-    config: InputConfig, max_domain_size: int = MAX_DOMAIN_SIZE, batch_rows: int = BATCH_ROWS
-) -> InferredSchema:
-    """Reads every row of the inputs once and returns the schema that describes them."""
+def infer_schema(config: InputConfig, batches: Iterable, max_domain_size: int = MAX_DOMAIN_SIZE) -> InferredSchema:
+    """The schema that describes every row of `batches`, the inputs of `config` as the reading layer reads them.
+
+    `batches` are `skewless.pipelines.reading.SourceBatch`es (`read_batches(config)`): schemas judge rows,
+    the caller reads them, so this package needs no file system and no Beam.
+    """
     columns: dict[str, _Column] = {}
     rows = rejected = 0
     text_input = config.format == "csv"
-    for source in read_batches(config, batch_rows):
+    for source in batches:
         rows += source.batch.num_rows
         rejected += len(source.rejected)
         for name, array in zip(source.batch.schema.names, source.batch.columns):

@@ -1,19 +1,17 @@
 """Validating data against a tf.metadata Schema: anomalies with row counts and example rows.
 
 Rows are judged by `row_checks.check_batch`, the same function that sends rows to quarantine in
-`skewless run`, and by the readers' rejections (CSV field counts, quoting, UTF-8, undecodable
+`skewless run`, and by the reading layer's rejections (CSV field counts, quoting, UTF-8, undecodable
 records). Columns the schema does not declare are reported too, although the job ignores them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Collection
+from typing import Collection, Iterable
 
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from skewless.config import InputConfig
-from skewless.schemas.readers import BATCH_ROWS, read_batches
 from skewless.schemas.row_checks import PROBLEM_KINDS, check_batch, string_domain_values, unexpected_columns
 
 UNEXPECTED_COLUMN = "unexpected_column"
@@ -51,13 +49,15 @@ class ValidationReport:
 
 
 def validate(
-    config: InputConfig,
+    batches: Iterable,
     schema: schema_pb2.Schema,
     optional: Collection[str] = (),
     max_examples: int = 3,
-    batch_rows: int = BATCH_ROWS,
 ) -> ValidationReport:
-    """Checks every row of the inputs against `schema`; `optional` as in `check_batch`."""
+    """Checks every row of `batches` against `schema`; `optional` as in `check_batch`.
+
+    `batches` are `skewless.pipelines.reading.SourceBatch`es (`read_batches(config)`), read as the job reads.
+    """
     for feature in schema.feature:
         string_domain_values(feature, schema)  # a dangling domain reference fails before any reading
     found: dict[tuple[str, str | None], Anomaly] = {}
@@ -69,7 +69,7 @@ def validate(
             anomaly.examples.append((where, detail))
 
     rows = bad_rows = 0
-    for source in read_batches(config, batch_rows):
+    for source in batches:
         rows += source.batch.num_rows + len(source.rejected)
         bad_rows += len(source.rejected)
         for rejected in source.rejected:

@@ -152,12 +152,12 @@ def schema_infer(
     """Infer a schema from data: types, presence, categorical domains, value counts."""
     from google.protobuf import text_format
 
+    from skewless.pipelines.reading import input_config, read_batches
     from skewless.schemas import write_schema
     from skewless.schemas.infer import infer_schema
-    from skewless.schemas.readers import input_config
 
     config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
-    inferred = infer_schema(config, max_domain_size=max_domain_size)
+    inferred = infer_schema(config, read_batches(config), max_domain_size=max_domain_size)
     if out:
         write_schema(inferred.schema, out)
     else:
@@ -179,8 +179,8 @@ def schema_validate(
     examples: int = typer.Option(3, "--examples", min=0, help="Example rows shown per anomaly."),
 ) -> None:
     """Check data against a schema; exit code 1 when any anomaly is found."""
+    from skewless.pipelines.reading import input_config, read_batches
     from skewless.schemas import load_schema
-    from skewless.schemas.readers import input_config
     from skewless.schemas.validate import print_report, validate
 
     loaded = load_schema(schema)
@@ -188,7 +188,7 @@ def schema_validate(
         # Headerless CSV: the schema's features, in order, are the columns (other formats ignore this).
         columns = ",".join(feature.name for feature in loaded.feature)
     config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
-    report = validate(config, loaded, max_examples=examples)
+    report = validate(read_batches(config), loaded, max_examples=examples)
     print_report(report)
     if not report.clean:
         raise typer.Exit(1)

@@ -121,7 +121,7 @@ def test_gzip_stream_with_a_flipped_byte(tmp_path, clean):
 
 def test_reading_a_unit_checks_too(tmp_path, clean):
     """The read pass checks every record again (the file may change after planning): same error."""
-    from skewless.pipelines.input_files import read_records
+    from skewless.pipelines.reading.tfrecord import read_records
 
     data, offsets = clean
     damaged = bytearray(data)
@@ -134,7 +134,7 @@ def test_reading_a_unit_checks_too(tmp_path, clean):
 
 
 def test_clean_records_read_back_exactly(tmp_path, clean):
-    from skewless.pipelines.input_files import count_records, read_records
+    from skewless.pipelines.reading.tfrecord import count_records, read_records
 
     data, offsets = clean
     records = examples()

@@ -12,7 +12,8 @@ import yaml
 
 from skewless.config import load_config
 from skewless.errors import ConfigError, InputError
-from skewless.schemas.readers import input_config, parse_header
+from skewless.pipelines.reading import input_config, read_batches
+from skewless.pipelines.reading.csv import parse_header
 
 
 def job_config(folder, path, **input_options) -> dict:
@@ -51,7 +52,8 @@ def test_byte_order_mark_is_no_part_of_the_first_column_name(tmp_path):
     path = tmp_path / "bom.csv"
     path.write_bytes("\ufeffid,x,note\n".encode() + b"".join(b"%d,%d.5,n%d\n" % (i, i, i % 3) for i in range(20)))
     assert parse_header(path.read_bytes().split(b"\n")[0], ",", True, "f:1") == ["id", "x", "note"]
-    inferred = infer_schema(input_config([str(path)], header=True))
+    config = input_config([str(path)], header=True)
+    inferred = infer_schema(config, read_batches(config))
     assert [feature.name for feature in inferred.schema.feature] == ["id", "x", "note"]
     result = run(job_config(tmp_path, path))
     assert written_ids(result.output_dir) == list(range(20))
@@ -104,7 +106,6 @@ def multiline_csv(folder):
 def test_multiline_reads_quoted_line_breaks_as_one_row(tmp_path):
     from skewless.pipelines import run
     from skewless.schemas.infer import infer_schema
-    from skewless.schemas.readers import read_batches
 
     path = multiline_csv(tmp_path)
     config = input_config([str(path)], header=True)
@@ -114,7 +115,7 @@ def test_multiline_reads_quoted_line_breaks_as_one_row(tmp_path):
     numbers = np.concatenate([batch.numbers for batch in batches]).tolist()
     assert len(notes) == 30 and notes[5] == "first line\nsecond, line" and notes[17] == 'a\nb "quoted"\nc'
     assert numbers[:7] == [2, 3, 4, 5, 6, 7, 9] and numbers[-1] == 34  # a row is numbered by its first line
-    assert infer_schema(config).rows == 30
+    assert infer_schema(config, read_batches(config)).rows == 30
 
     result = run(job_config(tmp_path, path, multiline=True))
     assert quarantined(result.output_dir) == []

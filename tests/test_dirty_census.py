@@ -96,11 +96,12 @@ def test_dirty_census_without_schema_quarantines_every_bad_row(dirty_run):
 
 def test_inferred_schema_follows_the_majority_of_values(dirty_run):
     from skewless.schemas.infer import infer_schema
-    from skewless.schemas.readers import input_config
+    from skewless.pipelines.reading import input_config, read_batches
     from skewless.schemas.schema_io import schema_types
 
     _, expected, folder = dirty_run
-    inferred = infer_schema(input_config([str(folder / "dirty.csv")], columns=COLUMNS))
+    config = input_config([str(folder / "dirty.csv")], columns=COLUMNS)
+    inferred = infer_schema(config, read_batches(config))
     types = schema_types(inferred.schema)
     assert {name: types[name] for name in ("age", "fnlwgt", "hours-per-week")} == dict.fromkeys(
         ("age", "fnlwgt", "hours-per-week"), "int")

@@ -124,7 +124,7 @@ def test_a_column_of_unsupported_type_is_refused_in_one_line(tmp_path, with_sche
 def test_make_raw_dataset_and_schema_infer_read_the_same_plain_values(pandas_run, tmp_path):
     from skewless.pipelines.raw_dataset import make_raw_dataset
     from skewless.schemas.infer import infer_schema
-    from skewless.schemas.readers import input_config
+    from skewless.pipelines.reading import input_config, read_batches
     from tensorflow_metadata.proto.v0 import schema_pb2
 
     frame, result, written = pandas_run
@@ -139,7 +139,8 @@ def test_make_raw_dataset_and_schema_infer_read_the_same_plain_values(pandas_run
 
     readable = str(tmp_path / "readable.parquet")  # schema infer reads every column: leave out the duration
     frame.drop(columns="waited").to_parquet(readable)
-    schema = infer_schema(input_config([readable])).schema
+    config = input_config([readable])
+    schema = infer_schema(config, read_batches(config)).schema
     types = {feature.name: feature.type for feature in schema.feature}
     assert [types[name] for name in ("stamp", "stamp_tz", "date", "date_ms", "time", "time_ms")] == [schema_pb2.INT] * 6
     assert types["price"] == schema_pb2.FLOAT and types["color"] == types["word"] == schema_pb2.BYTES

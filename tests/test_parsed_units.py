@@ -71,7 +71,7 @@ def test_a_field_longer_than_a_work_unit_is_read_whole(tmp_path):
     import tensorflow as tf
 
     from skewless.pipelines import run
-    from skewless.pipelines.input_files import READ_BYTES
+    from skewless.pipelines.reading.tfrecord import READ_BYTES
 
     long_text = "z" * (2 * READ_BYTES + 17)
     lines = ["n,text"] + [f"{i},t{i % 3}" for i in range(40)] + [f"40,{long_text}"] + [f"{i},t0" for i in range(41, 50)]

@@ -192,7 +192,7 @@ _PIECES = [b"a", b"7", b",", b" ", b"\t", b'"', b"\r", b"\n", b"\n", b"\xff", b"
 @given(st.lists(st.sampled_from(_PIECES), max_size=40), st.sampled_from([["x"], ["x", "y"], ["x", "y", "z"]]))
 def test_parse_csv_block_matches_parse_csv_lines(pieces, columns):
     """The job's block splitter gives the rows, line numbers and reasons of `parse_csv_lines` line by line."""
-    from skewless.schemas.readers import parse_csv_block, parse_csv_lines
+    from skewless.pipelines.reading.csv import parse_csv_block, parse_csv_lines
 
     block = b"".join(pieces)
     lines = block.split(b"\n")

@@ -227,5 +227,5 @@ def test_errors(inputs, tmp_path):
         make_raw_dataset(inputs["csv"], transform=True)
     with pytest.raises(ConfigError, match=r"label 'income' is not a raw column \(columns: id, x, city"):
         make_raw_dataset(inputs["csv"], label="income")
-    with pytest.raises(ConfigError, match="rows.txt: cannot tell the format"):
-        make_raw_dataset(str(tmp_path / "rows.txt"))
+    with pytest.raises(ConfigError, match="rows.json: cannot tell the format"):
+        make_raw_dataset(str(tmp_path / "rows.json"))

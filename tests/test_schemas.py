@@ -23,7 +23,8 @@ from typer.testing import CliRunner
 from skewless.errors import InputError, SchemaError, SkewlessError
 from skewless.schemas import load_schema, schema_types, write_schema
 from skewless.schemas.infer import infer_schema
-from skewless.schemas.readers import input_config, parse_csv_lines, read_batches
+from skewless.pipelines.reading import input_config, read_batches
+from skewless.pipelines.reading.csv import parse_csv_lines
 from skewless.schemas.row_checks import check_batch, parse_text
 from skewless.schemas.validate import validate
 
@@ -112,7 +113,8 @@ def test_infer_csv_types_presence_and_domains(tmp_path):
     path = tmp_path / "data.csv"
     path.write_text("\n".join(lines) + "\n\n")  # a trailing blank line is no row
 
-    inferred = infer_schema(input_config([str(path)], header=True), batch_rows=128)
+    config = input_config([str(path)], header=True)
+    inferred = infer_schema(config, read_batches(config, 128))
     schema = inferred.schema
     assert inferred.rows == n and inferred.rejected == 0
     assert schema_types(schema) == {"id": "bytes", "count": "int", "ratio": "float", "colour": "bytes", "maybe": "int"}
@@ -124,13 +126,14 @@ def test_infer_csv_types_presence_and_domains(tmp_path):
     assert maybe.presence.min_fraction == 0.0 and maybe.presence.min_count == 1
     assert all((f.value_count.min, f.value_count.max) == (1, 1) for f in schema.feature)
     # The inferred schema accepts the data it came from.
-    assert validate(input_config([str(path)], header=True), schema).clean
+    assert validate(read_batches(input_config([str(path)], header=True)), schema).clean
 
 
 def test_infer_widens_int_to_float_across_batches(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("\n".join(["1"] * 10 + ["2.5"] + ["x"] * 0) + "\n")
-    inferred = infer_schema(input_config([str(path)], columns="v"), batch_rows=4)
+    config = input_config([str(path)], columns="v")
+    inferred = infer_schema(config, read_batches(config, 4))
     assert schema_types(inferred.schema) == {"v": "float"}
 
 
@@ -149,7 +152,8 @@ def test_infer_parquet_lists_and_nulls(tmp_path):
     path = tmp_path / "data.parquet"
     pq.write_table(table, path, row_group_size=64)
 
-    schema = infer_schema(input_config([str(path)]), batch_rows=100).schema
+    config = input_config([str(path)])
+    schema = infer_schema(config, read_batches(config, 100)).schema
     assert schema_types(schema) == {"fixed": "int", "ragged": "float", "city": "bytes", "score": "float"}
     fixed, ragged = _feature(schema, "fixed"), _feature(schema, "ragged")
     assert (fixed.value_count.min, fixed.value_count.max) == (3, 3)
@@ -192,7 +196,8 @@ def test_infer_tfrecord(tmp_path, gzip):
     path = tmp_path / ("data.tfrecord.gz" if gzip else "data.tfrecord")
     _write_tfrecord(path, records, gzip)
 
-    inferred = infer_schema(input_config([str(path)]), batch_rows=64)
+    config = input_config([str(path)])
+    inferred = infer_schema(config, read_batches(config, 64))
     schema = inferred.schema
     assert inferred.rows == 200
     assert schema_types(schema) == {"n": "int", "x": "float", "tag": "bytes", "note": "bytes"}
@@ -201,7 +206,7 @@ def test_infer_tfrecord(tmp_path, gzip):
     assert list(_feature(schema, "tag").string_domain.value) == ["even", "odd"]
     note = _feature(schema, "note")
     assert note.presence.min_fraction == 0.0 and not note.HasField("string_domain")
-    assert validate(input_config([str(path)]), schema).clean
+    assert validate(read_batches(input_config([str(path)])), schema).clean
 
 
 # --------------------------------------------------------------------------------------------- validate
@@ -247,7 +252,7 @@ def _dirty_csv(path: Path) -> dict[str, list[int]]:
 def test_validate_dirty_csv_counts_every_defect(tmp_path):
     path = tmp_path / "dirty.csv"
     lines = _dirty_csv(path)
-    report = validate(input_config([str(path)], header=True), _schema(_DIRTY_SCHEMA), max_examples=2)
+    report = validate(read_batches(input_config([str(path)], header=True)), _schema(_DIRTY_SCHEMA), max_examples=2)
 
     assert report.count("wrong_field_count") == len(lines["short"]) + len(lines["long"]) == 9
     assert report.count("wrong_type", "age") == len(lines["text_in_int"]) == 6
@@ -280,7 +285,7 @@ def test_validate_reports_unexpected_and_absent_columns(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("age,extra\n1,a\n2,b\n")
     schema = _schema('feature { name: "age" type: INT }\nfeature { name: "city" type: BYTES presence { min_fraction: 1 } }')
-    report = validate(input_config([str(path)], header=True), schema)
+    report = validate(read_batches(input_config([str(path)], header=True)), schema)
     assert report.count("unexpected_column", "extra") == 2
     assert report.count("missing_value", "city") == 2
     assert report.bad_rows == 2
@@ -346,14 +351,14 @@ def test_corrupt_tfrecord_names_file_and_offset(tmp_path):
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
-    with pytest.raises(InputError, match=rf"^{path}: corrupt TFRecord data after record \d+: "):
+    with pytest.raises(InputError, match=rf"^{path}: record \d+ at byte \d+: "):
         list(read_batches(input_config([str(path)]), batch_rows=8))
 
 
 def test_undecodable_record_is_one_bad_row(tmp_path):
     path = tmp_path / "data.tfrecord"
     _write_tfrecord(path, [_example(n=[1]), b"\x0a\x03junk", _example(n=[2]), _example(n=[b"x"])])
-    report = validate(input_config([str(path)]), _schema('feature { name: "n" type: INT }'))
+    report = validate(read_batches(input_config([str(path)])), _schema('feature { name: "n" type: INT }'))
     assert report.count("undecodable") == 1
     assert report.count("wrong_type", "n") == 1
     assert report.rows == 4 and report.bad_rows == 2
@@ -404,11 +409,11 @@ def _run_schema_tools(path: Path, fmt: str, header: bool = False) -> None:
     """infer and validate may reject the file, but only with the project's own errors."""
     config = input_config([str(path)], format=fmt, header=header, columns=None if header else "a,b,c")
     try:
-        infer_schema(config, batch_rows=3)
+        infer_schema(config, read_batches(config, 3))
     except SkewlessError:
         pass
     try:
-        validate(config, _SCHEMA_FOR_RANDOM, batch_rows=3)
+        validate(read_batches(config, 3), _SCHEMA_FOR_RANDOM)
     except SkewlessError:
         pass
 
@@ -450,10 +455,10 @@ def test_random_records_give_skewless_errors_only(tmp_path, records):
 def test_census_validates_clean_and_infers_same_types():
     schema = load_schema(CENSUS_SCHEMA)
     config = input_config([str(CENSUS_DATA)], columns=list(schema_types(schema)))
-    report = validate(config, schema)
+    report = validate(read_batches(config), schema)
     assert report.clean, report.anomalies
     assert report.rows == 32_561 and report.bad_rows == 0
-    inferred = infer_schema(config)
+    inferred = infer_schema(config, read_batches(config))
     assert inferred.rows == 32_561
     assert schema_types(inferred.schema) == schema_types(schema)
     assert list(_feature(inferred.schema, "label").string_domain.value) == ["<=50K", ">50K"]

@@ -1,0 +1,515 @@
+"""CSV files: the header, the lines a byte range owns, and lines split into string columns.
+
+Fields come back as text (Arrow strings) for `row_checks` to parse, so a bad value is reported rather
+than failing the read. Rows that cannot even be split into columns (a line with the wrong number of
+fields or bad quoting, bytes that are not UTF-8) come back as `RejectedRow`s.
+
+Each line is one row (quoted values may hold the delimiter but not a newline), so a file can be cut at
+byte offsets and every row has an exact line number; with ``input.multiline: true`` a quoted field may
+hold line breaks (RFC 4180) and the file is read whole, a record at a time.
+
+With ``input.header: true`` the first line that is not blank is the header, in every file; a byte order
+mark before it is no part of the first name. Without ``input.columns`` the header names the columns, and
+every file must name the same ones in the same order.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from skewless.config import InputConfig
+from skewless.errors import InputError
+from skewless.pipelines.reading.batches import BATCH_ROWS, RejectedRow, SourceBatch
+from skewless.pipelines.reading.files import open_input
+from skewless.schemas.row_checks import RowProblem
+
+CSV_BLOCK_BYTES = 8 << 20
+# Lines holding either go through Python's csv module: pyarrow would read a quote or a lone
+# carriage return across line ends, and the line number of every row would be lost.
+_NEEDS_CSV_MODULE = (b'"', b"\r")
+_WHITE_SPACE = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)  # what bytes.strip() removes
+
+
+@dataclass(frozen=True)
+class ParsedLines:
+    """CSV lines split into string columns; `numbers` are the line numbers of the batch rows."""
+
+    batch: pa.RecordBatch
+    numbers: np.ndarray
+    rejected: list[RejectedRow]
+
+
+@dataclass
+class CsvBlock:
+    """Whole lines of a CSV file, split: `parsed` numbers each row by its line's index in `data` (0-based)."""
+
+    path: str
+    data: bytes
+    parsed: ParsedLines
+    first_line: Callable[[], int]  # the 1-based number of data's first line; may read the file up to it
+
+    def line(self, index: int) -> int:
+        return self.first_line() + int(index)
+
+    def raw(self, index: int) -> bytes:
+        starts, ends = self._bounds
+        return self.data[starts[index] : ends[index]]
+
+    @cached_property
+    def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return line_bounds(self.data)  # only bad rows need them
+
+
+def columns_of(paths: Sequence[str], config: InputConfig) -> list[str]:
+    """The CSV columns: the config's, else the header every file shares ([] when no file has a line)."""
+    if config.columns or not config.header:
+        return list(config.columns or [])
+    columns, named_by = None, None
+    for path in paths:
+        names = read_header(path, config)
+        if names is None:
+            continue  # a file of blank lines holds no rows
+        if columns is None:
+            columns, named_by = names, path
+        elif names != columns:
+            raise InputError(f"{path}: the CSV header names {', '.join(names)}, but {named_by}'s names "
+                             f"{', '.join(columns)}; CSV inputs must share one header (or set input.columns)")
+    return columns or []
+
+
+def read_header(path: str, config: InputConfig) -> list[str] | None:
+    """The column names of a file's header line; None when the file has none (no line but blanks)."""
+    with open_input(path) as handle:
+        _, lines, header = _skip_header(handle)
+    if header is None:
+        return None
+    return parse_header(header.rstrip(b"\r\n"), config.delimiter, config.skip_initial_space, f"{path}:{lines}")
+
+
+def csv_blocks(path: str, config: InputConfig, columns: Sequence[str], start: int = 0,
+               stop: int = -1) -> Iterator[CsvBlock]:
+    """The lines that start in bytes [`start`, `stop`) of a file (-1: to its end), split, in blocks of whole lines."""
+    first_of_segment = None
+    lines_before_block = 0
+    for data, offset, known_first in _blocks(path, config.header, start, stop):
+        if first_of_segment is None:
+            first_of_segment = _Lazy(lambda offset=offset, known=known_first: known or _lines_before(path, offset) + 1)
+        parsed = parse_csv_block(data, columns, config.delimiter, config.skip_initial_space, first_number=0)
+        yield CsvBlock(path, data, parsed, lambda before=lines_before_block: first_of_segment() + before)
+        lines_before_block += data.count(b"\n")
+
+
+def csv_batches(path: str, config: InputConfig, columns: Sequence[str], batch_rows: int) -> Iterator[SourceBatch]:
+    """Every row of a file, numbered by its line, up to `batch_rows` a batch."""
+    if config.multiline:
+        yield from csv_record_batches(path, config, columns, batch_rows)
+        return
+    for block in csv_blocks(path, config, columns):
+        first = block.first_line()
+        numbers = block.parsed.numbers + first
+        rejected = [RejectedRow(row.number + first, row.raw, row.problem) for row in block.parsed.rejected]
+        # a rejected row goes with the batch whose lines it lies among
+        owners = np.searchsorted(numbers[batch_rows::batch_rows], [row.number for row in rejected], side="right")
+        for part, lo in enumerate(range(0, max(len(numbers), 1), batch_rows)):
+            mine = [row for row, owner in zip(rejected, owners) if owner == part]
+            if lo < len(numbers) or mine:
+                batch = block.parsed.batch.slice(lo, batch_rows)
+                yield SourceBatch(path, "line", batch, numbers[lo : lo + batch_rows], mine)
+
+
+def csv_record_batches(path: str, config: InputConfig, columns: Sequence[str],
+                       batch_rows: int) -> Iterator[SourceBatch]:
+    """Every RFC 4180 record of a whole file (``input.multiline``), up to `batch_rows` a batch, with its raw text."""
+    with open_input(path) as handle:
+        lines = 0
+        if config.header:
+            _, lines, _ = _skip_header(handle)
+        records = parse_csv_records(handle, columns, config.delimiter, config.skip_initial_space,
+                                    first_number=lines + 1, batch_rows=batch_rows)
+        for parsed, raws in records:
+            yield SourceBatch(path, "line", parsed.batch, parsed.numbers, parsed.rejected, raw=raws.__getitem__)
+
+
+def read_head(path: str, config: InputConfig, size: int) -> bytes:
+    """The whole lines in the first `size` bytes after the header (all of them when a line is longer)."""
+    with open_input(path) as handle:
+        if config.header:
+            _skip_header(handle)
+        head = handle.read(size)
+    return head[: head.rfind(b"\n") + 1] or head
+
+
+def parse_csv_lines(
+    lines: Sequence[bytes],
+    numbers: Sequence[int],
+    columns: Sequence[str],
+    delimiter: str = ",",
+    skip_initial_space: bool = True,
+) -> ParsedLines:
+    """Splits CSV lines (without their newlines) into one string column per name.
+
+    Blank lines are skipped: they are no row. A line that is not UTF-8, is malformed (unbalanced
+    quotes, a carriage return outside quotes) or has another number of fields than `columns` is
+    rejected. Lines without quotes go through pyarrow's CSV parser with quoting off, the rest
+    through Python's `csv` module; both split unquoted fields the same way, and
+    `skip_initial_space` strips the spaces that start every field.
+    """
+    columns = list(columns)
+    rejected: list[RejectedRow] = []
+    plain: list[int] = []
+    quoted: list[int] = []
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        (quoted if any(mark in line for mark in _NEEDS_CSV_MODULE) else plain).append(index)
+    _drop_undecodable(lines, numbers, plain, rejected)
+    _drop_undecodable(lines, numbers, quoted, rejected)
+
+    tables, row_lines = [], []
+    if plain:
+        table, kept = _parse_plain(lines, numbers, plain, columns, delimiter, rejected)
+        tables.append(table)
+        row_lines.append(kept)
+    if quoted:
+        table, kept = _parse_quoted(lines, numbers, quoted, columns, delimiter, skip_initial_space, rejected)
+        tables.append(table)
+        row_lines.append(kept)
+    return _merge(tables, row_lines, columns, skip_initial_space, rejected)
+
+
+def parse_csv_block(
+    block: bytes,
+    columns: Sequence[str],
+    delimiter: str = ",",
+    skip_initial_space: bool = True,
+    first_number: int = 1,
+) -> ParsedLines:
+    """`parse_csv_lines` for a block of whole lines (numbered from `first_number`), fast on clean text.
+
+    The lines `parse_csv_lines` would treat specially (blank, holding a quote or a carriage return
+    other than a CRLF ending, not UTF-8) go through it; all others are read by pyarrow in one call,
+    as its plain lines are, so both give the same rows and reasons without a Python step per line.
+    """
+    columns = list(columns)
+    starts, ends = line_bounds(block)
+    data = np.frombuffer(block, dtype=np.uint8)
+    special = np.zeros(len(starts), dtype=bool)
+    marks = np.flatnonzero((data == 34) | (data == 13))
+    owners = np.searchsorted(starts, marks, side="right") - 1
+    special[owners[marks < ends[owners]]] = True  # a CRLF's carriage return lies at or past its line's end
+    # A blank line is empty or starts with white space; only those few are checked one by one.
+    maybe_blank = (starts == ends) | np.isin(data[np.minimum(starts, max(len(data) - 1, 0))], _WHITE_SPACE)
+    for index in np.flatnonzero(maybe_blank & ~special):
+        special[index] = not block[starts[index] : ends[index]].strip()
+    special |= _undecodable_lines(block, starts)
+
+    tables, row_lines, rejected = [], [], []
+    numbers = np.arange(first_number, first_number + len(starts), dtype=np.int64)
+    plain = np.flatnonzero(~special)
+    if len(plain):
+        if len(plain) == len(starts):
+            text = block
+        else:
+            next_starts = np.append(starts[1:], len(data))
+            text = data[np.repeat(~special, next_starts - starts)].tobytes()
+        table, invalid = _read_plain(text, columns, delimiter)
+        kept = np.ones(len(plain), dtype=bool)
+        for row, found in invalid:
+            kept[row] = False
+            index = plain[row]
+            problem = _field_count_problem(len(columns), found)
+            rejected.append(RejectedRow(int(numbers[index]), block[starts[index] : ends[index]], problem))
+        tables.append(table)
+        row_lines.append(numbers[plain[kept]])
+    careful = np.flatnonzero(special)
+    if len(careful):
+        lines = [block[starts[i] : ends[i]].rstrip(b"\r") for i in careful]
+        parsed = parse_csv_lines(lines, numbers[careful], columns, delimiter, skip_initial_space)
+        tables.append(pa.Table.from_batches([parsed.batch]))
+        row_lines.append(parsed.numbers)
+        rejected.extend(parsed.rejected)
+    return _merge(tables, row_lines, columns, skip_initial_space, rejected)
+
+
+def parse_csv_records(
+    lines: Iterable[bytes],
+    columns: Sequence[str],
+    delimiter: str = ",",
+    skip_initial_space: bool = True,
+    first_number: int = 1,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator[tuple[ParsedLines, list[bytes]]]:
+    """RFC 4180 records whose quoted fields may hold line breaks (``input.multiline: true``), in batches.
+
+    `lines` are a file's lines with their line endings, numbered from `first_number`; a row is numbered
+    by its first line. Yields (rows, raw text of each row); blank lines, bad UTF-8, malformed records and
+    wrong field counts are handled as `parse_csv_lines` handles them. A quote left open swallows the
+    rest of the file into one malformed record: RFC 4180 gives no other reading of it.
+    """
+    columns = list(columns)
+    consumed: list[bytes] = []
+
+    def text():
+        for line in lines:
+            consumed.append(line)
+            yield line.decode("utf-8", "surrogateescape")  # bad bytes are found per record, below
+
+    reader = csv.reader(text(), delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True)
+    rows, numbers, raws, rejected = [], [], [], []
+    number = first_number
+    while True:
+        consumed.clear()
+        try:
+            fields = next(reader)
+            problem = None
+        except StopIteration:
+            break
+        except csv.Error as error:
+            fields, problem = None, RowProblem("malformed_csv", None, f"malformed CSV record: {error}")
+        raw, start = b"".join(consumed).rstrip(b"\r\n"), number
+        number += len(consumed)
+        if fields is not None:
+            if not raw.strip():
+                continue  # a blank line is no row
+            if any(0xDC80 <= ord(char) <= 0xDCFF for field in fields for char in field):
+                problem = RowProblem("bad_utf8", None, "the record is not UTF-8 text")
+            elif len(fields) != len(columns):
+                problem = _field_count_problem(len(columns), len(fields))
+        if problem is not None:
+            rejected.append(RejectedRow(start, raw, problem))
+        else:
+            rows.append(fields)
+            numbers.append(start)
+            raws.append(raw)
+        if len(rows) + len(rejected) >= batch_rows:
+            yield _records(rows, numbers, columns, rejected), raws
+            rows, numbers, raws, rejected = [], [], [], []
+    if rows or rejected:
+        yield _records(rows, numbers, columns, rejected), raws
+
+
+def _records(rows, numbers, columns, rejected) -> ParsedLines:
+    arrays = [pa.array([row[i] for row in rows], pa.string()) for i in range(len(columns))]
+    return ParsedLines(pa.RecordBatch.from_arrays(arrays, columns), np.array(numbers, dtype=np.int64), rejected)
+
+
+def line_bounds(block: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of each line of `block`; an end is where its "\\n" (or its CRLF) begins."""
+    data = np.frombuffer(block, dtype=np.uint8)
+    newlines = np.flatnonzero(data == 10)
+    starts = np.concatenate([[0], newlines + 1])
+    ends = np.append(newlines, len(data))
+    if len(data) == 0 or block.endswith(b"\n"):
+        starts, ends = starts[:-1], ends[:-1]
+    crlf = (ends > starts) & (data[np.maximum(ends - 1, 0)] == 13) if len(data) else np.zeros(0, dtype=bool)
+    return starts, ends - crlf
+
+
+def _merge(tables, row_lines, columns, skip_initial_space, rejected) -> ParsedLines:
+    """Parts of one batch, parsed separately, in line order."""
+    if tables:
+        table = pa.concat_tables(tables)
+        found = np.concatenate(row_lines)
+        if len(tables) > 1:
+            order = np.argsort(found, kind="stable")
+            table, found = table.take(pa.array(order)), found[order]
+    else:
+        table = pa.table({name: pa.array([], pa.string()) for name in columns})
+        found = np.zeros(0, dtype=np.int64)
+    arrays = [table.column(name).combine_chunks() for name in columns]
+    if skip_initial_space:
+        arrays = [pc.utf8_ltrim(array, " ") for array in arrays]
+    rejected.sort(key=lambda row: row.number)
+    return ParsedLines(pa.RecordBatch.from_arrays(arrays, columns), found.astype(np.int64), rejected)
+
+
+def _undecodable_lines(block: bytes, starts: np.ndarray) -> np.ndarray:
+    """Which lines of `block` are not UTF-8 (lines never split a character, so each is judged alone)."""
+    bad = np.zeros(len(starts), dtype=bool)
+    view, position = memoryview(block), 0
+    while position < len(block):
+        try:
+            codecs.utf_8_decode(view[position:], "strict", True)
+            break
+        except UnicodeDecodeError as error:
+            line = int(np.searchsorted(starts, position + error.start, side="right")) - 1
+            bad[line] = True
+            position = int(starts[line + 1]) if line + 1 < len(starts) else len(block)
+    return bad
+
+
+def parse_header(line: bytes, delimiter: str, skip_initial_space: bool, where: str) -> list[str]:
+    """The column names of a CSV header line; `where` ("file:line") names it in errors."""
+    try:
+        text = line.decode("utf-8").removeprefix("\ufeff")  # a byte order mark is no part of the name
+        names = next(csv.reader([text], delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True))
+    except (UnicodeDecodeError, csv.Error, StopIteration) as error:
+        raise InputError(f"{where}: cannot read the CSV header: {error}") from None
+    names = [name.strip() for name in names]
+    if not all(names):
+        raise InputError(f"{where}: the CSV header has an empty column name")
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise InputError(f"{where}: the CSV header names {', '.join(duplicates)} more than once")
+    return names
+
+
+def _drop_undecodable(lines, numbers, indices: list[int], rejected: list[RejectedRow]) -> None:
+    """Removes from `indices` (in place) the lines that are not UTF-8, rejecting them."""
+    try:
+        b"\n".join(lines[i] for i in indices).decode("utf-8")
+        return
+    except UnicodeDecodeError:
+        pass
+    keep = []
+    for index in indices:
+        try:
+            lines[index].decode("utf-8")
+            keep.append(index)
+        except UnicodeDecodeError as error:
+            problem = RowProblem("bad_utf8", None, f"byte {error.start + 1} of the line is not UTF-8")
+            rejected.append(RejectedRow(int(numbers[index]), bytes(lines[index]), problem))
+    indices[:] = keep
+
+
+def _parse_plain(lines, numbers, indices, columns, delimiter, rejected) -> tuple[pa.Table, np.ndarray]:
+    table, invalid = _read_plain(b"\n".join(lines[i] for i in indices) + b"\n", columns, delimiter)
+    kept = np.ones(len(indices), dtype=bool)
+    for row, found in invalid:
+        index = indices[row]
+        kept[row] = False
+        rejected.append(RejectedRow(int(numbers[index]), bytes(lines[index]), _field_count_problem(len(columns), found)))
+    return table, np.asarray(numbers, dtype=np.int64)[np.asarray(indices)[kept]]
+
+
+def _read_plain(data: bytes, columns: list[str], delimiter: str) -> tuple[pa.Table, list[tuple[int, int]]]:
+    """UTF-8 lines without quotes or stray carriage returns -> string columns, and (line index, field count)
+    of each line with the wrong number of fields (left out of the table)."""
+    invalid = []
+
+    def on_invalid(row) -> str:
+        invalid.append((row.number - 1, row.actual_columns))
+        return "skip"
+
+    table = pa_csv.read_csv(
+        pa.py_buffer(data),
+        read_options=pa_csv.ReadOptions(column_names=columns, use_threads=False, block_size=len(data) + 1),
+        parse_options=pa_csv.ParseOptions(
+            delimiter=delimiter, quote_char=False, ignore_empty_lines=False, invalid_row_handler=on_invalid
+        ),
+        convert_options=pa_csv.ConvertOptions(
+            column_types={name: pa.string() for name in columns}, strings_can_be_null=False
+        ),
+    )
+    return table, invalid
+
+
+def _parse_quoted(lines, numbers, indices, columns, delimiter, skip_initial_space, rejected):
+    rows, kept = [], []
+    for index in indices:
+        number = int(numbers[index])
+        text = lines[index].decode("utf-8")
+        try:
+            fields = next(csv.reader([text], delimiter=delimiter, skipinitialspace=skip_initial_space, strict=True))
+        except csv.Error as error:
+            hint = " (a quoted field holding a line break? set input.multiline: true)" if '"' in text else ""
+            problem = RowProblem("malformed_csv", None, f"malformed CSV line: {error}{hint}")
+            rejected.append(RejectedRow(number, bytes(lines[index]), problem))
+            continue
+        if len(fields) != len(columns):
+            rejected.append(RejectedRow(number, bytes(lines[index]), _field_count_problem(len(columns), len(fields))))
+            continue
+        rows.append(fields)
+        kept.append(number)
+    table = pa.table({name: pa.array([row[i] for row in rows], pa.string()) for i, name in enumerate(columns)})
+    return table, np.array(kept, dtype=np.int64)
+
+
+def _field_count_problem(expected: int, found: int) -> RowProblem:
+    return RowProblem("wrong_field_count", None, f"expected {expected} fields, found {found}")
+
+
+def _skip_header(handle) -> tuple[int, int, bytes | None]:
+    """Reads up to and with the header, the first line that is not blank: (bytes read, lines read, the header)."""
+    position = lines = 0
+    while True:
+        line = handle.readline()
+        if not line:
+            return position, lines, None
+        position += len(line)
+        lines += 1
+        if line.strip():
+            return position, lines, line
+
+
+def _blocks(path: str, header: bool, start: int, stop: int) -> Iterator[tuple[bytes, int, int | None]]:
+    """(block, offset of its first byte, its first line's number when known without counting) for the lines
+    that start in [`start`, `stop`), in blocks of whole lines."""
+    with open_input(path) as handle:
+        position, first_line = start, None
+        if start > 0:
+            handle.seek(start - 1)
+            position = start - 1 + len(handle.readline())
+        else:
+            position, lines, _ = _skip_header(handle) if header else (0, 0, None)
+            first_line = lines + 1
+        stop = stop if stop >= 0 else None
+        carry = b""
+        block_start = position  # file offset of the first byte of the next block
+        while True:
+            want = CSV_BLOCK_BYTES if stop is None else min(CSV_BLOCK_BYTES, max(stop - position, 0))
+            data = handle.read(want) if want > 0 else b""
+            position += len(data)
+            at_end = not data or (stop is not None and position >= stop)
+            if at_end:
+                block = carry + data
+                if block and not block.endswith(b"\n"):
+                    # the last owned line runs past `stop`: read it to its end
+                    block += handle.readline()
+                carry = b""
+            else:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    carry += data
+                    continue
+                block, carry = carry + data[: cut + 1], data[cut + 1 :]
+            if block:
+                yield block, block_start, first_line
+                block_start += len(block)
+            if at_end:
+                return
+
+
+def _lines_before(path: str, offset: int) -> int:
+    count, remaining = 0, offset
+    with open_input(path) as handle:
+        while remaining > 0:
+            data = handle.read(min(remaining, CSV_BLOCK_BYTES))
+            if not data:
+                break
+            count += data.count(b"\n")
+            remaining -= len(data)
+    return count
+
+
+class _Lazy:
+    """A value computed on first use: line numbers are only needed for bad rows."""
+
+    def __init__(self, compute: Callable):
+        self._compute = compute
+        self._done = False
+        self._value = None
+
+    def __call__(self):
+        if not self._done:
+            self._value, self._done = self._compute(), True
+        return self._value

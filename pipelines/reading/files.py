@@ -1,0 +1,128 @@
+"""Input files for every reader of raw input: which files a config names, their format, their bytes.
+
+One rule each, for the job, `skewless schema infer/validate`, `make_raw_dataset` and `skewless verify`:
+- paths and globs expand through Beam's filesystems (local, gs://, s3:// with Beam's extras), each glob's
+  matches sorted, globs in config order; a pattern that matches no file is an error naming it;
+- a file is gzip when it starts with gzip's magic bytes, whatever its name says (a name can lie, the bytes
+  cannot), and a gzip stream cut short or failing its CRC is an `InputError`, never an early end of file;
+- the format follows the name's suffix (a trailing .gz/.gzip aside) where no config says it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from typing import BinaryIO, Callable, Sequence
+
+from skewless.errors import ConfigError, InputError
+from skewless.pipelines.files import is_local
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_SUFFIXES = (".gz", ".gzip")
+FORMATS_BY_SUFFIX = {
+    ".csv": "csv",
+    ".data": "csv",
+    ".txt": "csv",
+    ".tsv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".tfrecord": "tfrecord",
+    ".tfrecords": "tfrecord",
+}
+
+
+def format_of(paths: Sequence[str], remedy: str) -> str:
+    """"csv", "parquet" or "tfrecord" from the names' suffixes; all must agree. `remedy` ends the errors."""
+    found = set()
+    for path in paths:
+        name = path.lower()
+        for suffix in _GZIP_SUFFIXES:
+            name = name.removesuffix(suffix)
+        matches = [fmt for suffix, fmt in FORMATS_BY_SUFFIX.items() if name.endswith(suffix)]
+        if not matches:
+            known = ", ".join(FORMATS_BY_SUFFIX)
+            raise ConfigError(f"{path}: cannot tell the format from the name (expected {known}, optionally .gz); {remedy}")
+        found.add(matches[0])
+    if len(found) != 1:
+        raise ConfigError(f"the inputs mix formats ({', '.join(sorted(found))}); {remedy}")
+    return found.pop()
+
+
+def expand_paths(patterns: Sequence[str], resolve: Callable[[str], str] | None = None) -> list[str]:
+    """The files `patterns` name (each made `resolve(pattern)` first, when given): each glob's matches
+    sorted, globs in pattern order, as the user spelled them."""
+    from apache_beam.io.filesystems import FileSystems
+
+    paths: list[str] = []
+    for pattern in patterns:
+        resolved = resolve(pattern) if resolve else pattern
+        if is_local(resolved) and os.path.isdir(resolved):
+            raise InputError(f"{resolved}: is a folder; name the files (a glob works)")
+        try:
+            matches = FileSystems.match([resolved])[0].metadata_list
+        except Exception as error:  # Beam raises BeamIOError subclasses per filesystem
+            raise InputError(f"{resolved}: cannot list input: {error}") from None
+        # a local glob matches folders too; on an object store a name ending in "/" is a folder marker
+        files = sorted(m.path for m in matches if not m.path.endswith("/") and not (is_local(m.path) and os.path.isdir(m.path)))
+        if not files:
+            raise InputError(f"{resolved}: no input file matches")
+        paths.extend(path for path in files if path not in paths)
+    return paths
+
+
+def open_input(path: str, gunzip: bool = True) -> BinaryIO:
+    """The bytes of an input file, gunzipped when `gunzip` and it starts with gzip's magic bytes."""
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    try:
+        raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+    except Exception as error:  # each Beam filesystem raises its own error types
+        raise InputError(f"{path}: cannot open input: {error}") from None
+    if not gunzip:
+        return raw
+    compressed = raw.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
+    raw.seek(0)
+    return GunzippedFile(raw, path) if compressed else raw
+
+
+def is_gzip(path: str) -> bool:
+    """Whether the file starts with gzip's magic bytes (such a file cannot be cut at byte offsets)."""
+    with open_input(path, gunzip=False) as handle:
+        return handle.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
+
+
+class GunzippedFile:
+    """A gzip file's content; damage or a stream cut short is an InputError, never an early end of file."""
+
+    def __init__(self, raw: BinaryIO, path: str):
+        self._raw = raw
+        self._path = path
+        self._gzip = gzip.GzipFile(fileobj=raw)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._checked(self._gzip.read, size)
+
+    def readline(self) -> bytes:
+        return self._checked(self._gzip.readline)
+
+    def __iter__(self):
+        return iter(self.readline, b"")
+
+    def _checked(self, method, *args) -> bytes:
+        try:
+            return method(*args)
+        except (EOFError, OSError, zlib.error) as error:  # a cut stream is EOFError, a bad CRC BadGzipFile
+            raise InputError(
+                f"{self._path}: corrupt or truncated gzip stream near compressed byte {self._raw.tell()}: {error}"
+            ) from None
+
+    def close(self) -> None:
+        self._gzip.close()
+        self._raw.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,168 @@
+"""TFRecord files of tf.train.Example or SequenceExample: records read strictly, decoded to Arrow by tfx_bsl.
+
+tf.data's `TFRecordDataset` ends without an error on some damage (a file cut inside a record's data,
+a gzip stream that stops early), which would drop the rest of a file silently. Here any damage is an
+`InputError` naming the file, the record number (1-based) and its byte offset (in the uncompressed stream for
+gzip files); a gzip stream cut short or failing its own CRC is one too (`files.open_input`).
+
+A record is: uint64 length, uint32 masked CRC32C of those 8 bytes, the data, uint32 masked CRC32C
+of the data (little endian), as `tf.io.TFRecordWriter` and `shards.ShardWriter` write them. A record
+that frames well but is not an Example is a `RejectedRow`, not an error: the job quarantines it.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import BinaryIO, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from skewless.errors import InputError
+from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
+from skewless.pipelines.reading.files import GunzippedFile, open_input
+from skewless.pipelines.shards import masked_crc
+from skewless.schemas.row_checks import RowProblem
+
+READ_BYTES = 1 << 20
+_HEADER = 12
+_FOOTER = 4
+
+
+def tfrecord_batches(path: str, batch_rows: int, record: str = "example", start: int = 0,
+                     stop: int = -1) -> Iterator[SourceBatch]:
+    """Records `start` to `stop - 1` (0-based; -1: to the end) of a file, decoded, up to `batch_rows` a batch.
+
+    `record` is "example" or "sequence_example" (`record_decoder`); each batch keeps its records' bytes.
+    """
+    decoder, message = record_decoder(record)
+    first = start + 1  # 1-based number of records[0]
+    records: list[bytes] = []
+    for data in read_records(path, start, stop):
+        records.append(data)
+        if len(records) == batch_rows:
+            yield from decode_examples(decoder, records, path, first, message)
+            first += len(records)
+            records = []
+    if records:
+        yield from decode_examples(decoder, records, path, first, message)
+
+
+def read_records(path: str, start: int = 0, stop: int = -1) -> Iterator[bytes]:
+    """The data of records `start` to `stop - 1` (0-based; `stop` -1: to the end) of a TFRecord file.
+
+    Records before `start` are framed and their length checked, not their data.
+    """
+    with open_input(path) as handle:
+        for index, data in _frames(handle, path, check_from=start, stop=stop):
+            if index >= start:
+                yield data
+
+
+def count_records(path: str) -> int:
+    """How many records the file holds, having checked every one."""
+    count = 0
+    with open_input(path) as handle:
+        for count, _ in enumerate(_frames(handle, path, check_from=0, stop=-1), start=1):
+            pass
+    return count
+
+
+def _frames(handle: BinaryIO, path: str, check_from: int, stop: int) -> Iterator[tuple[int, bytes | None]]:
+    """(index, data) per record up to `stop` (-1: all); data is None (not copied, not checked) before `check_from`."""
+    where = "uncompressed byte" if isinstance(handle, GunzippedFile) else "byte"
+    buffer, position, base, index = b"", 0, 0, 0  # base: stream offset of buffer[0]
+    at_end = False
+    while stop < 0 or index < stop:
+        if len(buffer) - position < _HEADER:
+            if at_end:
+                break
+            buffer, base, position = buffer[position:], base + position, 0
+            chunk = handle.read(READ_BYTES)
+            at_end = not chunk
+            buffer += chunk
+            continue
+        header = buffer[position : position + 8]
+        (length,) = struct.unpack_from("<Q", buffer, position)
+        (header_crc,) = struct.unpack_from("<I", buffer, position + 8)
+        if masked_crc(header) != header_crc:
+            raise InputError(
+                f"{path}: record {index + 1} at {where} {base + position}: its length fails the CRC check (corrupt file)"
+            )
+        size = _HEADER + length + _FOOTER
+        while len(buffer) - position < size and not at_end:
+            buffer, base, position = buffer[position:], base + position, 0
+            chunk = handle.read(max(READ_BYTES, size - len(buffer)))
+            at_end = not chunk
+            buffer += chunk
+        if len(buffer) - position < size:
+            raise InputError(
+                f"{path}: record {index + 1} at {where} {base + position}: the file ends inside it "
+                f"({len(buffer) - position} of {size} bytes; truncated file)"
+            )
+        data = None
+        if index >= check_from:
+            data = buffer[position + _HEADER : position + _HEADER + length]
+            (data_crc,) = struct.unpack_from("<I", buffer, position + _HEADER + length)
+            if masked_crc(data) != data_crc:
+                raise InputError(
+                    f"{path}: record {index + 1} at {where} {base + position}: its data fails the CRC check (corrupt record)"
+                )
+        yield index, data
+        position += size
+        index += 1
+    if len(buffer) > position and index != stop:
+        raise InputError(
+            f"{path}: record {index + 1} at {where} {base + position}: the file ends inside its header "
+            f"({len(buffer) - position} of {_HEADER} bytes; truncated file)"
+        )
+
+
+def record_decoder(record: str = "example"):
+    """(tfx_bsl decoder, message name) for TFRecords of `record` ("example" or "sequence_example").
+
+    A SequenceExample decodes to its context features as list columns and its feature lists as
+    list<list> columns of one struct column, ``skewless.sequence_specs.SEQUENCE_COLUMN``.
+    """
+    if record == "sequence_example":
+        from tfx_bsl.coders import sequence_example_coder
+
+        from skewless.sequence_specs import SEQUENCE_COLUMN
+
+        return sequence_example_coder.SequenceExamplesToRecordBatchDecoder(SEQUENCE_COLUMN), "tf.train.SequenceExample"
+    from tfx_bsl.coders import example_coder
+
+    return example_coder.ExamplesToRecordBatchDecoder(), "tf.train.Example"
+
+
+def decode_examples(decoder, serialized: list[bytes], path: str, first: int,
+                    message: str = "tf.train.Example") -> Iterator[SourceBatch]:
+    """Serialized records (numbered from `first`) -> batches of list columns, and the records that do not decode.
+
+    `decoder` and `message` come from `record_decoder`.
+    """
+    try:
+        batch = decoder.DecodeBatch(serialized)
+    except RuntimeError:
+        # One record that does not decode, or a feature whose kind differs between records, spoils the
+        # whole batch: decode record by record so that only the culprits are singled out.
+        yield from _decode_one_by_one(decoder, serialized, path, first, message)
+        return
+    numbers = np.arange(first, first + len(serialized), dtype=np.int64)
+    yield SourceBatch(path, "record", batch, numbers, raw=serialized.__getitem__)
+
+
+def _decode_one_by_one(decoder, serialized: list[bytes], path: str, first: int, message: str) -> Iterator[SourceBatch]:
+    empty = pa.RecordBatch.from_arrays([], [])
+    rejected = []
+    for offset, record in enumerate(serialized):
+        try:
+            batch = decoder.DecodeBatch([record])
+        except RuntimeError as error:
+            detail = str(error).splitlines()[0] if str(error) else "cannot parse"
+            problem = RowProblem("undecodable", None, f"not a {message}: {detail}")
+            rejected.append(RejectedRow(first + offset, record, problem))
+            continue
+        yield SourceBatch(path, "record", batch, np.array([first + offset], dtype=np.int64), raw=[record].__getitem__)
+    if rejected:
+        yield SourceBatch(path, "record", empty, np.zeros(0, dtype=np.int64), rejected)
