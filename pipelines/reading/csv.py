@@ -133,7 +133,9 @@ def csv_record_batches(path: str, config: InputConfig, columns: Sequence[str],
         lines = 0
         if config.header:
             _, lines, _ = _skip_header(handle)
-        records = parse_csv_records(handle, columns, config.delimiter, config.skip_initial_space,
+        # line ends as text mode reads them: a CRLF inside a quoted field is one "\n", as everywhere else
+        unix_lines = (line.rstrip(b"\r\n") + b"\n" for line in handle)
+        records = parse_csv_records(unix_lines, columns, config.delimiter, config.skip_initial_space,
                                     first_number=lines + 1, batch_rows=batch_rows)
         for parsed, raws in records:
             yield SourceBatch(path, "line", parsed.batch, parsed.numbers, parsed.rejected, raw=raws.__getitem__)
