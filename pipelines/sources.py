@@ -119,7 +119,7 @@ def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], nu
         paths = ["synthetic"]
     # a gzip CSV (by its bytes, whatever its name) cannot be cut at byte offsets, nor can one whose quoted
     # fields may hold line breaks
-    splittable = [not (input_config.format == "csv" and (is_gzip(p) or input_config.multiline)) for p in paths]
+    splittable = [not (input_config.format == "csv" and (input_config.multiline or is_gzip(p))) for p in paths]
     total = sum(sizes)
     if total == 0:
         return [WorkUnit(0, tuple(Segment(p, 0, -1) for p in paths))]

@@ -45,14 +45,31 @@ def test_shipped_configs_are_valid(path):
     assert config.features
 
 
-def test_units_partition_the_inputs_in_order():
-    config = InputConfig(format="csv", paths=["a", "b"], columns=["x"])
-    units = plan_units(config, ["a", "b"], [100, 50], 3)
+def test_units_partition_the_inputs_in_order(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"  # planning reads a file's first bytes: a gzip one cannot be cut
+    a.write_bytes(b"1\n" * 50)
+    b.write_bytes(b"1\n" * 25)
+    config = InputConfig(format="csv", paths=[str(a), str(b)], columns=["x"])
+    units = plan_units(config, [str(a), str(b)], [100, 50], 3)
     assert [[(s.path, s.start, s.stop) for s in u.segments] for u in units] == [
-        [("a", 0, 50)],
-        [("a", 50, 100)],
-        [("b", 0, 50)],
+        [(str(a), 0, 50)],
+        [(str(a), 50, 100)],
+        [(str(b), 0, 50)],
     ]
+
+
+def test_a_gzip_csv_goes_whole_to_one_unit_whatever_its_name(tmp_path):
+    import gzip
+
+    plain, packed = tmp_path / "plain.csv.gz", tmp_path / "packed.csv"
+    plain.write_bytes(b"1\n" * 50)
+    packed.write_bytes(gzip.compress(b"1\n" * 500))
+    config = InputConfig(format="csv", paths=[str(plain), str(packed)], columns=["x"])
+    sizes = [plain.stat().st_size, packed.stat().st_size]
+    units = plan_units(config, [str(plain), str(packed)], sizes, 4)
+    segments = [(s.path, s.start, s.stop) for u in units for s in u.segments]
+    assert (str(packed), 0, -1) in segments  # never cut
+    assert len([s for s in segments if s[0] == str(plain)]) > 1  # a plain file named .gz is cut
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
