@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from skewless.errors import ConfigError
+from skewless.safe_names import missing_indicator_name
 
 NUMERIC_TRANSFORMS = ("z_score", "scale_0_1", "scale_by_min_max", "log", "bucketize")
 CATEGORICAL_TRANSFORMS = ("vocabulary", "hash")
@@ -200,7 +201,7 @@ class FeatureConfig(_Strict):
         if self.transform == "text_vocabulary" and self.output != "ids":
             names.append(f"{name}_weights")
         if self.missing_indicator:
-            names.append(f"{name}_missing")
+            names.append(missing_indicator_name(name))
         return names
 
 
