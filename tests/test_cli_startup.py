@@ -4,6 +4,7 @@ an existing output (issue 18, item 5). Checked on the modules a real `skewless` 
 import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -72,3 +73,23 @@ def test_existing_output_refused_before_tensorflow(tmp_path):
     assert code == 2
     assert err.splitlines() == [f"skewless: error: {out}: output directory exists (pass --overwrite to replace it)"]
     assert loaded == []
+
+
+def test_inspect_reads_a_plain_run_without_tensorflow(example_run):
+    """The example's schemas hold plain features only: their specs (compared with tf.Transform's in
+    test_inspect.py) and vocabularies are read from the files."""
+    code, out, err, loaded = skewless("inspect", example_run.output_dir, "--json")
+    assert (code, err, loaded) == (0, "", [])
+    assert json.loads(out)["rows"]["read"] == example_run.rows["read"]
+
+
+def test_tensorflow_native_log_lines_only_with_debug(tmp_path):
+    """`export` imports TensorFlow before it finds the model missing: its C++ start-up lines (absl's format)
+    are hidden, unless --debug asks for everything."""
+    args = ["-m", "skewless", "export", str(tmp_path), "--model", str(tmp_path / "no.keras"), "--out", str(tmp_path / "x")]
+    environment = {k: v for k, v in os.environ.items() if k not in ("SKEWLESS_DEBUG", "TF_CPP_MIN_LOG_LEVEL")}
+    quiet, debug = (subprocess.run([sys.executable, *args, *extra], capture_output=True, text=True, env=environment,
+                                   timeout=300) for extra in ([], ["--debug"]))
+    native = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d", re.MULTILINE)
+    assert quiet.returncode == 2 and len(quiet.stderr.splitlines()) == 1, quiet.stderr
+    assert debug.returncode != 0 and native.search(debug.stderr), debug.stderr
