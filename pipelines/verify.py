@@ -309,7 +309,8 @@ def _skew_table(title: str, checks: list[FeatureCheck], indicators: dict[str, st
     for check in checks:
         gap = "" if check.max_abs_difference is None else f"{check.max_abs_difference:.3g}"
         style = "red" if check.differences else None
-        table.add_row(_feature_label(check.name, indicators), check.dtype, str(check.rows), str(check.differences), gap, style=style)
+        table.add_row(_feature_label(check.name, indicators), check.dtype, str(check.rows), str(check.differences), gap,
+                      style=style)
     return table
 
 
@@ -321,6 +322,6 @@ def _native_table(check, indicators: dict[str, str]):
         native.add_column(column, justify="right" if column == "differences" else "left")
     for feature in check.features:
         style = "red" if feature.status == "different" else "dim" if feature.status == "unsupported" else None
-        native.add_row(_feature_label(feature.name, indicators), feature.transform, feature.status, str(feature.differences),
-                       feature.reason or "", style=style)
+        native.add_row(_feature_label(feature.name, indicators), feature.transform, feature.status,
+                       str(feature.differences), feature.reason or "", style=style)
     return native

@@ -15,7 +15,7 @@ from typing import Callable, List, Optional
 import typer
 
 from skewless import runtime
-from skewless.errors import SkewlessError, one_line
+from skewless.errors import SkewlessError, one_line, output_exists
 
 app = typer.Typer(
     add_completion=False,
@@ -118,7 +118,6 @@ def run(
     """
     process_started = runtime.process_start_time()
     from skewless.config import load_config
-    from skewless.errors import output_exists
 
     overrides = list(set_)
     if max_bad_fraction is not None:

@@ -467,8 +467,8 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int], overr
         dotted = ".".join(str(part) for part in keys)
         override = _override_of(keys, overridden)
         if override is not None:
-            named = override.partition("=")[0]
-            messages.append(f"--set {override}: {message}" if named == dotted else f"--set {override}: {dotted}: {message}")
+            about = "" if override.partition("=")[0] == dotted else f"{dotted}: "
+            messages.append(f"--set {override}: {about}{message}")
             continue
         prefix = f"{where}:{line}" if line else where
         messages.append(f"{prefix}: {dotted}: {message}" if dotted else f"{prefix}: {message}")

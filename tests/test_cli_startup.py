@@ -86,7 +86,8 @@ def test_inspect_reads_a_plain_run_without_tensorflow(example_run):
 def test_tensorflow_native_log_lines_only_with_debug(tmp_path):
     """`export` imports TensorFlow before it finds the model missing: its C++ start-up lines (absl's format)
     are hidden, unless --debug asks for everything."""
-    args = ["-m", "skewless", "export", str(tmp_path), "--model", str(tmp_path / "no.keras"), "--out", str(tmp_path / "x")]
+    args = ["-m", "skewless", "export", str(tmp_path), "--model", str(tmp_path / "no.keras"),
+            "--out", str(tmp_path / "x")]
     environment = {k: v for k, v in os.environ.items() if k not in ("SKEWLESS_DEBUG", "TF_CPP_MIN_LOG_LEVEL")}
     quiet, debug = (subprocess.run([sys.executable, *args, *extra], capture_output=True, text=True, env=environment,
                                    timeout=300) for extra in ([], ["--debug"]))
