@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from skewless.config import JobConfig, load_config
-from skewless.errors import ConfigError, InputError, OutputExistsError, TooManyBadRowsError
+from skewless.errors import ConfigError, InputError, TooManyBadRowsError, output_exists
 from skewless.pipelines import files, object_store
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.plan import JobPlan, plan, sample_rows
@@ -78,6 +78,7 @@ def run(
     overwrite: bool = False,
     beam_args: list[str] | None = None,
     progress: Callable[[Callable[[], Snapshot | None]], AbstractContextManager] | None = None,
+    process_started: float | None = None,
 ) -> RunResult:
     """Runs the job. `config` is a JobConfig, a path to a YAML config, or a dict.
 
@@ -85,6 +86,10 @@ def run(
     processed so far (a `Snapshot`, or None before any) and returns the context the pipeline runs in.
     `skewless run` passes the display of `skewless.progress.show_progress`, and renders the run's
     report.html once this returns; the job itself draws and renders nothing.
+
+    `process_started` (a `time.time()` value), when given, is when the process that runs the job started:
+    run.json's total seconds then count from there, and `startup` is the time until the job began (for
+    `skewless run`, mostly importing TensorFlow, tf.Transform and Beam).
     """
     if not isinstance(config, JobConfig):
         config = load_config(config)
@@ -95,7 +100,7 @@ def run(
     if overwrite:
         check_replaceable(output_dir)  # again at publish time: something else may appear there meanwhile
     elif files.exists(output_dir):
-        raise OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
+        raise output_exists(output_dir)
     job_plan = plan(config)
     claimed = claim(stand_in or output_dir)
     staging = os.path.join(claimed, "run")
@@ -104,7 +109,7 @@ def run(
         with progress(lambda: snapshot(staging, total_known=known)) if progress else nullcontext():
             _run_pipeline(config, job_plan, staging, beam_args or [])
         pipeline_seconds = time.time() - started
-        report = _assemble(config, job_plan, staging, started, pipeline_seconds)
+        report = _assemble(config, job_plan, staging, started, pipeline_seconds, process_started)
         result = RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
         if config.output.keras_preprocessor:
             result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
@@ -210,7 +215,8 @@ def _part_path(staging: str, unit: int) -> str:
     return os.path.join(staging, PARTS_DIR, f"unit-{unit:05d}.json")
 
 
-def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float) -> dict:
+def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
+              process_started: float | None) -> dict:
     """Sums the units' summaries into run.json, and refuses output past max_bad_fraction."""
     raw_stats = _raw_statistics(config, job_plan, staging)
     stats_dir = os.path.join(staging, STATS_DIR)
@@ -246,12 +252,21 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
         "format": config.output.format,
         # datasets: the input files with an analyzer cache (else the whole input); analyzed: those read this run
         "analysis": {"datasets": len(job_plan.datasets), "analyzed": analyzed, "cache_dir": config.cache_dir},
-        "seconds": {"pipeline": round(pipeline_seconds, 3), "total": round(time.time() - started, 3)},
+        "seconds": _seconds(started, pipeline_seconds, process_started),
         "versions": _versions(),
         "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
     }
     files.write_bytes(os.path.join(staging, RUN_FILE), json.dumps(report, indent=2, sort_keys=True).encode())
     return report
+
+
+def _seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:
+    """run.json's timings: the pipeline's, and the total from the process's start (else the job's)."""
+    now = time.time()
+    if process_started is None:
+        return {"pipeline": round(pipeline_seconds, 3), "total": round(now - started, 3)}
+    return {"pipeline": round(pipeline_seconds, 3), "startup": round(started - process_started, 3),
+            "total": round(now - process_started, 3)}
 
 
 def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:

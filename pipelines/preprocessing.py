@@ -14,7 +14,7 @@ from skewless.config import NUMERIC_TRANSFORMS, JobConfig
 from skewless.errors import ConfigError
 from skewless.references import import_function
 from skewless.pipelines.categorical import with_buckets
-from skewless.safe_names import vocabulary_filename
+from skewless.safe_names import missing_indicator_name, vocabulary_filename
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.images import decode_images
 from skewless.pipelines.lists import pad_or_truncate
@@ -44,7 +44,7 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
                 continue
             filled[name] = fill_missing(inputs[name], by_name[name], options, nonfinite)
             if options["missing_indicator"]:
-                outputs[f"{name}_missing"] = missing_indicator(inputs[name], nonfinite)
+                outputs[missing_indicator_name(name)] = missing_indicator(inputs[name], nonfinite)
         label_value = None
         if label is not None:
             column = by_name[label["column"]]

@@ -73,5 +73,6 @@ def snapshot(staging: str, total_known: bool = True) -> Snapshot | None:
             continue
     if any(name.startswith("transform-") for name in names):
         total = totals["analyze"] if total_known and totals["analyze"] else None
-        return Snapshot("transform", totals["transform"], total=total)
+        # the analysis read every row before the graph the transform waits for was written
+        return Snapshot("transform", totals["transform"], total=total, finished=(("analyze", totals["analyze"]),))
     return Snapshot("analyze", totals["analyze"])

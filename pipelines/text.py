@@ -16,8 +16,32 @@ OOV buckets) maps them to ids. ``output`` says what is written:
 
 from __future__ import annotations
 
+import logging
+import re
+
 from skewless.pipelines.categorical import with_buckets
 from skewless.pipelines.lists import pad_or_truncate
+
+
+def _not_tfidf_retracing_warning(record: logging.LogRecord) -> bool:
+    """False for tf.Transform's "Analyzer (tfidf/...) node's cache key varies on repeated tracing", which every
+    run with a TF-IDF feature logged, though nothing varies.
+
+    `tft.tfidf` takes the vocabulary size, here the vocabulary analyzer's deferred result (no size is known
+    before the analysis). tf.Transform fingerprints each analyzer by the graph paths into it and leaves out
+    paths through an analyzer's result; in its final trace that result is a constant, so the document-frequency
+    sum analyzer gains a path and the fingerprints differ. The analyzers run in a fixed order, the case the
+    warning itself calls safe. Dropped at import, so also in the Beam worker that unpickles preprocessing_fn
+    and traces the final graph; any other analyzer's warning is kept.
+    """
+    return not _TFIDF_RETRACING.match(record.getMessage())
+
+
+# the name scope of the n-th tft.tfidf call: tfidf/, tfidf_1/, ...
+_TFIDF_RETRACING = re.compile(r"Analyzer \(([^()]*/)?tfidf(_\d+)?/[^()]*\) node's cache key varies on repeated tracing")
+
+
+logging.getLogger("absl").addFilter(_not_tfidf_retracing_warning)
 
 
 def text_tokens(value, options: dict):

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from skewless.errors import InputError
 from skewless.pipelines import object_store
+from skewless.safe_names import missing_indicator_name
 
 UNSEEN_PREFIX = "skewless-unseen-"
 # copies of sampled rows with their optional columns missing (a check of the one missing-value rule)
@@ -52,6 +53,8 @@ class VerifyResult:
     groups: dict[str, list[FeatureCheck]] = field(default_factory=dict)
     # the checks that could not run, by title: why
     unchecked: dict[str, str] = field(default_factory=dict)
+    # the missing indicators among the outputs: indicator -> the feature whose absence it marks
+    indicators: dict[str, str] = field(default_factory=dict)
 
     @property
     def differences(self) -> int:
@@ -105,8 +108,10 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
 
     unchecked: dict[str, str] = {}
     features = _compare_paths("sampled rows", batch, examples, sampled, left_out, unchecked) or []
+    indicators = {missing_indicator_name(name): name for name, feature in config.features.items()
+                  if feature.missing_indicator}
     result = VerifyResult(export_dir or "TransformLayer", table.num_rows, unseen.num_rows, features,
-                          unchecked=unchecked)
+                          unchecked=unchecked, indicators=indicators)
     missing = _with_missing(table, optional)
     if missing.num_rows:
         title = f"{missing.num_rows} rows with their optional columns missing, as tf.Examples"
@@ -277,11 +282,11 @@ def print_result(result: VerifyResult, console=None) -> None:
     console = console or Console()
     title = f"skew check: batch (Beam + tf.Transform) vs serving ({result.path})"
     if result.features:
-        console.print(_skew_table(title, result.features))
+        console.print(_skew_table(title, result.features, result.indicators))
     for group, checks in result.groups.items():
-        console.print(_skew_table(f"{title}: {group}", checks))
+        console.print(_skew_table(f"{title}: {group}", checks, result.indicators))
     if result.native is not None:
-        console.print(_native_table(result.native))
+        console.print(_native_table(result.native, result.indicators))
     for what, reason in result.unchecked.items():
         console.print(f"could not check: {what}: {reason}", style="yellow")
     verdict = "no differences" if not result.differences else f"{result.differences} differences"
@@ -290,7 +295,12 @@ def print_result(result: VerifyResult, console=None) -> None:
     console.print(f"{result.rows} sampled rows + {result.unseen_rows} with unseen categories: {verdict}")
 
 
-def _skew_table(title: str, checks: list[FeatureCheck]):
+def _feature_label(name: str, indicators: dict[str, str]) -> str:
+    """A feature's name in a table, saying what a missing indicator is: `w_missing` could be a column's name."""
+    return f"{name} (missing indicator of {indicators[name]})" if name in indicators else name
+
+
+def _skew_table(title: str, checks: list[FeatureCheck], indicators: dict[str, str]):
     from rich.table import Table
 
     table = Table(title=title)
@@ -299,11 +309,12 @@ def _skew_table(title: str, checks: list[FeatureCheck]):
     for check in checks:
         gap = "" if check.max_abs_difference is None else f"{check.max_abs_difference:.3g}"
         style = "red" if check.differences else None
-        table.add_row(check.name, check.dtype, str(check.rows), str(check.differences), gap, style=style)
+        table.add_row(_feature_label(check.name, indicators), check.dtype, str(check.rows), str(check.differences), gap,
+                      style=style)
     return table
 
 
-def _native_table(check):
+def _native_table(check, indicators: dict[str, str]):
     from rich.table import Table
 
     native = Table(title=f"native Keras preprocessor ({check.backend} backend) vs the graph")
@@ -311,6 +322,6 @@ def _native_table(check):
         native.add_column(column, justify="right" if column == "differences" else "left")
     for feature in check.features:
         style = "red" if feature.status == "different" else "dim" if feature.status == "unsupported" else None
-        native.add_row(feature.name, feature.transform, feature.status, str(feature.differences),
-                       feature.reason or "", style=style)
+        native.add_row(_feature_label(feature.name, indicators), feature.transform, feature.status,
+                       str(feature.differences), feature.reason or "", style=style)
     return native

@@ -15,9 +15,7 @@ from typing import Callable, List, Optional
 import typer
 
 from skewless import runtime
-from skewless.errors import SkewlessError, one_line
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from skewless.errors import SkewlessError, one_line, output_exists
 
 app = typer.Typer(
     add_completion=False,
@@ -27,8 +25,23 @@ app = typer.Typer(
 )
 
 
+def _print_version(asked: bool) -> None:
+    if not asked:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        typer.echo(f"skewless {version('skewless')}")
+    except PackageNotFoundError:
+        fail("skewless has no package metadata: install it (pip install -e .) to run it")
+    raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print the installed version and exit."),
+) -> None:
     """Beam + tf.Transform preprocessing whose graph Keras 3 models reuse at serving time."""
 
 
@@ -38,12 +51,15 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-_DEBUG = typer.Option(False, "--debug", help="Show the traceback of an error (also: SKEWLESS_DEBUG=1).")
+_DEBUG = typer.Option(
+    False, "--debug", help="Show the traceback of an error and TensorFlow's C++ log lines (also: SKEWLESS_DEBUG=1)."
+)
 
 
 def reports_errors(where: str) -> Callable:
     """Gives a command the CLI's answer to every error: one line on stderr and exit code 2, or with the
-    `--debug` option it adds (or SKEWLESS_DEBUG=1) the traceback.
+    `--debug` option it adds (or SKEWLESS_DEBUG=1) the traceback. Without `--debug`, TensorFlow's C++ log
+    lines are hidden too.
 
     A SkewlessError says what and where itself. Any other exception (a file a library cannot parse,
     Beam's wrapping of an error raised in the pipeline) is shortened by `one_line`, which names the file
@@ -55,6 +71,7 @@ def reports_errors(where: str) -> Callable:
         def command_reporting_errors(*args, debug: bool = False, **kwargs):
             debug = debug or os.environ.get("SKEWLESS_DEBUG") == "1"
             if not debug:
+                runtime.quiet_tensorflow_logs()
                 runtime.quiet_pipeline_errors()
             try:
                 return command(*args, **kwargs)
@@ -99,6 +116,7 @@ def run(
 
     Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
     """
+    process_started = runtime.process_start_time()
     from skewless.config import load_config
 
     overrides = list(set_)
@@ -109,6 +127,10 @@ def run(
     if output is not None and "://" not in output:
         output = os.path.abspath(output)  # a command-line path is the shell's: relative to the current directory
     job_config = load_config(config, overrides=overrides, output_dir=output)
+    output_dir = job_config.resolve(job_config.output.dir)
+    if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
+        # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
+        raise output_exists(output_dir)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.job import run as run_job
@@ -117,7 +139,7 @@ def run(
 
     title = f"skewless run {job_config.name}"
     result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args),
-                     progress=lambda poll: show_progress(poll, title=title))
+                     progress=lambda poll: show_progress(poll, title=title), process_started=process_started)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     render_report(result.output_dir)
     typer.echo(result.summary())

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from skewless.errors import ConfigError
+from skewless.safe_names import missing_indicator_name
 
 NUMERIC_TRANSFORMS = ("z_score", "scale_0_1", "scale_by_min_max", "log", "bucketize")
 CATEGORICAL_TRANSFORMS = ("vocabulary", "hash")
@@ -200,7 +201,7 @@ class FeatureConfig(_Strict):
         if self.transform == "text_vocabulary" and self.output != "ids":
             names.append(f"{name}_weights")
         if self.missing_indicator:
-            names.append(f"{name}_missing")
+            names.append(missing_indicator_name(name))
         return names
 
 
@@ -412,7 +413,8 @@ def load_config(
     try:
         return JobConfig.model_validate(raw)
     except ValidationError as error:
-        raise ConfigError(_describe(error, where, lines)) from None
+        overridden = {tuple(override.partition("=")[0].split(".")): override for override in overrides or []}
+        raise ConfigError(_describe(error, where, lines, overridden)) from None
 
 
 def _apply_override(raw: dict, override: str) -> None:
@@ -448,7 +450,9 @@ def _key_lines(node, path: tuple = ()) -> dict[tuple, int]:
     return lines
 
 
-def _describe(error: ValidationError, where: str, lines: dict[tuple, int]) -> str:
+def _describe(error: ValidationError, where: str, lines: dict[tuple, int], overridden: dict[tuple, str]) -> str:
+    """One line for all of pydantic's errors, each named after the config line it is about, or the `--set`
+    override that put the value there (`overridden`: key path -> override)."""
     messages = []
     for item in error.errors():
         loc = tuple("schema" if part == "schema_path" else part for part in item["loc"])
@@ -461,10 +465,26 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int]) -> st
         elif item["type"] == "literal_error":
             message = f"unknown value {item.get('input')!r} ({message[0].lower()}{message[1:]})"
         dotted = ".".join(str(part) for part in keys)
+        override = _override_of(keys, overridden)
+        if override is not None:
+            about = "" if override.partition("=")[0] == dotted else f"{dotted}: "
+            messages.append(f"--set {override}: {about}{message}")
+            continue
         prefix = f"{where}:{line}" if line else where
         messages.append(f"{prefix}: {dotted}: {message}" if dotted else f"{prefix}: {message}")
     # keys and values are the user's text: a newline in one must not break the one-line message
     return "; ".join(messages).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _override_of(keys: tuple, overridden: dict[tuple, str]) -> str | None:
+    """The override that set the value at `keys`, or one holding it, or else one inside it (a model check of
+    `features.age` fails on `--set features.age.transform=...`)."""
+    path = tuple(str(part) for part in keys)
+    for end in range(len(path), 0, -1):
+        if path[:end] in overridden:
+            return overridden[path[:end]]
+    inside = [override for key, override in overridden.items() if key[:len(path)] == path]
+    return inside[-1] if inside and path else None
 
 
 def _nearest_line(keys: tuple, lines: dict[tuple, int]) -> int | None:

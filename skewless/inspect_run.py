@@ -1,8 +1,9 @@
 """`skewless inspect RUN_DIR`: what a run holds, as tables on a terminal or as JSON.
 
-The schema (raw feature spec) and the transformed spec come from the graph itself
-(`tft.TFTransformOutput`), as do the vocabularies; statistics, shards and row counts come from
-run.json. TensorFlow is imported, Apache Beam is not.
+The schema (raw feature spec) and the transformed spec come from the graph's own schemas, as do the
+vocabularies; statistics, shards and row counts come from run.json. Apache Beam is never imported, and
+TensorFlow (seconds) only for a schema with more than plain fixed-shape and variable-length features
+(feature lists, ragged or sparse tensors), whose specs tf.Transform's own conversion gives.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from skewless.report.run_files import (
     load_summary,
     oov_rate,
     split_order,
+    vocabulary_file,
 )
 from skewless.safe_names import vocabulary_filename
 
@@ -40,31 +42,24 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
 
     shown = os.fspath(run_dir) if not files.is_local(os.fspath(run_dir)) else os.path.abspath(run_dir)
     run_dir = object_store.local_run(run_dir)
-    summary = load_summary(run_dir)  # before importing TensorFlow: a wrong folder fails in a moment
-
-    import tensorflow_transform as tft
-
-    from skewless.layers.transform_graph import find_graph_dir, specs_to_json
-
-    graph = tft.TFTransformOutput(find_graph_dir(run_dir))
-    try:
-        raw_spec = graph.raw_feature_spec()
-    except Exception as error:  # tf.Transform raises plain errors when metadata/ is missing or unreadable
-        raise InputError(f"{run_dir}: cannot read the raw schema of the graph: {error}") from None
+    summary = load_summary(run_dir)
+    raw_features, transformed_features = _specs(run_dir)
     features = {}
     for name, stats in summary["features"].items():
         entry = {key: stats[key] for key in ("transform", "kind", "type", "default") if key in stats}
         entry.update({key: stats[key] for key in _STATISTICS if key in stats})
         if "vocabulary_size" in stats:
             filename = stats.get("vocabulary_file") or vocabulary_filename(name)  # runs before it was recorded
-            values = graph.vocabulary_by_name(filename)
+            values = vocabulary_file(run_dir, filename)
+            if values is None:
+                raise InputError(f"{run_dir}: the graph has no vocabulary file {filename}")
             entry["vocabulary"] = {
                 "file": filename,
                 "size": len(values),
                 "num_oov_buckets": stats.get("num_oov_buckets"),
                 "oov_rows": stats.get("oov_rows"),
                 "oov_rate": oov_rate(summary, stats),
-                "head": [_text(value) for value in values[:top]],
+                "head": values[:top],
             }
         features[name] = entry
     splits = split_order(summary, load_run_config(run_dir))
@@ -75,14 +70,66 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
         "run_dir": shown,
         "rows": rows,
         "label": summary.get("label"),
-        "raw_features": specs_to_json(raw_spec),
-        "transformed_features": specs_to_json(graph.transformed_feature_spec()),
+        "raw_features": raw_features,
+        "transformed_features": transformed_features,
         "features": features,
         "shards": {split: shards[split] for split in splits if split in shards},
         "compression": summary.get("compression"),
         "seconds": summary.get("seconds", {}),
         "versions": summary.get("versions", {}),
     }
+
+
+def _specs(run_dir: str) -> tuple[dict, dict]:
+    """The raw and the transformed feature specs of the run's graph, as `spec_to_json` writes them."""
+    graph_dir = os.path.join(run_dir, "transform_graph")
+    schemas = [os.path.join(graph_dir, folder, "schema.pbtxt") for folder in ("metadata", "transformed_metadata")]
+    plain = [_plain_specs(schema) for schema in schemas]
+    if None not in plain:
+        return plain[0], plain[1]
+    import tensorflow_transform as tft
+
+    from skewless.layers.transform_graph import find_graph_dir, specs_to_json
+
+    graph = tft.TFTransformOutput(find_graph_dir(run_dir))
+    try:
+        raw_spec = graph.raw_feature_spec()
+    except Exception as error:  # tf.Transform raises plain errors when metadata/ is missing or unreadable
+        raise InputError(f"{run_dir}: cannot read the raw schema of the graph: {error}") from None
+    return specs_to_json(raw_spec), specs_to_json(graph.transformed_feature_spec())
+
+
+# tf.metadata's feature types -> the dtype tf.Transform parses them as
+_DTYPES = {"INT": "int64", "FLOAT": "float32", "BYTES": "string"}
+
+
+def _plain_specs(schema_path: str) -> dict | None:
+    """The specs of a schema whose features are all plain: a fixed shape (FixedLenFeature, no default) or
+    none (VarLenFeature), as tf.Transform reads them (tests/test_inspect.py compares). None for anything
+    else (no file, feature lists, sparse or ragged tensors): those take tf.Transform's own conversion."""
+    from google.protobuf import text_format
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    try:
+        with open(schema_path, encoding="utf-8") as handle:
+            schema = text_format.Parse(handle.read(), schema_pb2.Schema())
+    except (OSError, text_format.ParseError):
+        return None
+    if schema.sparse_feature or schema.tensor_representation_group or schema.weighted_feature:
+        return None
+    specs = {}
+    for feature in schema.feature:
+        dtype = _DTYPES.get(schema_pb2.FeatureType.Name(feature.type))
+        if dtype is None or feature.deprecated or feature.HasField("lifecycle_stage"):
+            return None
+        if not feature.HasField("shape"):
+            specs[feature.name] = {"kind": "var", "dtype": dtype}
+        elif all(dim.size >= 0 for dim in feature.shape.dim):
+            specs[feature.name] = {"kind": "fixed", "dtype": dtype, "shape": [dim.size for dim in feature.shape.dim],
+                                   "default": None}
+        else:
+            return None
+    return dict(sorted(specs.items()))
 
 
 def print_run(description: dict, console=None) -> None:
@@ -180,10 +227,6 @@ def _shape(spec: dict) -> str:
     if spec["kind"] == "ragged":  # a feature list: steps of values
         return "[None, None]"
     return "[" + ", ".join(str(d) for d in spec.get("shape", [])) + "]" if spec["kind"] == "fixed" else "[None]"
-
-
-def _text(value) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _markup(text: str) -> str:

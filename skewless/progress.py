@@ -45,7 +45,7 @@ class ProgressDisplay:
         self,
         stream: TextIO | None = None,
         interactive: bool | None = None,
-        log_interval: float = 30.0,
+        log_interval: float = 15.0,
         title: str = "skewless",
         clock: Callable[[], float] = time.monotonic,
     ):
@@ -60,6 +60,7 @@ class ProgressDisplay:
         self._stage_started = None
         self._last_seen = None  # when the latest snapshot arrived (the display's start before any)
         self._stage_rows = 0
+        self._reported: set[str] = set()  # the stages whose "finished" line was written
         self._last_log = None
         self._live = None
         self._console = None
@@ -84,8 +85,17 @@ class ProgressDisplay:
             now = self._clock()
             previous = self._snapshot
             if previous is None or snapshot.stage != previous.stage:
+                if previous is None:
+                    self._stage_started, self._stage_rows = self._last_seen, 0
+                # The final rows of the stages that ended, from the snapshot that knows them: the last one seen
+                # of a stage is from before its end, and a stage that ran whole between two polls was never seen.
+                ended = dict(snapshot.finished)
                 if previous is not None:
-                    lines.append(self._stage_done_line(previous, now))
+                    ended.setdefault(previous.stage, previous.rows)
+                for stage, rows in ended.items():
+                    if stage not in self._reported:
+                        self._reported.add(stage)
+                        lines.append(self._stage_done_line(stage, rows, now))
                 # A stage began after the last sighting of the one before (or the start): counted from there
                 # with no rows, so a stage that ran whole between two polls still gets its real rate.
                 self._stage_started = self._last_seen
@@ -121,16 +131,15 @@ class ProgressDisplay:
             rows += f" / {snapshot.total:,} rows ({min(snapshot.rows / snapshot.total, 1.0):.0%})"
         else:
             rows += " rows"
-        return f"{snapshot.stage}: {rows}, {self._rate(snapshot, now):,.0f} rows/s"
+        return f"{snapshot.stage}: {rows}, {self._rate(snapshot.rows, now):,.0f} rows/s"
 
-    def _stage_done_line(self, snapshot: Snapshot, now: float) -> str:
+    def _stage_done_line(self, stage: str, rows: int, now: float) -> str:
         took = _clock_text(now - self._stage_started)
-        return f"{self._prefix(now)}: {snapshot.stage} finished in {took}: {snapshot.rows:,} rows, " \
-               f"{self._rate(snapshot, now):,.0f} rows/s"
+        return f"{self._prefix(now)}: {stage} finished in {took}: {rows:,} rows, {self._rate(rows, now):,.0f} rows/s"
 
-    def _rate(self, snapshot: Snapshot, now: float) -> float:
+    def _rate(self, rows: int, now: float) -> float:
         seconds = now - self._stage_started
-        return (snapshot.rows - self._stage_rows) / seconds if seconds > 0 else 0.0
+        return (rows - self._stage_rows) / seconds if seconds > 0 else 0.0
 
     def _prefix(self, now: float) -> str:
         return f"{self.title} [{_clock_text(now - self._started)}]"
@@ -155,7 +164,7 @@ class ProgressDisplay:
             now = self._clock()
             snapshot = self._snapshot
             elapsed = _clock_text(now - self._started)
-            rate = self._rate(snapshot, now) if snapshot is not None else 0.0
+            rate = self._rate(snapshot.rows, now) if snapshot is not None else 0.0
         line = Table.grid(padding=(0, 1))
         if snapshot is None:
             line.add_row(Spinner("dots"), Text("starting", style="bold"), Text(elapsed, style="dim"))
@@ -178,7 +187,7 @@ def show_progress(
     stream: TextIO | None = None,
     interactive: bool | None = None,
     interval: float | None = None,
-    log_interval: float = 30.0,
+    log_interval: float = 15.0,
     title: str = "skewless",
 ) -> Iterator[ProgressDisplay]:
     """Shows a job's progress while the block runs; yields the `ProgressDisplay`.
@@ -189,11 +198,12 @@ def show_progress(
         push snapshots with `display.update` instead.
       stream: where to write (default stderr).
       interactive: a live line (True) or plain log lines (False); default: whether `stream` is a terminal.
-      interval: seconds between polls; default 0.5 on a terminal, 5 otherwise.
+      interval: seconds between polls; default 0.5 on a terminal, 1 otherwise (a poll reads a few tiny
+        files; polled seldom, a stage's start and end would show late, or all at once at the end).
       log_interval: seconds between plain log lines within one stage.
     """
     display = ProgressDisplay(stream, interactive, log_interval, title)
-    interval = interval if interval is not None else (0.5 if display.interactive else 5.0)
+    interval = interval if interval is not None else (0.5 if display.interactive else 1.0)
     stop = threading.Event()
     display.start()
     poller = None

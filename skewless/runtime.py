@@ -13,14 +13,41 @@ import os
 import re
 import sys
 import tempfile
+import time
 
 # What TensorFlow 2.21's native libraries log on stderr as they load (oneDNN is on, no CUDA driver),
 # whatever TF_CPP_MIN_LOG_LEVEL says: absl INFO lines and the notice that precedes them.
 _NATIVE_LOAD_NOTICE = re.compile(r"I\d{4} |WARNING: All log messages before absl::InitializeLog\(\) is called")
 
+# the stand-in for the process's start where the kernel does not say (the CLI imports this module first)
+_IMPORTED = time.time()
+
+# TensorFlow's C++ log levels: 0 INFO, 1 WARNING, 2 ERROR, 3 FATAL only
+_TF_LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
+
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
+
+
+def quiet_tensorflow_logs() -> None:
+    """Hides TensorFlow's C++ log lines (CUDA stubs, oneDNN notices, "Could not find cuda drivers"): they
+    come at every start on a CPU-only machine and say nothing about the job. Must run before TensorFlow is
+    imported; a TF_CPP_MIN_LOG_LEVEL the user set wins (0 shows them all, as `--debug` does)."""
+    os.environ.setdefault(_TF_LOG_LEVEL, "3")
+
+
+def process_start_time() -> float:
+    """When this process started, in `time.time()` seconds: the kernel's record on Linux (the interpreter's
+    own start-up counts), else when this module was imported."""
+    try:
+        with open("/proc/self/stat") as handle:
+            # the fields after the command name in parentheses; starttime, field 22, is the 20th of them
+            start_ticks = int(handle.read().rpartition(")")[2].split()[19])
+        running = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return _IMPORTED
+    return time.time() - running if running >= 0 else _IMPORTED
 
 
 def import_frozen(*modules: str) -> None:
@@ -33,12 +60,16 @@ def import_frozen(*modules: str) -> None:
     """
     gc.disable()
     try:
-        with _native_load_notices_dropped():
+        with _native_load_notices_dropped() if _tensorflow_info_hidden() else contextlib.nullcontext():
             for module in modules:
                 importlib.import_module(module)
     finally:
         gc.freeze()
         gc.enable()
+
+
+def _tensorflow_info_hidden() -> bool:
+    return os.environ.get(_TF_LOG_LEVEL, "0") not in ("", "0")
 
 
 @contextlib.contextmanager

@@ -23,6 +23,11 @@ def safe_file_name(name: str) -> str:
     return _with_digest(re.sub(r"[^A-Za-z0-9_.-]", "", name).lstrip("."), name)
 
 
+def missing_indicator_name(feature: str) -> str:
+    """The transformed feature that says, 1 or 0, whether `feature` was missing (`missing_indicator: true`)."""
+    return f"{feature}_missing"
+
+
 def vocabulary_filename(feature: str) -> str:
     """The asset name of a feature's vocabulary inside the graph (TFTransformOutput.vocabulary_file_by_name),
     also its file name: safe for any feature name (run.json's features.<name>.vocabulary_file records it)."""

@@ -44,6 +44,33 @@ def test_plain_lines_stage_changes_rates_and_interval():
     ]
 
 
+def test_a_finished_stage_is_reported_with_its_final_rows_not_the_last_polled():
+    """The poll saw analyze at 30,000 rows; it ended at 50,000, which the first transform snapshot knows."""
+    clock, out = FakeClock(), io.StringIO()
+    display = ProgressDisplay(out, interactive=False, log_interval=30, title="job", clock=clock)
+    display.start()
+    clock.now += 2
+    display.update(Snapshot("analyze", 30_000))
+    clock.now += 3
+    display.update(Snapshot("transform", 0, total=50_000, finished=(("analyze", 50_000),)))
+    display.finish()
+    lines = out.getvalue().splitlines()
+    assert lines[1] == f"job [0:00:05]: analyze finished in 0:00:05: 50,000 rows, {50_000 / 5:,.0f} rows/s"
+
+
+def test_a_stage_that_ran_between_two_polls_still_gets_its_line():
+    clock, out = FakeClock(), io.StringIO()
+    display = ProgressDisplay(out, interactive=False, log_interval=30, title="job", clock=clock)
+    display.start()
+    clock.now += 4
+    display.update(Snapshot("transform", 7, total=9, finished=(("analyze", 9),)))
+    display.finish()
+    assert out.getvalue().splitlines()[:2] == [
+        f"job [0:00:04]: analyze finished in 0:00:04: 9 rows, {9 / 4:,.0f} rows/s",
+        "job [0:00:04]: transform: started",
+    ]
+
+
 def test_polls_in_background_and_reports_the_last_numbers():
     out = io.StringIO()
     rows = {"n": 0}

@@ -152,3 +152,25 @@ def test_verify_finds_no_difference_with_unseen_texts(text_run):
     assert check.unseen_rows == 50 and check.differences == 0
     assert {c.name for c in check.features} == {"id", "body", "bow", "bow_weights", "tfidf", "tfidf_weights",
                                                 "fixed", "label"}
+
+
+def test_a_tfidf_run_logs_no_retracing_warning(tmp_path):
+    """tf.Transform warned that the tfidf analyzer's "cache key varies on repeated tracing" on every run with a
+    TF-IDF feature (two of them here: tfidf/ and tfidf_1/); `skewless run` prints only its progress."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    (tmp_path / "docs.tsv").write_text("a\tb\n" + "".join(f"the cat {i % 7}\tsat on {i % 5}\n" for i in range(50)))
+    config = {
+        "name": "tfidf",
+        "input": {"format": "csv", "paths": [str(tmp_path / "docs.tsv")], "header": True, "delimiter": "\t"},
+        "features": {name: {"transform": "text_vocabulary", "output": "tfidf"} for name in ("a", "b")},
+        "output": {"dir": str(tmp_path / "out"), "shards": 1},
+    }
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(config))
+    done = subprocess.run([sys.executable, "-m", "skewless", "run", str(tmp_path / "job.yaml")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stderr.splitlines() if not line.startswith("skewless run tfidf")] == []

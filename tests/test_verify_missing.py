@@ -9,12 +9,13 @@ import pytest
 import tensorflow as tf
 import tensorflow_transform as tft
 import yaml
+from rich.console import Console
 from typer.testing import CliRunner
 
 from rich_rows import write_csv
 from skewless.cli import app
 from skewless.layers import TransformLayer, export_serving_model, raw_inputs, serialize_raw_examples
-from skewless.pipelines.verify import verify
+from skewless.pipelines.verify import print_result, verify
 
 ROWS = 150
 
@@ -105,6 +106,14 @@ def test_verify_probes_real_rows_and_compares_missing_values_on_every_path(missi
     assert all(check.rows == 20 for check in examples_checks) and 0 < dense_checks[0].rows <= 20
     assert {check.name for check in dense_checks} == {check.name for check in examples_checks} - {"label"}
     assert result.native is not None and result.native.rows == 60 + result.unseen_rows + 20
+    # the tables say what w_missing is, on every line that names it, and call nothing else an indicator
+    assert result.indicators == {"w_missing": "w"}
+    console = Console(record=True, width=240)
+    print_result(result, console)
+    lines = console.export_text().splitlines()
+    named = [line for line in lines if "w_missing" in line or "missing indicator of" in line]
+    assert len(named) == len(result.groups) + 1 + 1  # the skew tables and the native table
+    assert all("w_missing (missing indicator of w)" in line for line in named)
 
 
 def test_predict_raw_takes_nan_as_a_missing_float(missing_run, tmp_path):

@@ -93,7 +93,12 @@ def quarantine_reasons(run_dir: str) -> QuarantineReasons:
 
 def vocabulary(run_dir: str, feature: str) -> list[str] | None:
     """The feature's vocabulary as the graph stores it (most frequent first), or None if it has none."""
-    path = os.path.join(run_dir, ASSETS_DIR, vocabulary_filename(feature))
+    return vocabulary_file(run_dir, vocabulary_filename(feature))
+
+
+def vocabulary_file(run_dir: str, filename: str) -> list[str] | None:
+    """The entries of the graph's vocabulary file `filename`, one a line, or None if there is no such file."""
+    path = os.path.join(run_dir, ASSETS_DIR, filename)
     if not os.path.exists(path):
         return None
     with open(path, "rb") as handle:
