@@ -29,10 +29,9 @@ from skewless.layers.transform_graph import find_graph_dir
 from skewless.layers.transform_layer import TransformLayer
 
 PREPROCESSOR_FILE = "keras_preprocessor.keras"
-# The feature options native layers reproduce; any other option set in the config refuses the feature.
-HANDLED_OPTIONS = {
-    "transform", "num_buckets", "top_k", "frequency_threshold", "num_oov_buckets", "hash_buckets", "default",
-}
+# Besides each transform's `native_options`, the options native layers reproduce (FillMissing holds the
+# default); any other option set in the config refuses the feature.
+HANDLED_OPTIONS = ("transform", "default")
 
 
 @dataclass
@@ -122,7 +121,8 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
             continue
         if name in config.features:
             feature = config.features[name]
-            options = sorted(set(feature.model_dump(exclude_defaults=True)) - HANDLED_OPTIONS)
+            handled = {*HANDLED_OPTIONS, *feature.transform_kind.native_options}
+            options = sorted(set(feature.model_dump(exclude_defaults=True)) - handled)
             if options:
                 reason = f"option {', '.join(options)} has no exact Keras equivalent in skewless yet"
                 plans[name] = refused(name, feature.transform, graph, raw_spec.get(name), reason)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from skewless.transforms import TRANSFORMS
+
 INT32_LIMIT = 2**31 - 1
 
 
@@ -23,7 +25,7 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
     columns = {}
     for name, spec in sorted(raw_spec.items()):
         probe = plans[name].probe if name in plans else {}
-        if name in plans and plans[name].transform == "image":
+        if name in plans and plans[name].transform in TRANSFORMS and TRANSFORMS[plans[name].transform].image:
             # the graph decodes these bytes: any other probe than a real image fails the whole batch
             values = [tf.io.encode_png(tf.zeros([1, 1, 1], tf.uint8)).numpy()] * count
         else:

@@ -193,7 +193,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         splits=config.output.splits,
         compression=config.output.compression,
         unit_count=len(job_plan.units),
-        vocabulary_features=[n for n, f in config.features.items() if f.transform == "vocabulary"],
+        vocabulary_features=[n for n, f in config.features.items() if f.transform_kind.counts_oov],
         output_format=config.output.format,
         parsed_dir=parsed_dir,
     )
@@ -303,20 +303,18 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dic
     optional = {c.name for c in columns if c.optional}
     report = {}
     for name, feature in config.features.items():
-        if feature.transform == "cross":  # a new output, no raw column of its own
-            report[name] = {"transform": "cross", "type": "int", "kind": "categorical", "columns": feature.columns,
-                            "hash_buckets": feature.hash_buckets}
+        transform = feature.transform_kind
+        if transform.new_output:  # no raw column of its own
+            report[name] = {"transform": feature.transform, "type": "int", "kind": "categorical",
+                            **transform.run_fields(name, feature, graph)}
             continue
         entry = {"transform": feature.transform, "type": kinds[name],
-                 "kind": "categorical" if kinds[name] == "bytes" or feature.transform in ("vocabulary", "hash")
+                 "kind": "categorical" if kinds[name] == "bytes" or transform.categories
                  else "numeric", **raw_stats[name]}
-        if feature.transform == "image":
+        if transform.image:
             entry.pop("top_values", None)  # encoded image bytes, not values to show
-        if feature.transform in ("vocabulary", "text_vocabulary"):
-            entry["vocabulary_file"] = vocabulary_filename(name)  # in transform_graph/transform_fn/assets/
-            entry["vocabulary_size"] = graph.vocabulary_size_by_name(vocabulary_filename(name))
-            entry["num_oov_buckets"] = feature.num_oov_buckets
-        if feature.transform == "vocabulary":
+        entry.update(transform.run_fields(name, feature, graph))
+        if transform.counts_oov:
             entry["oov_rows"] = sum(p["oov"][name] for p in parts)
         if feature.default is not None:
             entry["default"] = feature.default

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.config import NUMERIC_TRANSFORMS, InputConfig, JobConfig
+from skewless.config import InputConfig, JobConfig
 from skewless.errors import ConfigError, InputError
 from skewless.pipelines.columns import RawColumn
 
@@ -35,7 +35,7 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
         for name, feature in config.features.items():
-            if input_config.format == "csv" and types.get(name) == "bytes" and feature.transform in NUMERIC_TRANSFORMS:
+            if input_config.format == "csv" and types.get(name) == "bytes" and feature.transform_kind.needs == "number":
                 types[name] = "float"  # its text is mostly not numbers: those rows go to quarantine
     if input_config.format == "parquet":
         _check_parquet_types(paths, config.raw_columns)
@@ -66,7 +66,7 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
             raise ConfigError(f"{key}: {source} declares {name!r} {declared}; "
                               f"the config says sequence: {str(sequence).lower()}")
         optional = default is not None or fill is not None or is_list or sequence
-        image = feature is not None and feature.transform == "image"
+        image = feature is not None and feature.transform_kind.image
         columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list, image=image,
                                  sequence=sequence))
     return columns

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -185,15 +186,17 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     return result
 
 
-def _above_minus_one(feature) -> None:
-    """Narrows a `transform: log` column's domain to values above -1, where log1p is finite (float32, as
-    the graph computes it: the largest float32 below -1 rounds there)."""
+def _above(feature, bound: float) -> None:
+    """Narrows a column's domain to values above `bound` (its transform's `raw_above`; log: -1, where log1p
+    is finite), as float32 values, as the graph computes them: the float32 next to `bound` rounds there."""
     from tensorflow_metadata.proto.v0 import schema_pb2
 
     if feature.type == schema_pb2.INT:
-        feature.int_domain.min = max(feature.int_domain.min, 0) if feature.int_domain.HasField("min") else 0
+        lowest_int = math.floor(bound) + 1
+        feature.int_domain.min = (max(feature.int_domain.min, lowest_int) if feature.int_domain.HasField("min")
+                                  else lowest_int)
     else:
-        lowest = float(np.nextafter(np.float32(-1), np.float32(0)))
+        lowest = float(np.nextafter(np.float32(bound), np.float32(np.inf)))
         domain = feature.float_domain
         domain.min = max(domain.min, lowest) if domain.HasField("min") else lowest
 
@@ -237,8 +240,9 @@ class RowReader:
         reader = cls(input_config, columns, config.output.split_key, allowed, schema)
         for feature in reader.schema.feature:
             options = config.features.get(feature.name)
-            if options is not None and options.transform == "log" and (options.clip is None or options.clip[0] <= -1):
-                _above_minus_one(feature)
+            bound = options.transform_kind.raw_above(options) if options is not None else None
+            if bound is not None:
+                _above(feature, bound)
         return reader
 
     def read(self, unit: WorkUnit) -> Iterator[Chunk]:

@@ -91,7 +91,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     if table.num_rows == 0:
         raise InputError(f"{run_dir}: the run's input gave no valid rows to sample")
     categorical = [c.name for c in job_plan.columns
-                   if c.kind == "bytes" and c.name in config.features and config.features[c.name].transform != "image"]
+                   if c.kind == "bytes" and c.name in config.features and not config.features[c.name].transform_kind.image]
     unseen = _with_unseen_categories(table, categorical)
     sampled = pa.concat_tables([table, unseen])
     graph_dir = os.path.join(run_dir, "transform_graph")

@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     field_validator,
     model_serializer,
     model_validator,
@@ -24,14 +25,7 @@ from pydantic import (
 
 from skewless.errors import ConfigError
 from skewless.safe_names import missing_indicator_name
-
-NUMERIC_TRANSFORMS = ("z_score", "scale_0_1", "scale_by_min_max", "log", "bucketize")
-CATEGORICAL_TRANSFORMS = ("vocabulary", "hash")
-# `cross` is the one transform whose feature is a new output, not a raw column
-TRANSFORMS = NUMERIC_TRANSFORMS + CATEGORICAL_TRANSFORMS + ("text_vocabulary", "image", "cross", "passthrough")
-# text_vocabulary's default strip_regex: ASCII punctuation (RE2 syntax, as tf.strings.regex_replace takes it)
-TEXT_STRIP_REGEX = "[[:punct:]]"
-
+from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, applies_to, transform_options
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -92,67 +86,42 @@ class InputConfig(_Strict):
         return self
 
 
-class FeatureConfig(_Strict):
-    """One entry of `features`: its key names a raw column (for `cross`: the new output), its value the transform.
+# The options every transform kind shares (whether they apply: the kind's `lists` and `missing`).
+_COMMON_FIELDS = {
+    # a list column: 0..n values per row (CSV: split by input.list_delimiter)
+    "is_list": (bool, Field(default=False, alias="list")),
+    # a feature list of tf.train.SequenceExample input: a list of steps per row, each step 0..n values
+    "sequence": (bool, False),
+    # lists and text ids: pad (with pad_value) or truncate to a fixed length
+    "max_length": (int | None, Field(default=None, ge=1)),
+    "pad_value": (Union[float, int, None], None),
+    # Missing values. A feature with `default` or `fill` may be missing in a row; one without requires a value.
+    "default": (Union[float, int, str, None], None),
+    "fill": (Literal["mean", "median", "most_frequent"] | None, None),
+    "missing_indicator": (bool, False),
+}
 
-    Which options apply to which transform is in `OPTIONS`; an option given to another transform is an error.
-    """
+
+class _Feature(_Strict):
+    """What FeatureConfig checks and how it dumps; its fields come from the transform registry."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    transform: Literal[
-        "z_score", "scale_0_1", "scale_by_min_max", "log", "bucketize", "vocabulary", "hash",
-        "text_vocabulary", "image", "cross", "passthrough",
-    ]
-    # bucketize
-    num_buckets: int | None = Field(default=None, ge=1)
-    # vocabulary, text_vocabulary
-    top_k: int | None = Field(default=None, ge=1)
-    frequency_threshold: int | None = Field(default=None, ge=0)
-    num_oov_buckets: int = Field(default=1, ge=0)
-    # hash, cross
-    hash_buckets: int | None = Field(default=None, ge=1)
-    # numeric transforms: values are clipped to [lo, hi] before the transform
-    clip: list[float] | None = Field(default=None, min_length=2, max_length=2)
-    # scale_by_min_max: the output range
-    output_range: list[float] | None = Field(default=None, min_length=2, max_length=2, alias="range")
-    # cross: the raw columns (integers or strings) whose values are crossed
-    columns: list[str] | None = None
-    # text_vocabulary: lowercase, remove what strip_regex (RE2) matches, split on whitespace, n-grams
-    lowercase: bool = True
-    strip_regex: str | None = TEXT_STRIP_REGEX
-    ngram_range: list[int] = Field(default_factory=lambda: [1, 1], min_length=2, max_length=2)
-    ngram_separator: str = " "
-    output: Literal["ids", "bag_of_words", "tfidf"] = "ids"
-    # a list column: 0..n values per row (CSV: split by input.list_delimiter)
-    is_list: bool = Field(default=False, alias="list")
-    # a feature list of tf.train.SequenceExample input: a list of steps per row, each step 0..n values
-    sequence: bool = False
-    # lists and text ids: pad (with pad_value) or truncate to a fixed length
-    max_length: int | None = Field(default=None, ge=1)
-    pad_value: Union[float, int, None] = None
-    # image: decoded, resized to size [height, width], scaled to [0, 1]
-    size: list[int] | None = Field(default=None, min_length=2, max_length=2)
-    channels: Literal[1, 3] = 3
-    # Missing values. A feature with `default` or `fill` may be missing in a row; one without requires a value.
-    default: Union[float, int, str, None] = None
-    fill: Literal["mean", "median", "most_frequent"] | None = None
-    missing_indicator: bool = False
+    @property
+    def transform_kind(self):
+        """The registry's description of this feature's transform (`skewless.transforms.base.Transform`)."""
+        return TRANSFORMS[self.transform]
 
     @model_validator(mode="after")
     def _check(self) -> "FeatureConfig":
         for option in sorted(self._changed()):
-            allowed = OPTIONS[option]
+            allowed = applies_to(option)
             if self.transform not in allowed:
                 key = self.model_fields[option].alias or option
                 raise ValueError(f"{key} only applies to transform {' or '.join(allowed)}, not {self.transform}")
-        required = {"bucketize": "num_buckets", "hash": "hash_buckets", "cross": "hash_buckets", "image": "size"}
-        if self.transform in required and getattr(self, required[self.transform]) is None:
-            raise ValueError(f"transform {self.transform} needs {required[self.transform]}")
-        if self.transform == "cross" and (self.columns is None or len(self.columns) < 2):
-            raise ValueError("transform cross needs columns: the list of (at least two) raw columns it crosses")
-        if self.transform == "cross" and len(set(self.columns)) != len(self.columns):
-            raise ValueError("cross columns must be distinct")
+        problem = self.transform_kind.validate(self)
+        if problem is not None:
+            raise ValueError(problem)
         if self.default is not None and self.fill is not None:
             raise ValueError("give either default or fill, not both")
         if self.missing_indicator and self.default is None and self.fill is None:
@@ -163,23 +132,10 @@ class FeatureConfig(_Strict):
                               or self.max_length is not None):
             raise ValueError("a feature list (sequence: true) is already a list of steps of 0..n values; "
                              "list, default, fill and max_length do not apply to it")
-        if self.is_list and self.transform in ("text_vocabulary", "image"):
-            raise ValueError(f"transform {self.transform} takes one value per row, not a list")
-        if self.max_length is not None and not self.is_list and not (
-            self.transform == "text_vocabulary" and self.output == "ids"
-        ):
+        if self.max_length is not None and not self.is_list and not self.transform_kind.pads_single_values(self):
             raise ValueError("max_length applies to list columns (list: true) and text_vocabulary ids")
         if self.pad_value is not None and self.max_length is None:
             raise ValueError("pad_value needs max_length")
-        if self.clip is not None and self.clip[0] > self.clip[1]:
-            raise ValueError(f"clip [{self.clip[0]:g}, {self.clip[1]:g}]: the low end is above the high end")
-        if self.output_range is not None and self.output_range[0] >= self.output_range[1]:
-            raise ValueError(f"range [{self.output_range[0]:g}, {self.output_range[1]:g}] must be increasing")
-        low, high = self.ngram_range
-        if not 1 <= low <= high:
-            raise ValueError(f"ngram_range [{low}, {high}] needs 1 <= low <= high")
-        if self.size is not None and min(self.size) < 1:
-            raise ValueError(f"size {self.size} must be [height, width], both >= 1")
         return self
 
     def _changed(self) -> set[str]:
@@ -189,49 +145,36 @@ class FeatureConfig(_Strict):
 
     @model_serializer(mode="wrap")
     def _dump_changed(self, handler):
-        # a resolved config.yaml lists what each feature sets, not the twenty defaults of other transforms
+        # a resolved config.yaml lists what each feature sets, not the twenty defaults of other transforms:
+        # the transform, its own options in the order it declares them, then the common ones
         dumped = handler(self)
         keep = {"transform"} | self._changed()
-        return {key: value for key, value in dumped.items()
-                if any(key in (name, type(self).model_fields[name].alias) for name in keep)}
+        order = ["transform", *(option.name for option in self.transform_kind.options), *COMMON_OPTIONS]
+        fields = type(self).model_fields
+        return {key: dumped[key] for name in order if name in keep
+                for key in dict.fromkeys((name, fields[name].alias)) if key in dumped}
 
     def outputs(self, name: str) -> list[str]:
-        """The transformed features this entry writes (besides `name`: its weights and missing indicator)."""
-        names = [name]
-        if self.transform == "text_vocabulary" and self.output != "ids":
-            names.append(f"{name}_weights")
+        """The transformed features this entry writes (besides `name`: e.g. its weights and missing indicator)."""
+        names = [name, *self.transform_kind.extra_outputs(name, self)]
         if self.missing_indicator:
             names.append(missing_indicator_name(name))
         return names
 
 
-_SCALAR = ("z_score", "scale_0_1", "scale_by_min_max", "log", "bucketize", "vocabulary", "hash", "passthrough")
-_TEXT = ("text_vocabulary",)
-# option -> the transforms it applies to
-OPTIONS = {
-    "num_buckets": ("bucketize",),
-    "top_k": ("vocabulary", "text_vocabulary"),
-    "frequency_threshold": ("vocabulary", "text_vocabulary"),
-    "num_oov_buckets": ("vocabulary", "text_vocabulary"),
-    "hash_buckets": ("hash", "cross"),
-    "clip": NUMERIC_TRANSFORMS,
-    "output_range": ("scale_by_min_max",),
-    "columns": ("cross",),
-    "lowercase": _TEXT,
-    "strip_regex": _TEXT,
-    "ngram_range": _TEXT,
-    "ngram_separator": _TEXT,
-    "output": _TEXT,
-    "is_list": _SCALAR,
-    "sequence": _SCALAR,
-    "max_length": _SCALAR + _TEXT,
-    "pad_value": _SCALAR + _TEXT,
-    "size": ("image",),
-    "channels": ("image",),
-    "default": _SCALAR + _TEXT,
-    "fill": _SCALAR + _TEXT,
-    "missing_indicator": _SCALAR + _TEXT,
-}
+FeatureConfig = create_model(
+    "FeatureConfig",
+    __base__=_Feature,
+    __module__=__name__,
+    __doc__="""One entry of `features`: its key names a raw column (for `cross`: the new output), its value the transform.
+
+    Its fields are the transforms' options (`skewless.transforms`) and the common ones; an option given to a
+    transform that does not take it is an error.
+    """,
+    transform=(Literal[tuple(TRANSFORMS)], ...),
+    **{option.name: (option.annotation, option.field) for option in transform_options().values()},
+    **_COMMON_FIELDS,
+)
 
 
 class LabelConfig(_Strict):
@@ -323,13 +266,14 @@ class JobConfig(_Strict):
     def _check_crosses_and_outputs(self) -> None:
         label = self.label.column if self.label is not None else None
         for name, feature in self.features.items():
-            if feature.transform != "cross":
+            if not feature.transform_kind.new_output:
                 continue
             for column in feature.columns:
                 crossed = self.features.get(column)
                 if column == label:
                     raise ValueError(f"features.{name}: cross of the label column {column!r} (serving has no label)")
-                if column == name or (crossed is not None and (crossed.transform in ("cross", "image")
+                if column == name or (crossed is not None and (crossed.transform_kind.new_output
+                                                                or crossed.transform_kind.image
                                                                 or crossed.is_list or crossed.sequence)):
                     raise ValueError(f"features.{name}: cannot cross {column!r} (a cross, an image or a list)")
         sequences = [name for name, feature in self.features.items() if feature.sequence]
@@ -356,7 +300,7 @@ class JobConfig(_Strict):
     @property
     def raw_columns(self) -> list[str]:
         """The raw columns the job feeds to tf.Transform: the features, the crossed columns, then the label."""
-        columns = [name for name, feature in self.features.items() if feature.transform != "cross"]
+        columns = [name for name, feature in self.features.items() if not feature.transform_kind.new_output]
         for feature in self.features.values():
             columns += [column for column in feature.columns or [] if column not in columns]
         if self.label is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from skewless.report import svg
+from skewless.transforms import TRANSFORMS
 from skewless.report.run_files import (
     QuarantineReasons,
     format_bytes,
@@ -19,12 +20,6 @@ from skewless.report.run_files import (
     split_order,
 )
 
-# The options of each transform, shown beside its name (config.yaml holds every option, defaults included).
-_OPTIONS = {
-    "bucketize": ("num_buckets",),
-    "vocabulary": ("top_k", "frequency_threshold", "num_oov_buckets"),
-    "hash": ("hash_buckets",),
-}
 _QUARANTINE_EXAMPLE_CHARS = 160
 _SHOWN_REASONS = 50
 
@@ -169,7 +164,9 @@ def _pairs(title: str, values: dict) -> str:
 
 def _feature(summary: dict, name: str, feature: dict, config: dict, vocabulary: list[str] | None) -> str:
     options = config.get("features", {}).get(name, {}) or {}
-    shown = (*_OPTIONS.get(feature.get("transform"), ()), "default")
+    # each transform's `report_options` beside its name (a run's transform may be gone from the registry)
+    transform = TRANSFORMS.get(feature.get("transform"))
+    shown = (*(transform.report_options if transform else ()), "default")
     shown_options = ", ".join(f"{option} {options[option]}" for option in shown if options.get(option) is not None)
     badges = f'<span class="badge">{escape(feature.get("transform", ""))}</span>'
     if shown_options:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 import re
 
-from skewless.pipelines.categorical import with_buckets
-from skewless.pipelines.lists import pad_or_truncate
+from skewless.transforms.categorical import with_buckets
+from skewless.transforms.lists import pad_or_truncate
 
 
 def _not_tfidf_retracing_warning(record: logging.LogRecord) -> bool:

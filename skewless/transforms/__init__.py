@@ -1,0 +1,66 @@
+"""The registry of transform kinds: each one module of this package (see `base.Transform`).
+
+Config validation, the preprocessing_fn, the native Keras preprocessor, the job's run.json, inspect and
+the report read `TRANSFORMS`; adding a transform is one new module listed here (docs/design.md, "Adding a
+transform"). The order is the README's and the one error messages list them in.
+"""
+
+from __future__ import annotations
+
+from skewless.transforms import (
+    bucketize,
+    cross,
+    hash,
+    image,
+    log,
+    passthrough,
+    scale_0_1,
+    scale_by_min_max,
+    text_vocabulary,
+    vocabulary,
+    z_score,
+)
+from skewless.transforms.base import Option, Transform
+
+TRANSFORMS: dict[str, Transform] = {
+    module.TRANSFORM.name: module.TRANSFORM
+    for module in (z_score, scale_0_1, scale_by_min_max, log, bucketize, vocabulary, hash, text_vocabulary, image,
+                   cross, passthrough)
+}
+
+# What every feature may set, by the transforms whose `lists` / `missing` say so (after the transform's own
+# options in a dumped config).
+COMMON_OPTIONS = ("is_list", "sequence", "max_length", "pad_value", "default", "fill", "missing_indicator")
+
+
+def transform_options() -> dict[str, Option]:
+    """Every transform's own option by field name, in the order the registry first lists each."""
+    options: dict[str, Option] = {}
+    for transform in TRANSFORMS.values():
+        for option in transform.options:
+            options.setdefault(option.name, option)
+    return options
+
+
+def applies_to(option: str) -> tuple[str, ...]:
+    """The transforms that take `option` (a field name), in registry order."""
+    if option in ("is_list", "sequence"):
+        return tuple(name for name, transform in TRANSFORMS.items() if transform.lists)
+    if option in COMMON_OPTIONS:
+        return tuple(name for name, transform in TRANSFORMS.items() if transform.missing)
+    return tuple(name for name, transform in TRANSFORMS.items() if option in {o.name for o in transform.options})
+
+
+def reference_table() -> str:
+    """The README's table of transforms (Markdown): what each computes, its options, its native Keras layers."""
+    rows = ["| transform | what it computes | its options (default) | native Keras layers |", "|---|---|---|---|"]
+    for transform in TRANSFORMS.values():
+        options = "<br>".join(f"`{option.key}` ({_default(option)}): {option.doc}" for option in transform.options)
+        native = "exact" if transform.native_ops is not None else "no"
+        rows.append(f"| `{transform.name}` | {transform.doc} | {options or '-'} | {native} |")
+    return "\n".join(rows) + "\n"
+
+
+def _default(option: Option) -> str:
+    value = option.field.get_default(call_default_factory=True)
+    return "none" if value is None else f"`{value}`"

@@ -1,0 +1,133 @@
+"""What a transform kind is: the one description every part of skewless reads.
+
+A `Transform` says which options a feature of its kind takes (pydantic fields, with their defaults and
+limits), which raw columns it accepts, how tf.Transform computes it (`build`), and how native Keras
+layers reproduce it (`native`, or `native_reason` why none do). Config validation, the preprocessing_fn,
+the native preprocessor, the job's run.json, inspect and the report ask the registry
+(`skewless.transforms`) instead of naming transforms. Nothing here imports TensorFlow at module level:
+loading a config reads these descriptions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic.fields import FieldInfo
+
+from skewless.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Option:
+    """One feature option: its config key (`alias` where the field name differs), type, pydantic field and doc."""
+
+    name: str
+    annotation: Any
+    field: FieldInfo
+    doc: str
+
+    @property
+    def key(self) -> str:
+        """The key a config writes."""
+        return self.field.alias or self.name
+
+
+class Transform:
+    """A transform kind. Subclasses set the class attributes and override what their kind does differently.
+
+    - `options`: the transform's own options, in the order a dumped config lists them; `required`: those
+      without a default it cannot do without.
+    - `needs`: "number", "string" or None: the raw column kind it takes (others are refused, naming the feature).
+    - `lists`: whether `list`/`sequence` apply (each value transformed); `missing`: whether `default`, `fill`,
+      `missing_indicator`, `max_length` and `pad_value` apply.
+    - `categories`: its raw values are categories whatever their type (run.json: kind categorical).
+    - `ids`: its output is ids with a known bucket count (kept when `max_length` pads them).
+    - `image`: its raw values are encoded images (no top values; probes draw a real image).
+    - `new_output`: the feature is a new output computed from `columns`, not a raw column (cross).
+    - `counts_oov`: the job counts the rows its vocabulary does not know.
+    - `native_ops`: the ops tf.Transform 1.21 emits for it, which `native` reads; None with `native_reason`.
+    - `native_options`: its options the native layers reproduce (any other set option refuses the feature).
+    - `report_options`: its options the report shows beside its name.
+    """
+
+    name: str = ""
+    doc: str = ""
+    options: tuple[Option, ...] = ()
+    required: tuple[str, ...] = ()
+    needs: str | None = None
+    lists: bool = True
+    missing: bool = True
+    categories: bool = False
+    ids: bool = False
+    image: bool = False
+    new_output: bool = False
+    counts_oov: bool = False
+    native_ops: frozenset[str] | None = None
+    native_reason: str | None = None
+    native_options: tuple[str, ...] = ()
+    report_options: tuple[str, ...] = ()
+
+    def validate(self, feature) -> str | None:
+        """What is wrong with a `feature` of this kind beyond its options' own limits, or None."""
+        for option in self.required:
+            if getattr(feature, option) is None:
+                return f"transform {self.name} needs {option}"
+        return self.check(feature)
+
+    def check(self, feature) -> str | None:
+        """What `validate` adds for this kind once its required options are there."""
+        return None
+
+    def check_columns(self, name: str, feature, kinds: dict[str, str]) -> None:
+        """Refuses (ConfigError) a raw column whose kind (`kinds`: column -> int|float|bytes) it cannot take."""
+        kind = kinds[name]
+        if self.needs == "number" and kind == "bytes":
+            raise ConfigError(f"features.{name}: transform {self.name} needs a numeric column, {name} holds strings")
+        if self.needs == "string" and kind != "bytes":
+            raise ConfigError(f"features.{name}: transform {self.name} needs a string (bytes) column, {name} is {kind}")
+
+    def pads_single_values(self, feature) -> bool:
+        """Whether `max_length` applies to a feature of one value per row (text ids do)."""
+        return False
+
+    def extra_outputs(self, name: str, feature) -> list[str]:
+        """Transformed features it writes besides `name`."""
+        return []
+
+    def raw_above(self, feature) -> float | None:
+        """A bound its raw values must be above (else the row goes to quarantine), or None."""
+        return None
+
+    def vocabulary_tokens(self, value, options: dict):
+        """The tokens a vocabulary is computed over (the filled raw `value`), or None: no vocabulary."""
+        return None
+
+    def build(self, name: str, value, options: dict, vocabulary=None) -> dict:
+        """tf.Transform: {output name: tensor} from the filled raw `value` (its tokens when it has a
+        vocabulary, then `vocabulary` is the vocabulary file's deferred path; for a new output, the list of
+        its columns' values). `options` holds every option by field name, defaults included."""
+        output = self.transform(value, options, vocabulary)
+        if options.get("max_length") is not None:
+            from skewless.transforms.categorical import with_buckets
+            from skewless.transforms.lists import pad_or_truncate
+
+            padded = pad_or_truncate(output, options["max_length"], options["pad_value"])
+            if self.ids:  # the ids' domain, lost by padding
+                import tensorflow_transform as tft
+
+                padded = with_buckets(padded, tft.get_num_buckets_for_transformed_feature(output))
+            output = padded
+        return {name: output}
+
+    def transform(self, value, options: dict, vocabulary=None):
+        """The one output tensor of a transform of each value (lists: each value, statistics over all)."""
+        raise NotImplementedError(f"transform {self.name} builds its outputs in build()")
+
+    def native(self, plan, graph) -> str | None:
+        """Sets `plan.layers` (and `plan.probe`) from the graph's analyzer values; returns why not, or None."""
+        return self.native_reason
+
+    def run_fields(self, name: str, feature, graph) -> dict:
+        """Fields of its run.json entry beyond the statistics (`graph`: the run's TFTransformOutput)."""
+        return {}

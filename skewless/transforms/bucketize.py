@@ -1,0 +1,53 @@
+"""`transform: bucketize`: bucket ids from `num_buckets` quantile boundaries over the whole dataset."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from skewless.transforms.base import Option
+from skewless.transforms.numeric import CLIP, NumericTransform
+
+NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
+
+
+class Bucketize(NumericTransform):
+    name = "bucketize"
+    doc = "`tft.bucketize`: int64 bucket ids from quantile boundaries"
+    options = (NUM_BUCKETS, CLIP)
+    required = ("num_buckets",)
+    ids = True
+    native_ops = frozenset({"Reshape", "Shape", "UpperBound"})
+    native_options = ("num_buckets",)
+    report_options = ("num_buckets",)
+
+    def scale(self, value, options: dict):
+        import tensorflow_transform as tft
+
+        return tft.bucketize(value, options["num_buckets"])
+
+    def native(self, plan, graph) -> str | None:
+        """Discretization(bin_boundaries) counts the boundaries <= x as tf.Transform's UpperBound does."""
+        import keras
+        import numpy as np
+
+        from skewless.layers.cast import Cast
+        from skewless.layers.native_plan import not_built_by
+
+        boundaries = graph.constant("Reshape", 0)
+        if boundaries is None or "UpperBound" not in graph.op_types or boundaries.dtype != np.float32:
+            return not_built_by("bucketize")
+        boundaries = [float(value) for value in np.asarray(boundaries).reshape(-1)]
+        if boundaries != sorted(boundaries) or not all(np.isfinite(boundaries)):
+            return f"its bucket boundaries {boundaries} are not finite and sorted"
+        plan.layers = [
+            keras.layers.Discretization(bin_boundaries=boundaries, output_mode="int",
+                                        name=f"{plan.layer_name}_discretization"),
+            # Discretization's indices are int32; tf.Transform's are int64.
+            Cast("int64", name=f"{plan.layer_name}_int64"),
+        ]
+        spread = (boundaries[-1] - boundaries[0]) if len(boundaries) > 1 else 1.0
+        plan.probe = {"points": boundaries, "scale": spread or 1.0}
+        return None
+
+
+TRANSFORM = Bucketize()

@@ -1,0 +1,54 @@
+"""`transform: cross`: a new output, the hashed cross of two or more raw int or string columns."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from skewless.errors import ConfigError
+from skewless.transforms.base import Option, Transform
+from skewless.transforms.hash import HASH_BUCKETS
+
+
+class Cross(Transform):
+    name = "cross"
+    doc = "a new output: `tf.sparse.cross_hashed` of `columns`, ids in [0, hash_buckets) as Keras' HashedCrossing"
+    options = (HASH_BUCKETS, Option("columns", list[str] | None, Field(default=None),
+                                    "the raw columns (integers or strings) whose values are crossed"))
+    required = ("hash_buckets",)
+    lists = False
+    missing = False
+    new_output = True
+
+    def check(self, feature) -> str | None:
+        if feature.columns is None or len(feature.columns) < 2:
+            return "transform cross needs columns: the list of (at least two) raw columns it crosses"
+        if len(set(feature.columns)) != len(feature.columns):
+            return "cross columns must be distinct"
+        return None
+
+    def check_columns(self, name: str, feature, kinds: dict[str, str]) -> None:
+        for column in feature.columns:
+            if kinds[column] == "float":
+                raise ConfigError(
+                    f"features.{name}.columns: {column} holds floats; a cross hashes integers or strings "
+                    f"(bucketize it in a preprocessing_fn, or cross a categorical column)"
+                )
+
+    def build(self, name: str, value, options: dict, vocabulary=None) -> dict:
+        """`value`: the crossed columns' (filled) values, one id per row: `tf.sparse.cross_hashed`
+        fingerprints the values of a row together (FarmHash of each, combined in order) modulo hash_buckets."""
+        import tensorflow as tf
+        import tensorflow_transform as tft
+
+        from skewless.transforms.categorical import with_buckets
+
+        buckets = options["hash_buckets"]
+        crossed = tf.sparse.cross_hashed([tf.expand_dims(column, 1) for column in value], num_buckets=buckets)
+        return {name: with_buckets(tf.squeeze(tft.sparse_tensor_to_dense_with_shape(crossed, [None, 1]), axis=1),
+                                   buckets)}
+
+    def run_fields(self, name: str, feature, graph) -> dict:
+        return {"columns": feature.columns, "hash_buckets": feature.hash_buckets}
+
+
+TRANSFORM = Cross()

@@ -1,0 +1,29 @@
+"""`transform: log`: log1p, then the z-score of that over the whole dataset."""
+
+from __future__ import annotations
+
+from skewless.transforms.numeric import NumericTransform
+from skewless.transforms.values import each
+
+
+class Log(NumericTransform):
+    name = "log"
+    doc = "log1p then `tft.scale_to_z_score`; values must be above -1 (`clip` them)"
+
+    def raw_above(self, feature) -> float | None:
+        # log1p is finite above -1 only; a clip above -1 makes every value fit
+        return -1.0 if feature.clip is None or feature.clip[0] <= -1 else None
+
+    def scale(self, value, options: dict):
+        import tensorflow as tf
+        import tensorflow_transform as tft
+
+        # float32 log1p gives values an ulp apart depending on where a row sits in the batch (SIMD lanes
+        # against the scalar tail), so serving one row would skew; float64 rounded to float32 does not
+        def log1p(x):
+            return tf.cast(tf.math.log1p(tf.cast(x, tf.float64)), tf.float32)
+
+        return tft.scale_to_z_score(each(log1p, value))
+
+
+TRANSFORM = Log()

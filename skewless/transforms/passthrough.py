@@ -1,0 +1,22 @@
+"""`transform: passthrough`: the raw value (filled when it may be missing)."""
+
+from __future__ import annotations
+
+from skewless.transforms.base import Transform
+
+
+class Passthrough(Transform):
+    name = "passthrough"
+    doc = "the raw value, unchanged"
+    native_ops = frozenset()
+
+    def transform(self, value, options: dict, vocabulary=None):
+        return value
+
+    def native(self, plan, graph) -> str | None:
+        plan.layers = []
+        plan.probe = {"points": [0.0], "scale": 1.0}
+        return None
+
+
+TRANSFORM = Passthrough()

@@ -1,0 +1,60 @@
+"""`transform: text_vocabulary`: text to token ids, bags of words or TF-IDF (skewless/transforms/text.py)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from skewless.transforms.base import Option, Transform
+from skewless.transforms.vocabulary import FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, vocabulary_fields
+
+# the default strip_regex: ASCII punctuation (RE2 syntax, as tf.strings.regex_replace takes it)
+TEXT_STRIP_REGEX = "[[:punct:]]"
+
+TEXT_OPTIONS = (
+    Option("lowercase", bool, Field(default=True), "lowercase the text first"),
+    Option("strip_regex", str | None, Field(default=TEXT_STRIP_REGEX),
+           "remove what this RE2 pattern matches (default ASCII punctuation; `null` keeps it)"),
+    Option("ngram_range", list[int], Field(default_factory=lambda: [1, 1], min_length=2, max_length=2),
+           "`[lo, hi]` n-grams of the words (`tft.ngrams`)"),
+    Option("ngram_separator", str, Field(default=" "), "joins the words of an n-gram"),
+    Option("output", Literal["ids", "bag_of_words", "tfidf"], Field(default="ids"),
+           "`ids` | `bag_of_words` | `tfidf` (the last two add `<name>_weights`)"),
+)
+
+
+class TextVocabulary(Transform):
+    name = "text_vocabulary"
+    doc = "lowercase, strip, split on whitespace, n-grams, then a vocabulary: token ids, bag of words or TF-IDF"
+    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, *TEXT_OPTIONS)
+    needs = "string"
+    lists = False
+
+    def check(self, feature) -> str | None:
+        low, high = feature.ngram_range
+        if not 1 <= low <= high:
+            return f"ngram_range [{low}, {high}] needs 1 <= low <= high"
+        return None
+
+    def pads_single_values(self, feature) -> bool:
+        return feature.output == "ids"
+
+    def extra_outputs(self, name: str, feature) -> list[str]:
+        return [] if feature.output == "ids" else [f"{name}_weights"]
+
+    def vocabulary_tokens(self, value, options: dict):
+        from skewless.transforms.text import text_tokens
+
+        return text_tokens(value, options)
+
+    def build(self, name: str, value, options: dict, vocabulary=None) -> dict:
+        from skewless.transforms.text import text_features
+
+        return text_features(name, value, vocabulary, options)
+
+    def run_fields(self, name: str, feature, graph) -> dict:
+        return vocabulary_fields(name, feature, graph)
+
+
+TRANSFORM = TextVocabulary()

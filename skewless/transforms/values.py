@@ -1,0 +1,22 @@
+"""Per-value helpers of the transforms: a raw column arrives dense, as a (batch, n) SparseTensor (a list
+column) or as a (batch, steps, values) RaggedTensor (a feature list)."""
+
+from __future__ import annotations
+
+
+def each(function, value, *args):
+    """`function` applied to each value of a dense, sparse or ragged tensor."""
+    import tensorflow as tf
+
+    if isinstance(value, tf.SparseTensor):
+        return tf.sparse.map_values(function, value, *args)
+    if isinstance(value, tf.RaggedTensor):
+        return tf.ragged.map_flat_values(function, value, *args)
+    return function(value, *args)
+
+
+def as_strings(value):
+    """Values as tf.Transform's vocabularies and hashes take them: strings (numbers as their decimal text)."""
+    import tensorflow as tf
+
+    return value if value.dtype == tf.string else each(tf.strings.as_string, value)

@@ -1,0 +1,104 @@
+"""`transform: vocabulary`: ids from a tf.Transform vocabulary of the column's values over the whole dataset."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from skewless.transforms.base import Option, Transform
+from skewless.transforms.values import as_strings
+
+TOP_K = Option("top_k", int | None, Field(default=None, ge=1), "keep the k most frequent values")
+FREQUENCY_THRESHOLD = Option("frequency_threshold", int | None, Field(default=None, ge=0),
+                             "keep values seen at least this often")
+NUM_OOV_BUCKETS = Option("num_oov_buckets", int, Field(default=1, ge=0),
+                         "ids after the vocabulary for unseen values (hashed)")
+
+
+class Vocabulary(Transform):
+    name = "vocabulary"
+    doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
+    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS)
+    categories = True
+    ids = True
+    counts_oov = True
+    native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
+                            "AddV2", "SelectV2"})
+    native_options = ("top_k", "frequency_threshold", "num_oov_buckets")
+    report_options = ("top_k", "frequency_threshold", "num_oov_buckets")
+
+    def vocabulary_tokens(self, value, options: dict):
+        return as_strings(value)
+
+    def transform(self, value, options: dict, vocabulary=None):
+        import tensorflow_transform as tft
+
+        return tft.apply_vocabulary(value, vocabulary, num_oov_buckets=options["num_oov_buckets"])
+
+    def run_fields(self, name: str, feature, graph) -> dict:
+        return vocabulary_fields(name, feature, graph)
+
+    def native(self, plan, graph) -> str | None:
+        """StringLookup / IntegerLookup (OOV values hashed by FarmHash64 as tf.Transform does), then
+        `VocabularyFirst` (tf.Transform's index order). Float values are refused: tf.Transform looks up
+        their as_string text, which no Keras lookup does."""
+        import keras
+        import numpy as np
+        import tensorflow as tf
+
+        from skewless.layers.native_plan import not_built_by
+        from skewless.layers.vocabulary_first import VocabularyFirst
+
+        if len(graph.tables) != 1:
+            return not_built_by("compute_and_apply_vocabulary")
+        keys, ids = graph.tables[0]
+        if not np.array_equal(ids, np.arange(len(keys))):
+            return "its lookup table does not number the vocabulary 0..n-1"
+        if len(graph.hash_buckets) > 1:
+            return not_built_by("compute_and_apply_vocabulary")
+        num_oov = graph.hash_buckets[0] if graph.hash_buckets else 0
+        lookup_oov = max(num_oov, 1)
+        if plan.raw_dtype == tf.string:
+            try:
+                vocabulary = [key.decode("utf-8") for key in keys]
+            except UnicodeDecodeError:
+                return "its vocabulary has entries that are not UTF-8 (Keras StringLookup stores text)"
+            lookup = keras.layers.StringLookup(
+                vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, "[UNK]"),
+                output_mode="int", name=f"{plan.layer_name}_lookup")
+        elif plan.raw_dtype.is_integer:
+            try:
+                vocabulary = [int(key) for key in keys]
+            except ValueError:
+                return "its vocabulary of an integer feature has entries that are not integers"
+            lookup = keras.layers.IntegerLookup(
+                vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, -1),
+                oov_method="farmhash", output_mode="int", name=f"{plan.layer_name}_lookup")
+        else:
+            return "a vocabulary of float values: tf.Transform looks up their as_string text, which no Keras lookup does"
+        plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, name=f"{plan.layer_name}_vocabulary_first")]
+        plan.probe = {"tokens": vocabulary}
+        return None
+
+
+def vocabulary_fields(name: str, feature, graph) -> dict:
+    """run.json's fields of a feature with a vocabulary: its file (in transform_graph/transform_fn/assets/),
+    its size and OOV buckets."""
+    from skewless.safe_names import vocabulary_filename
+
+    file = vocabulary_filename(name)
+    return {"vocabulary_file": file, "vocabulary_size": graph.vocabulary_size_by_name(file),
+            "num_oov_buckets": feature.num_oov_buckets}
+
+
+def _unused_token(vocabulary: list, preferred):
+    """An OOV token Keras will not mistake for the vocabulary's own first entries.
+
+    Keras drops leading vocabulary entries equal to its OOV token (it takes them for its own).
+    """
+    token = preferred
+    while token in vocabulary[:1]:
+        token = token + "_" if isinstance(token, str) else token - 1
+    return token
+
+
+TRANSFORM = Vocabulary()

@@ -1,0 +1,46 @@
+"""`transform: z_score`: (x - mean) / standard deviation, both over the whole dataset (`tft.scale_to_z_score`)."""
+
+from __future__ import annotations
+
+from skewless.transforms.numeric import NumericTransform
+
+
+class ZScore(NumericTransform):
+    name = "z_score"
+    doc = "`tft.scale_to_z_score`: (x - mean) / standard deviation (x - mean when the deviation is 0)"
+    native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"})
+
+    def scale(self, value, options: dict):
+        import tensorflow_transform as tft
+
+        return tft.scale_to_z_score(value)
+
+    def native(self, plan, graph) -> str | None:
+        return standardized(plan, graph, "z_score")
+
+
+def standardized(plan, graph, layer: str) -> str | None:
+    """`Standardize` layers with the graph's mean and deviation (`layer` names them), or why not.
+
+    Standardize keeps the graph's float32 rounding on every backend; Keras' Normalization does not (XLA
+    turns its division into a multiplication by a reciprocal, and it divides by max(std, epsilon)).
+    """
+    import numpy as np
+
+    from skewless.layers.native_plan import not_built_by
+    from skewless.layers.standardize import Standardize
+
+    mean, variance = graph.constant("Sub", 1), graph.constant("Sqrt", 0)
+    if mean is None or variance is None or not {"RealDiv", "SelectV2"} <= graph.op_types:
+        return not_built_by("scale_to_z_score")
+    mean, deviation = np.float32(mean), np.sqrt(np.float32(variance))
+    if not (np.isfinite(mean) and np.isfinite(deviation)):
+        return f"its mean ({mean}) or standard deviation ({deviation}) is not finite"
+    # A deviation of 0 leaves x - mean undivided in tf.Transform; dividing by 1 is the same.
+    scale = deviation if deviation != 0 else np.float32(1)
+    plan.layers = [Standardize(mean, scale, name=f"{plan.layer_name}_{layer}")]
+    plan.probe = {"points": [float(mean)], "scale": float(scale)}
+    return None
+
+
+TRANSFORM = ZScore()
