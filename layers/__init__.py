@@ -1,6 +1,7 @@
 """Keras 3 layers and export that reuse the tf.Transform graph; imports TensorFlow and Keras, never Apache Beam."""
 
 from skewless.layers.cast import Cast
+from skewless.layers.clip import Clip
 from skewless.layers.export import (
     export_serving_model,
     parse_raw_examples,
@@ -31,6 +32,7 @@ from skewless.safe_names import keras_layer_name, signature_argument_name
 
 __all__ = [
     "Cast",
+    "Clip",
     "FeatureEncoder",
     "FillMissing",
     "NativeFeatureCheck",

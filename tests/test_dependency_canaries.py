@@ -144,13 +144,14 @@ def test_tft_saves_a_tf2_transform_fn_with_a_graph(tft_graph):
 
 @pytest.mark.parametrize("transform", ["z_score", "scale_0_1", "bucketize", "vocabulary", "hash"])
 def test_tft_emits_only_the_ops_the_native_plan_knows(graph_features, transform):
-    from skewless.layers.native_plan import INPUT_OPS, TRANSFORM_OPS
+    from skewless.layers.native_plan import INPUT_OPS
+    from skewless.transforms import TRANSFORMS
 
     feature = graph_features[transform]
-    unknown = feature.op_types - INPUT_OPS - TRANSFORM_OPS[transform]
+    unknown = feature.op_types - INPUT_OPS - TRANSFORMS[transform].native_ops
     assert not unknown, (
-        f"tf.Transform's {transform} now emits ops {sorted(unknown)} that layers/native_plan.py TRANSFORM_OPS does not "
-        "list: the native Keras preprocessor would refuse every such feature")
+        f"tf.Transform's {transform} now emits ops {sorted(unknown)} that skewless/transforms/{transform}.py's "
+        "native_ops does not list: the native Keras preprocessor would refuse every such feature")
     assert feature.raw_inputs == {"a" if transform in ("z_score", "scale_0_1", "bucketize") else "word"}
 
 

@@ -14,6 +14,7 @@ from skewless.transforms import (
     image,
     log,
     passthrough,
+    quantile_clip,
     scale_0_1,
     scale_by_min_max,
     text_vocabulary,
@@ -25,7 +26,7 @@ from skewless.transforms.base import Option, Transform
 TRANSFORMS: dict[str, Transform] = {
     module.TRANSFORM.name: module.TRANSFORM
     for module in (z_score, scale_0_1, scale_by_min_max, log, bucketize, vocabulary, hash, text_vocabulary, image,
-                   cross, passthrough)
+                   cross, passthrough, quantile_clip)
 }
 
 # What every feature may set, by the transforms whose `lists` / `missing` say so (after the transform's own
