@@ -7,6 +7,8 @@ transform"). The order is the README's and the one error messages list them in.
 
 from __future__ import annotations
 
+import json
+
 from skewless.transforms import (
     bucketize,
     cross,
@@ -53,15 +55,20 @@ def applies_to(option: str) -> tuple[str, ...]:
 
 
 def reference_table() -> str:
-    """The README's table of transforms (Markdown): what each computes, its options, its native Keras layers."""
-    rows = ["| transform | what it computes | its options (default) | native Keras layers |", "|---|---|---|---|"]
+    """The README's table of transforms (Markdown): what each computes, its options, which common options it
+    takes, whether native Keras layers reproduce it exactly."""
+    rows = [("transform", "what it computes", "its options (default)", "common options", "native Keras layers")]
     for transform in TRANSFORMS.values():
         options = "<br>".join(f"`{option.key}` ({_default(option)}): {option.doc}" for option in transform.options)
+        common = ("all" if transform.lists and transform.missing else
+                  "all but `list`, `sequence`" if transform.missing else "none")
         native = "exact" if transform.native_ops is not None else "no"
-        rows.append(f"| `{transform.name}` | {transform.doc} | {options or '-'} | {native} |")
-    return "\n".join(rows) + "\n"
+        rows.append((f"`{transform.name}`", transform.doc, options or "-", common, native))
+    lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    lines.insert(1, "|---" * len(rows[0]) + "|")
+    return "\n".join(lines) + "\n"
 
 
 def _default(option: Option) -> str:
     value = option.field.get_default(call_default_factory=True)
-    return "none" if value is None else f"`{value}`"
+    return "none" if value is None else f"`{json.dumps(value)}`"

@@ -8,7 +8,7 @@ from skewless.transforms.base import Option
 from skewless.transforms.numeric import CLIP, NumericTransform
 
 RANGE = Option("output_range", list[float] | None, Field(default=None, min_length=2, max_length=2, alias="range"),
-               "`[lo, hi]` the output range (default `[0, 1]`)")
+               "`[lo, hi]`: the output range (none: `[0, 1]`)")
 
 
 class ScaleByMinMax(NumericTransform):

@@ -20,7 +20,7 @@ TEXT_OPTIONS = (
            "`[lo, hi]` n-grams of the words (`tft.ngrams`)"),
     Option("ngram_separator", str, Field(default=" "), "joins the words of an n-gram"),
     Option("output", Literal["ids", "bag_of_words", "tfidf"], Field(default="ids"),
-           "`ids` | `bag_of_words` | `tfidf` (the last two add `<name>_weights`)"),
+           "`ids`, `bag_of_words` or `tfidf` (the last two add `<name>_weights`)"),
 )
 
 
