@@ -199,9 +199,9 @@ def _broken(packages: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
     return [_fmt(chain) for chain in chains if chain]
 
 
-def test_layers_and_schemas_never_import_pipelines_or_beam():
-    broken = _broken(("skewless.layers", "skewless.schemas"), ("skewless.pipelines", "apache_beam"))
-    assert not broken, "the serving path and schemas reach pipelines/Beam:\n" + "\n".join(broken)
+def test_layers_schemas_and_transforms_never_import_pipelines_or_beam():
+    broken = _broken(("skewless.layers", "skewless.schemas", "skewless.transforms"), ("skewless.pipelines", "apache_beam"))
+    assert not broken, "the serving path, schemas and transforms reach pipelines/Beam:\n" + "\n".join(broken)
 
 
 def test_pipelines_never_import_the_cli_report_or_progress_drawing():
