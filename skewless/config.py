@@ -27,6 +27,7 @@ from skewless.errors import ConfigError
 from skewless.safe_names import missing_indicator_name
 from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, applies_to, transform_options
 
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
