@@ -8,6 +8,8 @@ from importlib import import_module
 
 _EXPORTS = {
     "run": "skewless.pipelines.job",
+    "apply": "skewless.pipelines.apply_graph",
+    "ApplyResult": "skewless.pipelines.apply_graph",
     "RunResult": "skewless.pipelines.job",
     "make_dataset": "skewless.pipelines.dataset",
     "make_raw_dataset": "skewless.pipelines.raw_dataset",

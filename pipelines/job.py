@@ -137,7 +137,7 @@ def _export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: st
     return summary
 
 
-def _pipeline_options(config: JobConfig, beam_args: list[str]):
+def pipeline_options(config: JobConfig, beam_args: list[str]):
     from apache_beam.options.pipeline_options import PipelineOptions
 
     # `-- --runner=X` wins over runner.name (PipelineOptions lets keyword options override flags)
@@ -151,7 +151,7 @@ def _pipeline_options(config: JobConfig, beam_args: list[str]):
         raise ConfigError(f"runner options: {error}") from None
 
 
-def _work_started(staging: str):
+def work_started(staging: str):
     """Whether a worker has counted rows yet, or None where workers write no progress (object stores)."""
     if not files.is_local(staging):
         return None
@@ -171,7 +171,6 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     from skewless.pipelines.analysis import AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
-    from skewless.pipelines.transform import TransformUnitFn, UnitWriteSpec
 
     graph_dir = os.path.join(staging, "transform_graph")
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
@@ -186,7 +185,21 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         cache_dir=config.resolve(config.cache_dir) if config.cache_dir else None,
         parsed_dir=parsed_dir,
     )
-    unit_writes = UnitWriteSpec(
+    unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
+    options = pipeline_options(config, beam_args)
+    with runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
+        with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
+            graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
+        transform_and_write(pipeline, job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(graph_written))
+    files.remove_tree(os.path.join(staging, "tmp"))
+
+
+def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str, staging: str,
+                    parsed_dir: str | None = None):
+    """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`."""
+    from skewless.pipelines.transform import UnitWriteSpec
+
+    return UnitWriteSpec(
         reader=reader,
         graph_dir=graph_dir,
         staging_dir=staging,
@@ -197,31 +210,36 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         output_format=config.output.format,
         parsed_dir=parsed_dir,
     )
-    options = _pipeline_options(config, beam_args)
-    with runners.pipeline(options, config.runner.start_timeout, _work_started(staging)) as pipeline:
-        with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
-            graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
-        _ = (
-            pipeline
-            | "PlanTransform" >> beam.Create(job_plan.units, reshuffle=True)
-            | "TransformAndWrite"
-            >> beam.ParDo(TransformUnitFn(unit_writes), graph_ready=beam.pvalue.AsSingleton(graph_written))
-            | "WriteParts" >> beam.Map(lambda part, d=staging: files.write_json(part, _part_path(d, part["unit"])))
-        )
-    files.remove_tree(os.path.join(staging, "tmp"))
 
 
-def _part_path(staging: str, unit: int) -> str:
+def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> None:
+    """The transform pass: each work unit transformed with `unit_writes.graph_dir`, split and written
+    (`TransformUnitFn`), its summary to _parts/. `skewless apply` runs it alone, with a finished run's graph."""
+    import apache_beam as beam
+
+    from skewless.pipelines.transform import TransformUnitFn
+
+    staging = unit_writes.staging_dir
+    _ = (
+        pipeline
+        | "PlanTransform" >> beam.Create(units, reshuffle=True)
+        | "TransformAndWrite" >> beam.ParDo(TransformUnitFn(unit_writes), **side_inputs)
+        | "WriteParts" >> beam.Map(lambda part, d=staging: files.write_json(part, part_path(d, part["unit"])))
+    )
+
+
+def part_path(staging: str, unit: int) -> str:
     return os.path.join(staging, PARTS_DIR, f"unit-{unit:05d}.json")
 
 
-def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
-              process_started: float | None) -> dict:
-    """Sums the units' summaries into run.json, and refuses output past max_bad_fraction."""
-    raw_stats = _raw_statistics(config, job_plan, staging)
-    stats_dir = os.path.join(staging, STATS_DIR)
-    analyzed = len(files.files_under(stats_dir))  # none when the cache had everything
-    parts = [files.read_json(_part_path(staging, unit.index)) for unit in job_plan.units]
+def unit_parts(job_plan: JobPlan, staging: str) -> list[dict]:
+    """The summaries `TransformUnitFn` wrote for the plan's units, in unit order."""
+    return [files.read_json(part_path(staging, unit.index)) for unit in job_plan.units]
+
+
+def sum_parts(config: JobConfig, parts: list[dict]) -> tuple[int, int, dict, dict]:
+    """Rows read, rows quarantined, shards per split and rows written per split, summed over the units;
+    refuses output past max_bad_fraction, and an input without rows."""
     read = sum(p["read"] for p in parts)
     quarantined = sum(p["quarantined"] for p in parts)
     if read and quarantined / read > config.output.max_bad_fraction:
@@ -235,6 +253,17 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
         raise InputError(f"{', '.join(config.input.paths) or 'the input'}: holds no rows")
     shards = {split: [p["shards"][split] for p in parts] for split in config.output.splits}
     written = {split: sum(s["rows"] for s in shards[split]) for split in shards}
+    return read, quarantined, shards, written
+
+
+def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
+              process_started: float | None) -> dict:
+    """Sums the units' summaries into run.json, and refuses output past max_bad_fraction."""
+    raw_stats = _raw_statistics(config, job_plan, staging)
+    stats_dir = os.path.join(staging, STATS_DIR)
+    analyzed = len(files.files_under(stats_dir))  # none when the cache had everything
+    parts = unit_parts(job_plan, staging)
+    read, quarantined, shards, written = sum_parts(config, parts)
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     _write_metadata(config, job_plan.columns, staging)
     if config.output.format == "sequence_example":
@@ -252,15 +281,15 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
         "format": config.output.format,
         # datasets: the input files with an analyzer cache (else the whole input); analyzed: those read this run
         "analysis": {"datasets": len(job_plan.datasets), "analyzed": analyzed, "cache_dir": config.cache_dir},
-        "seconds": _seconds(started, pipeline_seconds, process_started),
-        "versions": _versions(),
-        "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
+        "seconds": run_seconds(started, pipeline_seconds, process_started),
+        "versions": package_versions(),
+        "platform": machine_summary(),
     }
     files.write_bytes(os.path.join(staging, RUN_FILE), json.dumps(report, indent=2, sort_keys=True).encode())
     return report
 
 
-def _seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:
+def run_seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:
     """run.json's timings: the pipeline's, and the total from the process's start (else the job's)."""
     now = time.time()
     if process_started is None:
@@ -356,7 +385,11 @@ def _write_sequence_spec(staging: str) -> None:
         json.dump({"context": sorted(context), "feature_lists": sorted(lists)}, handle, indent=2)
 
 
-def _versions() -> dict:
+def machine_summary() -> dict:
+    return {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()}
+
+
+def package_versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {}

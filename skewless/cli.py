@@ -145,6 +145,47 @@ def run(
     typer.echo(result.summary())
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+@reports_errors("run_dir")
+def apply(
+    ctx: typer.Context,
+    run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`: its graph is applied."),
+    output: str = typer.Option(..., "--output", "-o", help="Output directory for the transformed shards."),
+    inputs: List[str] = typer.Option(
+        [], "--input", "-i", help="New raw data, files or globs (repeatable; default: the run's own input)."
+    ),
+    format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | tfrecord (default: the run's)."),
+    columns: Optional[str] = typer.Option(
+        None, "--columns", help="Headerless CSV: comma-separated column names (default: the run's)."
+    ),
+    splits: Optional[str] = typer.Option(None, "--splits", help="all: every row in one split, 'all' (default: the run's splits)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output directory."),
+) -> None:
+    """Transform new data with a run's graph, never re-analyzed: its mean, std, vocabularies and OOV ids.
+
+    Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
+    """
+    process_started = runtime.process_start_time()
+    if format is not None and format not in ("csv", "parquet", "tfrecord"):
+        fail(f"--format {format}: not one of csv, parquet, tfrecord")
+    if splits is not None and splits != "all":
+        fail(f"--splits {splits}: only 'all' (one split of every row) can replace the run's splits")
+    if "://" not in run_dir and not os.path.exists(os.path.join(run_dir, "config.yaml")):
+        fail(f"{run_dir}: not a run directory of `skewless run` (no config.yaml)")
+    if "://" not in output:
+        output = os.path.abspath(output)
+        if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; the job checks again
+            raise output_exists(output)
+    runtime.keep_freed_memory()
+    runtime.import_frozen("tensorflow", "tensorflow_transform", "apache_beam")
+    from skewless.pipelines.apply_graph import apply as apply_graph
+
+    result = apply_graph(run_dir, output, inputs=inputs or None, input_format=format,
+                         columns=columns.split(",") if columns else None, one_split=splits == "all",
+                         overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started)
+    typer.echo(result.summary())
+
+
 schema_app = typer.Typer(no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
 app.add_typer(schema_app, name="schema")
 

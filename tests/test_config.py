@@ -94,16 +94,16 @@ def test_cli_unknown_column_and_missing_input(tmp_path):
 
 def test_runner_flags_after_the_double_dash_win():
     from skewless.config import load_config
-    from skewless.pipelines.job import _pipeline_options
+    from skewless.pipelines.job import pipeline_options
 
     config = load_config({"name": "t", "input": {"format": "synthetic", "rows": 1},
                           "features": {"age": {"transform": "z_score"}}, "output": {"dir": "o"}})
-    direct = _pipeline_options(config, []).get_all_options()
+    direct = pipeline_options(config, []).get_all_options()
     # in-process by default: threads or processes would number the graph's traced functions differently
     assert direct["runner"] == "DirectRunner" and direct["direct_running_mode"] == "in_memory"
-    flagged = _pipeline_options(config, ["--runner=FlinkRunner", "--flink_master=host:8081"]).get_all_options()
+    flagged = pipeline_options(config, ["--runner=FlinkRunner", "--flink_master=host:8081"]).get_all_options()
     assert flagged["runner"] == "FlinkRunner" and flagged["flink_master"] == "host:8081"
-    processes = _pipeline_options(config, ["--direct_running_mode=multi_processing"]).get_all_options()
+    processes = pipeline_options(config, ["--direct_running_mode=multi_processing"]).get_all_options()
     assert processes["direct_running_mode"] == "multi_processing"
 
 

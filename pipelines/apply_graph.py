@@ -1,0 +1,252 @@
+"""`apply(run_dir, ...)`: a finished run's transform graph applied, unchanged, to new raw data.
+
+    new input ──plan (the run's config, its raw column types)──> work units
+    work units ──transform_and_write (the job's transform pass, with RUN_DIR/transform_graph)──> data/, quarantine/
+                 └──> run.json: which graph (its path and digest), rows, shards
+
+No analyzer runs: mean, std, vocabularies and OOV ids are the run's, whatever the new data's distribution,
+since re-analyzing it would be exactly the skew the graph exists to prevent. Everything else is the job's
+(pipelines/job.py): its plan, reader, row checks and quarantine, encoder, shard names, split rule, staging
+and publish, so applying a run to its own input writes its data/ byte for byte.
+
+The output holds a copy of the graph it applied (transform_graph/), so make_dataset, TransformLayer and
+`skewless apply` read it as they read a run. Input without the run's label column is allowed (scoring
+data): the graph's label output needs that column, so tf.Transform leaves it out of what it computes,
+and the copy's transformed_metadata leaves it out too, so readers look for no label in the shards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+
+from skewless.config import JobConfig, load_config
+from skewless.errors import InputError, output_exists
+from skewless.pipelines import files, object_store
+from skewless.pipelines.job import (
+    PARTS_DIR,
+    machine_summary,
+    package_versions,
+    pipeline_options,
+    run_seconds,
+    sum_parts,
+    transform_and_write,
+    unit_parts,
+    unit_write_spec,
+    work_started,
+)
+from skewless.pipelines.plan import JobPlan, plan
+from skewless.pipelines.progress import PROGRESS_DIR
+from skewless.pipelines.staging import check_replaceable, claim, publish
+from skewless.run_layout import RUN_FILE
+from skewless.sequence_specs import SEQUENCE_FILE
+
+GRAPH_DIR = "transform_graph"
+# --splits all: every row in one split of this name
+ALL_SPLIT = "all"
+
+
+@dataclass
+class ApplyResult:
+    output_dir: str
+    run_dir: str  # the run whose graph was applied
+    graph_sha256: str
+    rows: dict
+    shards: dict
+    seconds: dict
+    label_left_out: bool  # the input had no label column
+
+    def summary(self) -> str:
+        written = ", ".join(f"{split} {n:,}" for split, n in self.rows["written"].items())
+        shard_count = sum(len(s) for s in self.shards.values())
+        unlabeled = "; no label column in the input: label left out" if self.label_left_out else ""
+        return (
+            f"{self.output_dir}: applied {self.run_dir}'s graph (sha256 {self.graph_sha256[:12]}) to "
+            f"{self.rows['read']:,} rows, wrote {written} in {shard_count} shards, quarantined "
+            f"{self.rows['quarantined']:,}{unlabeled}; {self.seconds['total']:.1f} s"
+        )
+
+
+def apply(
+    run_dir: str,
+    output_dir: str,
+    inputs: list[str] | None = None,
+    input_format: str | None = None,
+    columns: list[str] | None = None,
+    one_split: bool = False,
+    overwrite: bool = False,
+    beam_args: list[str] | None = None,
+    process_started: float | None = None,
+) -> ApplyResult:
+    """Transforms `inputs` (default: the run's own input) with the graph of the run at `run_dir`.
+
+    The input is read with the run's input settings (`input_format` replaces the format, `columns` a
+    headerless CSV's column names) and its raw column types; rows are checked, split, encoded, sharded and
+    written as the run's were, into `output_dir`, published whole. `one_split` writes every row to one
+    split, "all", instead of the run's splits. Raises InputError when `run_dir` is not a finished run.
+    """
+    started = time.time()
+    if files.is_local(run_dir):
+        run_dir = os.path.abspath(run_dir)
+    if files.is_local(output_dir):
+        output_dir = os.path.abspath(output_dir)
+    local_run = object_store.local_run(run_dir)
+    config = applied_config(local_run, output_dir, inputs, input_format, columns, one_split)
+    stand_in = object_store.local_stand_in(output_dir, beam_args or [])
+    if overwrite:
+        check_replaceable(output_dir)
+    elif files.exists(output_dir):
+        raise output_exists(output_dir)
+    graph_dir = os.path.join(local_run, GRAPH_DIR)
+    job_plan = _with_run_types(plan(config), graph_dir)
+    label_left_out = config.label is None and _run_label(local_run) is not None
+    claimed = claim(stand_in or output_dir)
+    staging = os.path.join(claimed, "run")
+    try:
+        _run_pipeline(config, job_plan, graph_dir, staging, beam_args or [])
+        pipeline_seconds = time.time() - started
+        parts = unit_parts(job_plan, staging)
+        read, quarantined, shards, written = sum_parts(config, parts)
+        oov = {name: sum(part["oov"][name] for part in parts)
+               for name, feature in config.features.items() if feature.transform == "vocabulary"}
+        for folder in (PARTS_DIR, PROGRESS_DIR):
+            files.remove_tree(os.path.join(staging, folder))
+        digest = graph_digest(graph_dir)
+        _copy_graph(local_run, staging, _run_label(local_run) if label_left_out else None)
+        summary = {
+            "name": config.name,
+            "applied": {"run": run_dir, "graph_sha256": digest, "label_left_out": label_left_out},
+            "input": {"format": config.input.format, "paths": config.input.paths},
+            "rows": {"read": read, "written": written, "quarantined": quarantined},
+            "oov_rows": oov,
+            "label": {"column": config.label.column, "name": config.label.column} if config.label else None,
+            "shards": shards,
+            "compression": config.output.compression,
+            "format": config.output.format,
+            "seconds": run_seconds(started, pipeline_seconds, process_started),
+            "versions": package_versions(),
+            "platform": machine_summary(),
+        }
+        files.write_bytes(os.path.join(staging, RUN_FILE), json.dumps(summary, indent=2, sort_keys=True).encode())
+        if stand_in:
+            object_store.upload(staging, output_dir, overwrite)
+        else:
+            publish(staging, output_dir, claimed, overwrite)
+    finally:
+        files.remove_tree(claimed)
+    return ApplyResult(output_dir, run_dir, digest, summary["rows"], shards, summary["seconds"], label_left_out)
+
+
+def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, input_format: str | None,
+                   columns: list[str] | None, one_split: bool) -> JobConfig:
+    """The run's config reading `inputs` and writing `output_dir`; without the label when the input lacks
+    its column."""
+    config_path = os.path.join(run_dir, "config.yaml")
+    if not os.path.exists(config_path) or not os.path.isdir(os.path.join(run_dir, GRAPH_DIR, "transform_fn")):
+        raise InputError(f"{run_dir}: not a run directory of `skewless run` (needs config.yaml and "
+                         f"{GRAPH_DIR}/transform_fn/)")
+    config = load_config(config_path)
+    raw = config.model_dump(by_alias=True)
+    raw["base_dir"] = config.base_dir
+    if inputs:
+        # a command-line path is the shell's: relative to the current directory
+        raw["input"]["paths"] = [path if "://" in path else os.path.abspath(path) for path in inputs]
+    if input_format and input_format != config.input.format:
+        # the run's settings for another format do not apply: keep only those every format has
+        general = ("nonfinite", "list_delimiter", "keep_parsed")
+        raw["input"] = {"format": input_format, "paths": raw["input"]["paths"],
+                        **{key: raw["input"][key] for key in general}}
+    if columns:
+        raw["input"]["columns"] = list(columns)
+    raw["output"]["dir"] = output_dir
+    if one_split:
+        raw["output"]["splits"] = {ALL_SPLIT: 1.0}
+    # the transform pass reads the input itself: there is no analysis pass to keep parsed units for it
+    raw["input"]["keep_parsed"] = False
+    applied = load_config(raw)
+    if applied.label is not None and not _has_column(applied, applied.label.column):
+        applied = applied.model_copy(update={"label": None})
+    return applied
+
+
+def _has_column(config: JobConfig, name: str) -> bool:
+    """Whether the input holds column `name`: a CSV's header or columns, else the types of its first rows."""
+    from skewless.pipelines.raw_types import infer_types
+    from skewless.pipelines.reading.csv import columns_of
+    from skewless.pipelines.reading.files import expand_paths
+
+    paths = expand_paths(config.input.paths, config.resolve)
+    if config.input.format == "csv":
+        return name in columns_of(paths, config.input)
+    return name in infer_types(config.input, paths, wanted={name})
+
+
+def _with_run_types(job_plan: JobPlan, graph_dir: str) -> JobPlan:
+    """The plan with each raw column typed as the run typed it (its raw schema beside the graph), not as
+    the new input's values suggest: the graph takes the run's types, and a value that does not parse as
+    one goes to quarantine, as in the run."""
+    import tensorflow_transform as tft
+
+    from skewless.schemas.schema_io import schema_types
+
+    kinds = schema_types(tft.TFTransformOutput(graph_dir).raw_metadata.schema)
+    columns = [dataclasses.replace(column, kind=kinds[column.name]) for column in job_plan.columns]
+    return dataclasses.replace(job_plan, columns=columns)
+
+
+def _run_label(run_dir: str) -> str | None:
+    label = files.read_json(os.path.join(run_dir, RUN_FILE)).get("label")
+    return label["column"] if label else None
+
+
+def _run_pipeline(config: JobConfig, job_plan: JobPlan, graph_dir: str, staging: str, beam_args: list[str]) -> None:
+    from skewless.pipelines import runners
+    from skewless.pipelines.sources import RowReader
+
+    reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
+    unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging)
+    with runners.pipeline(pipeline_options(config, beam_args), config.runner.start_timeout,
+                          work_started(staging)) as pipeline:
+        transform_and_write(pipeline, job_plan.units, unit_writes)
+
+
+def graph_digest(graph_dir: str) -> str:
+    """sha256 of the graph's files: of the listing `sha256sum` prints for them, sorted by path relative to
+    the graph's folder, so `cd transform_graph && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum`
+    gives the same digest."""
+    root = graph_dir.rstrip("/")
+    listing = []
+    for path in files.files_under(root):
+        relative = "./" + path[len(root):].lstrip("/")
+        listing.append((relative, hashlib.sha256(files.read_bytes(path)).hexdigest()))
+    return hashlib.sha256("".join(f"{digest}  {path}\n" for path, digest in sorted(listing)).encode()).hexdigest()
+
+
+def _copy_graph(run_dir: str, staging: str, left_out_label: str | None) -> None:
+    """The applied graph beside the shards (and the feature-list names of SequenceExample shards), so the
+    output reads as a run does; without `left_out_label` in the transformed metadata, which describes
+    the shards."""
+    source = os.path.join(run_dir, GRAPH_DIR)
+    for path in files.files_under(source):
+        files.write_bytes(os.path.join(staging, GRAPH_DIR, os.path.relpath(path, source)), files.read_bytes(path))
+    if os.path.exists(os.path.join(run_dir, SEQUENCE_FILE)):
+        files.write_bytes(os.path.join(staging, SEQUENCE_FILE), files.read_bytes(os.path.join(run_dir, SEQUENCE_FILE)))
+    if left_out_label is not None:
+        _drop_from_transformed_metadata(os.path.join(staging, GRAPH_DIR), left_out_label)
+
+
+def _drop_from_transformed_metadata(graph_dir: str, name: str) -> None:
+    import tensorflow_transform as tft
+    from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
+
+    schema = tft.TFTransformOutput(graph_dir).transformed_metadata.schema
+    kept = [feature for feature in schema.feature if feature.name != name]
+    del schema.feature[:]
+    schema.feature.extend(kept)
+    folder = os.path.join(graph_dir, tft.TFTransformOutput.TRANSFORMED_METADATA_DIR)
+    files.remove_tree(folder)
+    metadata_io.write_metadata(dataset_metadata.DatasetMetadata(schema), folder)
