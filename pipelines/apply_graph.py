@@ -179,7 +179,7 @@ def _has_column(config: JobConfig, name: str) -> bool:
     from skewless.pipelines.reading.csv import columns_of
     from skewless.pipelines.reading.files import expand_paths
 
-    paths = expand_paths(config.input.paths, config.resolve)
+    paths = expand_paths(config.input.paths)  # absolute: the run's config.yaml and --input hold them so
     if config.input.format == "csv":
         return name in columns_of(paths, config.input)
     return name in infer_types(config.input, paths, wanted={name})

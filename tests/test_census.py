@@ -108,3 +108,32 @@ def test_skew_check_on_the_census_run(census_run):
     assert result.rows == 500 and result.unseen_rows == 50
     assert len(result.features) == 15 and result.differences == 0
     assert result.native is not None and result.native.exact
+
+
+def test_apply_on_shifted_census_uses_the_training_runs_statistics(census_run, census_path, tmp_path):
+    """`skewless apply` on census ten years older with a new workclass: the run's mean/std and vocabulary,
+    never re-analyzed (issue 21)."""
+    import tensorflow_transform as tft
+
+    from skewless.pipelines import apply
+    from skewless.safe_names import vocabulary_filename
+    from test_apply import read_rows
+
+    with open(census_path) as handle:
+        rows = [fields for fields in csv.reader(handle, skipinitialspace=True) if fields]
+    ages = np.array([int(fields[0]) for fields in rows])
+    workclasses = np.array([fields[1] for fields in rows], dtype=object)
+    workclasses[::100] = "Space-agency"
+    shifted = tmp_path / "shifted.csv"
+    with open(shifted, "w", newline="") as handle:
+        csv.writer(handle).writerows([[age + 10, work, *fields[2:]] for age, work, fields in zip(ages, workclasses, rows)])
+
+    result = apply(census_run.output_dir, str(tmp_path / "applied"), inputs=[str(shifted)], one_split=True)
+    applied, _ = read_rows(result.output_dir, "all")
+    assert result.rows["read"] == len(rows) and result.rows["quarantined"] == 0
+    np.testing.assert_allclose(applied["age"], (ages + 10 - ages.mean()) / ages.std(), rtol=1e-5, atol=1e-5)
+    vocabulary = [v.decode() for v in tft.TFTransformOutput(census_run.graph_dir)
+                  .vocabulary_by_name(vocabulary_filename("workclass"))]
+    expected = [vocabulary.index(w) if w in vocabulary else len(vocabulary) for w in workclasses]
+    assert "Space-agency" not in vocabulary
+    np.testing.assert_array_equal(applied["workclass"], expected)
