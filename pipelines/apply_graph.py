@@ -103,7 +103,9 @@ def apply(
         raise output_exists(output_dir)
     graph_dir = os.path.join(local_run, GRAPH_DIR)
     job_plan = _with_run_types(plan(config), graph_dir)
-    label_left_out = config.label is None and _run_label(local_run) is not None
+    run_label = _run_label(local_run)
+    label_left_out = config.label is None and run_label is not None
+    digest = graph_digest(graph_dir)
     claimed = claim(stand_in or output_dir)
     staging = os.path.join(claimed, "run")
     try:
@@ -111,12 +113,10 @@ def apply(
         pipeline_seconds = time.time() - started
         parts = unit_parts(job_plan, staging)
         read, quarantined, shards, written = sum_parts(config, parts)
-        oov = {name: sum(part["oov"][name] for part in parts)
-               for name, feature in config.features.items() if feature.transform == "vocabulary"}
+        oov = {name: sum(part["oov"][name] for part in parts) for name in parts[0]["oov"]}
         for folder in (PARTS_DIR, PROGRESS_DIR):
             files.remove_tree(os.path.join(staging, folder))
-        digest = graph_digest(graph_dir)
-        _copy_graph(local_run, staging, _run_label(local_run) if label_left_out else None)
+        _copy_graph(local_run, staging, run_label if label_left_out else None)
         summary = {
             "name": config.name,
             "applied": {"run": run_dir, "graph_sha256": digest, "label_left_out": label_left_out},
