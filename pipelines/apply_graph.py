@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from skewless.config import JobConfig, load_config
-from skewless.errors import InputError, output_exists
+from skewless.errors import ConfigError, InputError, output_exists
 from skewless.pipelines import files, object_store
 from skewless.pipelines.job import (
     PARTS_DIR,
@@ -77,6 +77,7 @@ def apply(
     inputs: list[str] | None = None,
     input_format: str | None = None,
     columns: list[str] | None = None,
+    header: bool | None = None,
     one_split: bool = False,
     overwrite: bool = False,
     beam_args: list[str] | None = None,
@@ -84,8 +85,8 @@ def apply(
 ) -> ApplyResult:
     """Transforms `inputs` (default: the run's own input) with the graph of the run at `run_dir`.
 
-    The input is read with the run's input settings (`input_format` replaces the format, `columns` a
-    headerless CSV's column names) and its raw column types; rows are checked, split, encoded, sharded and
+    The input is read with the run's input settings (`input_format` replaces the format, `header` whether
+    a CSV's first line names its columns, `columns` a headerless CSV's column names) and its raw column types; rows are checked, split, encoded, sharded and
     written as the run's were, into `output_dir`, published whole. `one_split` writes every row to one
     split, "all", instead of the run's splits. Raises InputError when `run_dir` is not a finished run.
     """
@@ -95,7 +96,7 @@ def apply(
     if files.is_local(output_dir):
         output_dir = os.path.abspath(output_dir)
     local_run = object_store.local_run(run_dir)
-    config = applied_config(local_run, output_dir, inputs, input_format, columns, one_split)
+    config = applied_config(local_run, output_dir, inputs, input_format, columns, header, one_split)
     stand_in = object_store.local_stand_in(output_dir, beam_args or [])
     if overwrite:
         check_replaceable(output_dir)
@@ -142,7 +143,7 @@ def apply(
 
 
 def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, input_format: str | None,
-                   columns: list[str] | None, one_split: bool) -> JobConfig:
+                   columns: list[str] | None, header: bool | None, one_split: bool) -> JobConfig:
     """The run's config reading `inputs` and writing `output_dir`; without the label when the input lacks
     its column."""
     config_path = os.path.join(run_dir, "config.yaml")
@@ -160,6 +161,8 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
         general = ("nonfinite", "list_delimiter", "keep_parsed")
         raw["input"] = {"format": input_format, "paths": raw["input"]["paths"],
                         **{key: raw["input"][key] for key in general}}
+    if header is not None:
+        raw["input"]["header"] = header
     if columns:
         raw["input"]["columns"] = list(columns)
     raw["output"]["dir"] = output_dir
@@ -167,7 +170,12 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
         raw["output"]["splits"] = {ALL_SPLIT: 1.0}
     # the transform pass reads the input itself: there is no analysis pass to keep parsed units for it
     raw["input"]["keep_parsed"] = False
-    applied = load_config(raw)
+    try:
+        applied = load_config(raw)
+    except ConfigError as error:
+        # load_config names a dict "config": name the run's config and the options that changed it
+        raise ConfigError(f"{config_path} with the input options given (--input, --format, --header, --columns): "
+                          f"{str(error).removeprefix('config: ')}") from None
     if applied.label is not None and not _has_column(applied, applied.label.column):
         applied = applied.model_copy(update={"label": None})
     return applied

@@ -155,6 +155,9 @@ def apply(
         [], "--input", "-i", help="New raw data, files or globs (repeatable; default: the run's own input)."
     ),
     format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | tfrecord (default: the run's)."),
+    header: Optional[bool] = typer.Option(
+        None, "--header/--no-header", help="CSV: whether the first line names the columns (default: the run's)."
+    ),
     columns: Optional[str] = typer.Option(
         None, "--columns", help="Headerless CSV: comma-separated column names (default: the run's)."
     ),
@@ -181,7 +184,7 @@ def apply(
     from skewless.pipelines.apply_graph import apply as apply_graph
 
     result = apply_graph(run_dir, output, inputs=inputs or None, input_format=format,
-                         columns=columns.split(",") if columns else None, one_split=splits == "all",
+                         columns=columns.split(",") if columns else None, header=header, one_split=splits == "all",
                          overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started)
     typer.echo(result.summary())
 

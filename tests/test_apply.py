@@ -163,3 +163,34 @@ def test_user_errors_are_one_line_and_exit_2(training, tmp_path, case):
     lines = answer.stderr.strip().splitlines()
     assert len(lines) == 1 and named in lines[0], answer.stderr
     assert not os.path.exists(tmp_path / "out")
+
+
+def test_a_synthetic_run_applied_to_a_csv_with_a_header(example_run, tmp_path):
+    """Another format than the run's: a CSV named by --format and --header, its columns typed as the run's."""
+    import tensorflow_transform as tft
+
+    from conftest import EXAMPLE_CONFIG
+    from skewless.pipelines import apply
+    from skewless.pipelines.synthetic import synthetic_rows
+    from skewless.safe_names import vocabulary_filename
+
+    def rows_of(seed, count):
+        return [row for _, table in synthetic_rows(seed, 0, count) for row in table.to_pylist()]
+
+    training_ages = np.array([row["age"] for row in rows_of(EXAMPLE_CONFIG["input"]["seed"], 4000)])
+    new = rows_of(11, 300)
+    columns = [name for name in new[0] if name != "label"]
+    path = write_csv(tmp_path / "new.csv", columns, [
+        [value.decode() if isinstance(value, bytes) else "" if value is None else value
+         for value in (row[name] for name in columns)] for row in new])
+    result = apply(example_run.output_dir, str(tmp_path / "applied"), inputs=[path], input_format="csv", header=True,
+                   one_split=True)
+    applied, _ = read_rows(result.output_dir, "all")
+
+    ages = np.array([row["age"] for row in new])
+    np.testing.assert_allclose(applied["age"], (ages - training_ages.mean()) / training_ages.std(), rtol=1e-5, atol=1e-5)
+    vocabulary = tft.TFTransformOutput(example_run.graph_dir).vocabulary_by_name(vocabulary_filename("workclass"))
+    expected = [list(vocabulary).index(row["workclass"]) if row["workclass"] in vocabulary else len(vocabulary)
+                for row in new]
+    np.testing.assert_array_equal(applied["workclass"], expected)
+    assert result.label_left_out and result.rows["quarantined"] == 0
