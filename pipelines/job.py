@@ -258,13 +258,16 @@ def sum_parts(config: JobConfig, parts: list[dict]) -> tuple[int, int, dict, dic
 
 def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
               process_started: float | None) -> dict:
-    """Sums the units' summaries into run.json, and refuses output past max_bad_fraction."""
+    """Sums the units' summaries into run.json and each split's statistics, and refuses output past max_bad_fraction."""
+    from skewless.pipelines.split_statistics import write_split_statistics
+
     raw_stats = _raw_statistics(config, job_plan, staging)
     stats_dir = os.path.join(staging, STATS_DIR)
     analyzed = len(files.files_under(stats_dir))  # none when the cache had everything
     parts = unit_parts(job_plan, staging)
     read, quarantined, shards, written = sum_parts(config, parts)
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
+    write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
     _write_metadata(config, job_plan.columns, staging)
     if config.output.format == "sequence_example":
         _write_sequence_spec(staging)

@@ -48,6 +48,8 @@ class ColumnStats:
         self.m2 = 0.0
         self.min = math.inf
         self.max = -math.inf
+        self.zeros = 0  # numeric values equal to 0
+        self.total_length = 0  # bytes in all string values, for their average length
         if kind == "bytes":
             self.top = sketches.MisraGriesSketch(TOP_BUCKETS)
             self.distinct = sketches.KmvSketch(1024)
@@ -58,7 +60,8 @@ class ColumnStats:
 
     def state(self) -> dict:
         state = {"kind": self.kind, "count": self.count, "missing": self.missing, "mean": self.mean, "m2": self.m2,
-                 "min": self.min if self.count else None, "max": self.max if self.count else None}
+                 "min": self.min if self.count else None, "max": self.max if self.count else None,
+                 "zeros": self.zeros, "total_length": self.total_length}
         if self.kind == "bytes":
             state["top"] = base64.b64encode(self.top.Serialize()).decode()
             state["distinct"] = base64.b64encode(self.distinct.Serialize()).decode()
@@ -80,6 +83,8 @@ class ColumnStats:
         self.count, self.missing, self.mean, self.m2 = state["count"], state["missing"], state["mean"], state["m2"]
         self.min = math.inf if state["min"] is None else state["min"]
         self.max = -math.inf if state["max"] is None else state["max"]
+        # absent in statistics cached before they were counted
+        self.zeros, self.total_length = state.get("zeros", 0), state.get("total_length", 0)
         if self.kind == "bytes":
             self.top = sketches.MisraGriesSketch.Deserialize(base64.b64decode(state["top"]))
             self.distinct = sketches.KmvSketch.Deserialize(base64.b64decode(state["distinct"]))
@@ -125,6 +130,7 @@ class ColumnStats:
             self.top.AddValues(present)
             self.distinct.AddValues(present)
             self._merge_moments(len(present), 0.0, 0.0)
+            self.total_length += pc.sum(pc.binary_length(present.cast(pa.binary()))).as_py()
             if self.exact is not None:
                 counted = pc.value_counts(present.cast(pa.binary()))
                 if len(counted) > EXACT_DISTINCT:
@@ -136,6 +142,7 @@ class ColumnStats:
         self._merge_moments(len(data), float(data.mean()), float(((data - data.mean()) ** 2).sum()))
         self.min = min(self.min, float(data.min()))
         self.max = max(self.max, float(data.max()))
+        self.zeros += int(np.count_nonzero(data == 0))
         self.quantiles.AddValues(pa.array(data))
 
     def _add_exact(self, counts) -> None:
@@ -160,6 +167,8 @@ class ColumnStats:
         self.missing += other.missing
         self._merge_moments(other.count, other.mean, other.m2)
         self.min, self.max = min(self.min, other.min), max(self.max, other.max)
+        self.zeros += other.zeros
+        self.total_length += other.total_length
         if self.kind == "bytes":
             self.top.Merge(other.top)
             self.distinct.Merge(other.distinct)
@@ -189,17 +198,29 @@ class ColumnStats:
             return out
         out.update(mean=self.mean, std=math.sqrt(self.m2 / self.count), min=self.min, max=self.max)
         out["exact"] = {"quantiles": False, "histogram": False}  # read from the quantiles sketch
+        out["quantiles"] = self.quantiles_of(QUANTILES)
+        edges, counts = self.histogram(HISTOGRAM_BINS)
+        out["histogram"] = {"edges": edges.tolist(), "counts": [int(round(c)) for c in counts]}
+        return out
+
+    def quantiles_of(self, buckets: int) -> list[float]:
+        """The `buckets + 1` boundaries of equally filled buckets, read from the sketch; the ends are the exact min and max."""
         points, weights = self._sketch_points()
         bounds, cumulative = np.asarray(points), np.cumsum(weights)
-        out["quantiles"] = [float(np.interp(q, cumulative / cumulative[-1], bounds)) for q in
-                            np.linspace(0, 1, QUANTILES + 1)]
-        out["quantiles"][0], out["quantiles"][-1] = self.min, self.max
-        edges = np.linspace(self.min, self.max, HISTOGRAM_BINS + 1)
+        boundaries = [float(np.interp(q, cumulative / cumulative[-1], bounds)) for q in np.linspace(0, 1, buckets + 1)]
+        boundaries[0], boundaries[-1] = self.min, self.max
+        return boundaries
+
+    def histogram(self, bins: int) -> tuple[np.ndarray, np.ndarray]:
+        """`bins` equal-width buckets from min to max: edges, and rows per bucket read from the quantiles
+        sketch (fractional: interpolated), which sum to the exact count."""
+        points, weights = self._sketch_points()
+        bounds, cumulative = np.asarray(points), np.cumsum(weights)
+        edges = np.linspace(self.min, self.max, bins + 1)
         # rows at or below each edge, from the sketch's cumulative weights, scaled to the exact count
         below = np.interp(edges, bounds, cumulative / cumulative[-1] * self.count, left=0.0)
         below[0], below[-1] = 0.0, self.count
-        out["histogram"] = {"edges": edges.tolist(), "counts": [int(round(c)) for c in np.diff(below)]}
-        return out
+        return edges, np.diff(below)
 
 
 class RawStatsFn(beam.CombineFn):

@@ -21,6 +21,7 @@ from skewless.pipelines.example_encoder import Records, encode_examples, encode_
 from skewless.pipelines.progress import RowCounter, counted
 from skewless.pipelines.read_ahead import read_ahead
 from skewless.pipelines.shards import ShardWriter, shard_name
+from skewless.pipelines.split_statistics import SplitStatistics
 from skewless.pipelines.sources import RowReader, WorkUnit
 from skewless.safe_names import vocabulary_filename
 
@@ -187,13 +188,14 @@ class TransformUnitFn(beam.DoFn):
         quarantine: list[dict] = []
         read = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
+        statistics = {split: SplitStatistics(self._spec.reader.columns) for split in self._spec.splits}
         try:
             counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")
             for chunk in counted(read_ahead(self._chunks(unit)), counter):
                 read += chunk.rows_read
                 quarantine.extend(row.to_json() for row in chunk.bad)
                 if chunk.table.num_rows:
-                    self._write_chunk(chunk, writers, oov)
+                    self._write_chunk(chunk, writers, oov, statistics)
         except BaseException:
             for writer in writers.values():
                 writer.abort()
@@ -202,7 +204,7 @@ class TransformUnitFn(beam.DoFn):
             writer.close()
         if quarantine:
             self._write_quarantine(unit.index, quarantine)
-        yield self._summary(unit, read, quarantine, writers, oov)
+        yield self._summary(unit, read, quarantine, writers, oov, statistics)
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
         from apache_beam.io.filesystems import FileSystems
@@ -218,8 +220,10 @@ class TransformUnitFn(beam.DoFn):
             for split in spec.splits
         }
 
-    def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int]) -> None:
-        """Transforms one chunk, counts its out-of-vocabulary rows and appends each row to its split's shard."""
+    def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int],
+                     statistics: dict[str, SplitStatistics]) -> None:
+        """Transforms one chunk, counts its out-of-vocabulary rows, appends each row to its split's shard and
+        adds its raw values to its split's statistics."""
         transformed = self._transformer.transform(chunk.table)
         for name, size in self._vocabulary_sizes.items():
             oov[name] += _oov_rows(transformed[name], size)
@@ -229,10 +233,13 @@ class TransformUnitFn(beam.DoFn):
             rows = np.flatnonzero(split_index == index)
             if len(rows) == batch.num_rows:
                 writers[split].write_records(self._transformer.encode(batch))
+                statistics[split].add(chunk.table)
             elif len(rows):
                 writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
+                statistics[split].add(chunk.table.take(pa.array(rows)))
 
-    def _summary(self, unit: WorkUnit, read: int, quarantine: list[dict], writers: dict, oov: dict) -> dict:
+    def _summary(self, unit: WorkUnit, read: int, quarantine: list[dict], writers: dict, oov: dict,
+                 statistics: dict[str, SplitStatistics]) -> dict:
         return {
             "unit": unit.index,
             "read": read,
@@ -243,6 +250,7 @@ class TransformUnitFn(beam.DoFn):
                 for split, w in writers.items()
             },
             "oov": oov,
+            "statistics": {split: stats.state() for split, stats in statistics.items()},
         }
 
     def _chunks(self, unit: WorkUnit):

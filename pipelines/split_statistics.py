@@ -1,0 +1,193 @@
+"""Raw statistics per split, written as TFX StatisticsGen writes them: RUN_DIR/statistics/Split-{split}/FeatureStats.pb.
+
+A row's split is decided in the transform pass, so each unit counts the raw rows it writes to each split
+(`SplitStatistics`, the values through `stats.ColumnStats`) and puts their mergeable state in its summary;
+the assembly merges the units' states in unit order and writes one binary
+`tensorflow_metadata.proto.v0.statistics_pb2.DatasetFeatureStatisticsList` per split.
+
+Exact: num_examples, missing counts, values per row, mean, std_dev, num_zeros, min, max, avg_length, and
+unique / top_values / rank_histogram while a string feature has at most `stats.EXACT_DISTINCT` values. Read
+from sketches: median and both histograms (their sample counts are interpolated, and sum to the exact count),
+and a string feature's unique / top values past that many values. Each feature says which of its statistics
+are approximate in a custom_stats entry named "approximate" (`statistics_files.APPROXIMATE`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skewless.pipelines import files
+from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.stats import HISTOGRAM_BINS, QUANTILES, ColumnStats, RawStatsFn
+from skewless.statistics_files import APPROXIMATE, statistics_path
+
+
+def _values_per_row(values: pa.Array, column: RawColumn) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each row has the feature, and how many values it has (all steps' values for a feature list)."""
+    present = values.is_valid().to_numpy(zero_copy_only=False)
+    if not (column.is_list or column.sequence):
+        return present, present.astype(np.int64)
+    offsets = np.asarray(values.offsets, dtype=np.int64)
+    if column.sequence:
+        # values up to each step, read at the rows' step offsets
+        step_lengths = pc.fill_null(pc.list_value_length(values.values), 0).to_numpy(zero_copy_only=False)
+        upto = np.concatenate([[0], np.cumsum(step_lengths, dtype=np.int64)])
+        return present, upto[offsets[1:]] - upto[offsets[:-1]]
+    return present, np.diff(offsets)
+
+
+class ValuesPerRow:
+    """Rows with the feature and how many values they hold: TFDV's common statistics."""
+
+    def __init__(self, state: dict | None = None):
+        state = state or {"present": 0, "total": 0, "min": None, "max": None}
+        self.present, self.total, self.min, self.max = state["present"], state["total"], state["min"], state["max"]
+
+    def add(self, present: np.ndarray, counts: np.ndarray) -> None:
+        counts = counts[present]
+        if len(counts) == 0:
+            return
+        self.present += len(counts)
+        self.total += int(counts.sum())
+        self.min = int(counts.min()) if self.min is None else min(self.min, int(counts.min()))
+        self.max = int(counts.max()) if self.max is None else max(self.max, int(counts.max()))
+
+    def merge(self, other: "ValuesPerRow") -> None:
+        if other.present:
+            self.present += other.present
+            self.total += other.total
+            self.min = other.min if self.min is None else min(self.min, other.min)
+            self.max = other.max if self.max is None else max(self.max, other.max)
+
+    def state(self) -> dict:
+        return {"present": self.present, "total": self.total, "min": self.min, "max": self.max}
+
+
+class SplitStatistics:
+    """The raw statistics of the rows one unit writes to one split; `state()` is plain JSON for its summary."""
+
+    def __init__(self, columns: list[RawColumn]):
+        self._columns = columns
+        self._values = RawStatsFn(columns)  # the job's one way to turn a raw table into column statistics
+        self.rows = 0
+        self.columns = self._values.create_accumulator()
+        self.per_row = {column.name: ValuesPerRow() for column in columns}
+
+    def add(self, table: pa.Table) -> None:
+        self.rows += table.num_rows
+        self._values.add_input(self.columns, table)
+        for column in self._columns:
+            self.per_row[column.name].add(*_values_per_row(table.column(column.name).combine_chunks(), column))
+
+    def state(self) -> dict:
+        return {
+            "rows": self.rows,
+            "columns": {name: stats.state() for name, stats in self.columns.items()},
+            "per_row": {name: counts.state() for name, counts in self.per_row.items()},
+        }
+
+
+def merge_states(states: list[dict]) -> tuple[int, dict[str, ColumnStats], dict[str, ValuesPerRow]]:
+    """The units' `SplitStatistics.state()`s of one split, merged in the order given."""
+    rows, columns, per_row = 0, {}, {}
+    for state in states:
+        rows += state["rows"]
+        for name, column_state in state["columns"].items():
+            stats = ColumnStats.from_state(column_state)
+            if name in columns:
+                columns[name].merge(stats)
+            else:
+                columns[name] = stats
+        for name, counts_state in state["per_row"].items():
+            counts = ValuesPerRow(counts_state)
+            if name in per_row:
+                per_row[name].merge(counts)
+            else:
+                per_row[name] = counts
+    return rows, columns, per_row
+
+
+def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn]):
+    """One split's units' states -> a DatasetFeatureStatisticsList holding that split's dataset."""
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+
+    rows, stats, per_row = merge_states(states)
+    result = statistics_pb2.DatasetFeatureStatisticsList()
+    dataset = result.datasets.add(name=split, num_examples=rows)
+    for column in columns:
+        feature = dataset.features.add()
+        feature.path.step.append(column.name)
+        common = _common_statistics(rows, per_row[column.name])
+        column_stats = stats[column.name]
+        if column.kind != "bytes":
+            feature.type = statistics_pb2.FeatureNameStatistics.INT if column.kind == "int" else \
+                statistics_pb2.FeatureNameStatistics.FLOAT
+            _numeric(feature.num_stats, common, column_stats)
+            approximate = "median, histograms"
+        elif column.image:
+            feature.type = statistics_pb2.FeatureNameStatistics.BYTES
+            feature.bytes_stats.common_stats.CopyFrom(common)
+            if column_stats.count:
+                feature.bytes_stats.avg_num_bytes = column_stats.total_length / column_stats.count
+            approximate = ""
+        else:
+            feature.type = statistics_pb2.FeatureNameStatistics.STRING
+            exact = _string(feature.string_stats, common, column_stats)
+            approximate = "" if exact else "unique, top_values, rank_histogram"
+        if approximate:
+            feature.custom_stats.add(name=APPROXIMATE, str=approximate)
+    return result
+
+
+def _common_statistics(rows: int, counts: ValuesPerRow):
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+
+    common = statistics_pb2.CommonStatistics(num_non_missing=counts.present, num_missing=rows - counts.present,
+                                             tot_num_values=counts.total)
+    if counts.present:
+        common.min_num_values, common.max_num_values = counts.min, counts.max
+        common.avg_num_values = counts.total / counts.present
+    return common
+
+
+def _numeric(numeric, common, stats: ColumnStats) -> None:
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+
+    numeric.common_stats.CopyFrom(common)
+    result = stats.result()
+    if not stats.count:
+        return
+    numeric.mean, numeric.std_dev = result["mean"], result["std"]
+    numeric.min, numeric.max, numeric.num_zeros = stats.min, stats.max, stats.zeros
+    quantiles = stats.quantiles_of(QUANTILES)
+    numeric.median = quantiles[QUANTILES // 2]
+    edges, counts = stats.histogram(HISTOGRAM_BINS)
+    standard = numeric.histograms.add(type=statistics_pb2.Histogram.STANDARD)
+    for low, high, count in zip(edges[:-1], edges[1:], counts):
+        standard.buckets.add(low_value=low, high_value=high, sample_count=count)
+    quantile = numeric.histograms.add(type=statistics_pb2.Histogram.QUANTILES)
+    for low, high in zip(quantiles[:-1], quantiles[1:]):
+        quantile.buckets.add(low_value=low, high_value=high, sample_count=stats.count / QUANTILES)
+
+
+def _string(strings, common, stats: ColumnStats) -> bool:
+    """Fills StringStatistics; whether its unique count and top values are exact."""
+    strings.common_stats.CopyFrom(common)
+    result = stats.result()
+    strings.unique = result["distinct"]
+    if stats.count:
+        strings.avg_length = stats.total_length / stats.count
+    for rank, (value, count) in enumerate(result["top_values"]):
+        strings.top_values.add(value=value, frequency=count)
+        strings.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=value, sample_count=count)
+    return result["exact"]["distinct"]
+
+
+def write_split_statistics(run_dir: str, parts: list[dict], splits: list[str], columns: list[RawColumn]) -> None:
+    """Writes every split's FeatureStats.pb from the units' summaries (`parts`, in unit order)."""
+    for split in splits:
+        proto = dataset_statistics(split, [part["statistics"][split] for part in parts], columns)
+        files.write_bytes(statistics_path(run_dir, split), proto.SerializeToString(deterministic=True))
+
