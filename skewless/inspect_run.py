@@ -23,6 +23,7 @@ from skewless.report.run_files import (
     vocabulary_file,
 )
 from skewless.safe_names import vocabulary_filename
+from skewless.statistics_files import describe_statistics, read_statistics, statistics_splits
 
 # The statistics of run.json that `describe_run` passes through for each feature.
 _STATISTICS = ("count", "missing", "missing_fraction", "mean", "std", "min", "max", "quantiles", "distinct",
@@ -74,6 +75,9 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
         "transformed_features": transformed_features,
         "features": features,
         "shards": {split: shards[split] for split in splits if split in shards},
+        # statistics/Split-*/FeatureStats.pb; {} for runs written before they existed
+        "split_statistics": {split: describe_statistics(read_statistics(run_dir, split))
+                             for split in splits if split in statistics_splits(run_dir)},
         "compression": summary.get("compression"),
         "seconds": summary.get("seconds", {}),
         "versions": summary.get("versions", {}),
@@ -205,6 +209,8 @@ def print_run(description: dict, console=None) -> None:
     if top_values.row_count:
         console.print(top_values)
 
+    _print_split_statistics(description.get("split_statistics", {}), console)
+
     shards = Table(title=f"Shards ({description.get('compression')})", title_justify="left")
     shards.add_column("split")
     shards.add_column("file")
@@ -214,6 +220,33 @@ def print_run(description: dict, console=None) -> None:
         for shard in files:
             _add_row(shards, split, shard["path"], format_number(shard["rows"]), format_bytes(shard["bytes"]))
     console.print(shards)
+
+
+def _print_split_statistics(split_statistics: dict, console) -> None:
+    """One row per feature and split, from the statistics protos: is each split like the others?"""
+    from rich.table import Table
+
+    if not split_statistics:
+        return
+    table = Table(title="Statistics per split (statistics/Split-*/FeatureStats.pb; ~ median: from a sketch)",
+                  title_justify="left")
+    table.add_column("feature")
+    table.add_column("split")
+    for column in ("rows", "missing", "mean", "std", "min", "~ median", "max", "unique", "top value"):
+        table.add_column(column, justify="right")
+    splits = list(split_statistics)
+    for name in split_statistics[splits[0]]["features"]:
+        for split in splits:
+            f = split_statistics[split]["features"].get(name)
+            if f is None:
+                continue
+            top = f.get("top_values") or []
+            _add_row(
+                table, name, split, format_number(f["num_non_missing"]), format_number(f["num_missing"]),
+                *(format_number(f.get(key)) for key in ("mean", "std_dev", "min", "median", "max", "unique")),
+                f"{top[0][0]} ({format_number(top[0][1])})" if top else "",
+            )
+    console.print(table)
 
 
 def _add_row(table, *cells: str) -> None:

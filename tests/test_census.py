@@ -22,15 +22,19 @@ COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-
 VOCABULARIES = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex"]
 
 
+def census_config(census_path, output_dir):
+    from skewless.config import load_config
+
+    config = load_config(REPO / "configs" / "census.yaml", output_dir=str(output_dir))
+    config.input.paths = [str(census_path)]
+    return config
+
+
 @pytest.fixture(scope="module")
 def census_run(census_path, tmp_path_factory):
     from skewless.pipelines import run
 
-    from skewless.config import load_config
-
-    config = load_config(REPO / "configs" / "census.yaml", output_dir=str(tmp_path_factory.mktemp("census") / "out"))
-    config.input.paths = [str(census_path)]
-    return run(config)
+    return run(census_config(census_path, tmp_path_factory.mktemp("census") / "out"))
 
 
 def reference_rows(census_path):
@@ -137,3 +141,66 @@ def test_apply_on_shifted_census_uses_the_training_runs_statistics(census_run, c
     expected = [vocabulary.index(w) if w in vocabulary else len(vocabulary) for w in workclasses]
     assert "Space-agency" not in vocabulary
     np.testing.assert_array_equal(applied["workclass"], expected)
+
+
+def split_of_each_row(config) -> np.ndarray:
+    """The split index of every input row, in file order: the job's split rule on the keys its reader gives them."""
+    from skewless.pipelines.plan import plan
+    from skewless.pipelines.sources import RowReader
+    from skewless.pipelines.transform import split_of
+
+    job_plan = plan(config)
+    reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
+    keys = np.concatenate([chunk.keys for unit in job_plan.units for chunk in reader.read(unit)])
+    return split_of(keys, list(config.output.splits.values()))
+
+
+def test_split_statistics_equal_numpy_over_the_rows_of_each_split(census_run, census_path, tmp_path):
+    import collections
+
+    import pandas as pd
+
+    from skewless.statistics_files import feature_name, read_statistics
+
+    frame = pd.read_csv(census_path, header=None, names=COLUMNS, skipinitialspace=True)
+    split_index = split_of_each_row(census_config(census_path, tmp_path / "unused"))
+    assert len(split_index) == len(frame)
+    for index, split in enumerate(["train", "eval"]):
+        rows = frame[split_index == index]
+        dataset = read_statistics(census_run.output_dir, split)
+        assert dataset.num_examples == len(rows) == census_run.rows["written"][split]
+        features = {feature_name(feature): feature for feature in dataset.features}
+        assert sorted(features) == sorted(COLUMNS)
+        # the transformed ages of the split's shards are the z-scores of these rows' ages: the split rule was read right
+        transformed = np.sort(read_split(census_run, split)["age"])
+        ages = rows["age"].to_numpy(np.float64)
+        assert np.allclose(transformed, np.sort((ages - frame["age"].mean()) / frame["age"].std(ddof=0)), atol=1e-5)
+        for name in NUMERIC:
+            values = rows[name].to_numpy(np.float64)
+            stats = features[name].num_stats
+            assert (stats.common_stats.num_non_missing, stats.common_stats.num_missing) == (len(values), 0)
+            assert stats.common_stats.avg_num_values == 1.0
+            assert stats.mean == pytest.approx(values.mean(), rel=1e-12)
+            assert stats.std_dev == pytest.approx(values.std(), rel=1e-9)
+            assert (stats.min, stats.max) == (values.min(), values.max())
+            assert stats.num_zeros == np.count_nonzero(values == 0)
+            # a sketched median, interpolated between data values: its rank is 1/2 within the sketch's error
+            assert np.mean(values < stats.median) <= 0.51
+            assert np.mean(values <= values[values >= stats.median].min()) >= 0.49
+            assert len(stats.histograms) == 2
+            for histogram in stats.histograms:
+                assert sum(bucket.sample_count for bucket in histogram.buckets) == pytest.approx(len(values))
+                assert histogram.buckets[0].low_value == values.min()
+                assert histogram.buckets[-1].high_value == values.max()
+            assert [custom.str for custom in features[name].custom_stats] == ["median, histograms"]
+        for name in sorted(set(COLUMNS) - set(NUMERIC)):
+            values = rows[name]
+            stats = features[name].string_stats
+            counter = collections.Counter(values)
+            assert (stats.common_stats.num_non_missing, stats.common_stats.num_missing) == (len(values), 0)
+            assert stats.unique == len(counter)
+            expected = sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:20]
+            assert [(top.value, top.frequency) for top in stats.top_values] == expected
+            assert [(b.label, b.sample_count) for b in stats.rank_histogram.buckets] == expected
+            assert stats.avg_length == pytest.approx(values.str.len().mean(), rel=1e-6)
+            assert not features[name].custom_stats  # all exact

@@ -40,6 +40,26 @@ def test_json_rows_statistics_and_shards_equal_run_json(described, example_run):
             assert shown["vocabulary"]["file"] == stats["vocabulary_file"]
 
 
+def test_split_statistics_add_up_to_the_whole_runs_statistics(described):
+    """The per-split protos (transform pass) against run.json's statistics of all rows (analysis pass)."""
+    splits = described["split_statistics"]
+    assert {split: s["num_examples"] for split, s in splits.items()} == described["rows"]["written"]
+    for name, whole in described["features"].items():
+        parts = [s["features"][name] for s in splits.values()]
+        assert sum(p["num_non_missing"] for p in parts) == whole["count"], name
+        assert sum(p["num_missing"] for p in parts) == whole["missing"], name
+        if "mean" in whole:
+            mean = sum(p["mean"] * p["num_non_missing"] for p in parts) / whole["count"]
+            assert mean == pytest.approx(whole["mean"], rel=1e-9), name
+            assert min(p["min"] for p in parts) == whole["min"] and max(p["max"] for p in parts) == whole["max"]
+        if "top_values" in whole and whole["exact"]["top_values"]:
+            tops = [dict(part["top_values"]) for part in parts]
+            # a value among every split's top values: its rows are its rows in the splits added up
+            shared = [(value, count) for value, count in whole["top_values"] if all(value in top for top in tops)]
+            assert len(shared) >= min(5, len(whole["top_values"])), name
+            assert [sum(top[value] for top in tops) for value, _ in shared] == [count for _, count in shared], name
+
+
 def test_shard_rows_and_sizes_equal_the_files(described, example_run):
     for shards in described["shards"].values():
         for shard in shards:
@@ -86,7 +106,7 @@ def test_tables_show_the_run(example_run, described):
     assert result.exit_code == 0, result.output
     text = result.stdout
     for title in ("Raw features (schema)", "Transformed features", "Statistics of the raw values", "Vocabularies",
-                  "Most frequent raw values", "Shards (gzip)"):
+                  "Most frequent raw values", "Shards (gzip)", "Statistics per split"):
         assert title in text
     rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in text.splitlines() if line.count("│") > 3]
     for split, shards in described["shards"].items():
@@ -97,6 +117,9 @@ def test_tables_show_the_run(example_run, described):
     count, missing, mean = age[0][2:5]
     assert count == f"{EXAMPLE_CONFIG['input']['rows']:,}" and missing == "0.00%"
     assert float(mean) == pytest.approx(described["features"]["age"]["mean"], abs=0.005)
+    for split, statistics in described["split_statistics"].items():
+        shown = [row for row in rows if row[:2] == ["age", split]]
+        assert len(shown) == 1 and shown[0][2] == f"{statistics['num_examples']:,}"
 
 
 def test_missing_run_is_one_line_error(tmp_path):
