@@ -23,6 +23,8 @@ from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.stats import HISTOGRAM_BINS, QUANTILES, ColumnStats, RawStatsFn
 from skewless.statistics_files import APPROXIMATE, statistics_path
 
+RANK_HISTOGRAM_BUCKETS = 1000  # TFDV's default num_rank_histogram_buckets
+
 
 def _values_per_row(values: pa.Array, column: RawColumn) -> tuple[np.ndarray, np.ndarray]:
     """Whether each row has the feature, and how many values it has (all steps' values for a feature list)."""
@@ -173,15 +175,18 @@ def _numeric(numeric, common, stats: ColumnStats) -> None:
 
 
 def _string(strings, common, stats: ColumnStats) -> bool:
-    """Fills StringStatistics; whether its unique count and top values are exact."""
+    """Fills StringStatistics; whether its unique count and value counts are exact."""
     strings.common_stats.CopyFrom(common)
     result = stats.result()
     strings.unique = result["distinct"]
     if stats.count:
         strings.avg_length = stats.total_length / stats.count
-    for rank, (value, count) in enumerate(result["top_values"]):
+    for value, count in result["top_values"]:
         strings.top_values.add(value=value, frequency=count)
-        strings.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=value, sample_count=count)
+    # as TFDV: up to 1,000 values in the rank histogram, the value distribution `skewless validate` compares
+    for rank, (value, count) in enumerate(stats.top_values(RANK_HISTOGRAM_BUCKETS)):
+        strings.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=value.decode("utf-8", "replace"),
+                                           sample_count=count)
     return result["exact"]["distinct"]
 
 

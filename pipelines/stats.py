@@ -184,12 +184,8 @@ class ColumnStats:
         rows = self.count + self.missing
         out["missing_fraction"] = self.missing / rows if rows else 0.0
         if self.kind == "bytes":
-            if self.exact is not None:
-                top = sorted(self.exact.items(), key=lambda item: (-item[1], item[0]))[:TOP_VALUES]
-                out["distinct"] = len(self.exact)
-            else:
-                top = [(item["values"], int(item["counts"])) for item in self.top.Estimate().to_pylist()[:TOP_VALUES]]
-                out["distinct"] = int(self.distinct.Estimate())
+            out["distinct"] = len(self.exact) if self.exact is not None else int(self.distinct.Estimate())
+            top = self.top_values(TOP_VALUES)
             out["top_values"] = [[value.decode("utf-8", "replace"), count] for value, count in top]
             exact = self.exact is not None
             out["exact"] = {"distinct": exact, "top_values": exact}
@@ -202,6 +198,13 @@ class ColumnStats:
         edges, counts = self.histogram(HISTOGRAM_BINS)
         out["histogram"] = {"edges": edges.tolist(), "counts": [int(round(c)) for c in counts]}
         return out
+
+    def top_values(self, n: int) -> list[tuple[bytes, int]]:
+        """The `n` most frequent values with their rows, most frequent first (ties by value): exact counts
+        while `self.exact` holds them, else the Misra-Gries sketch's estimates (at most `TOP_BUCKETS`)."""
+        if self.exact is not None:
+            return sorted(self.exact.items(), key=lambda item: (-item[1], item[0]))[:n]
+        return [(item["values"], int(item["counts"])) for item in self.top.Estimate().to_pylist()[:n]]
 
     def quantiles_of(self, buckets: int) -> list[float]:
         """The `buckets + 1` boundaries of equally filled buckets, read from the sketch; the ends are the exact min and max."""

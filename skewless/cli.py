@@ -322,6 +322,62 @@ def report(
 
 @app.command()
 @reports_errors("run_dir")
+def validate(
+    run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
+    against: Optional[str] = typer.Option(
+        None, "--against", help="A baseline run: each split of RUN_DIR is compared with the same split of it (drift)."
+    ),
+    splits: Optional[str] = typer.Option(
+        None, "--splits", help="Comma-separated: the first split is compared with each other one (skew); "
+        "default: the run's splits (with --against: every split both runs have)."
+    ),
+    threshold: List[str] = typer.Option(
+        [], "--threshold", help="0.1 for every feature without a schema threshold, or feature=0.05 (repeatable)."
+    ),
+    schema: Optional[str] = typer.Option(
+        None, "--schema", help="The schema whose drift_comparator / skew_comparator give thresholds "
+        "(default: the run's config `schema:`)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Compare statistics as TFDV does: L-infinity for strings, Jensen-Shannon for numbers; exit 1 when a
+    threshold is crossed."""
+    import json
+
+    from skewless.drift import DRIFT, SKEW, Thresholds, compare, print_comparisons
+    from skewless.report.run_files import load_run_config, load_summary, split_order
+    from skewless.schemas import load_schema
+    from skewless.statistics_files import statistics_splits
+
+    config = load_run_config(run_dir)
+    with_statistics = statistics_splits(run_dir)
+    # the config's order: the first split (train) is the baseline of the others
+    ordered = [split for split in split_order(load_summary(run_dir), config) if split in with_statistics]
+    schema = schema or config.get("schema")
+    thresholds = Thresholds.from_flags(threshold, load_schema(schema) if schema else None)
+    named = [split for split in (splits or "").split(",") if split]
+    if against is not None:
+        chosen = named or [split for split in ordered if split in statistics_splits(against)]
+        comparisons = [compare(against, split, run_dir, split, thresholds, DRIFT) for split in chosen]
+    else:
+        chosen = named or ordered
+        if len(chosen) < 2:
+            fail(f"{run_dir}: give --against OTHER_RUN, or --splits with two splits or more (splits with "
+                 f"statistics: {', '.join(with_statistics) or 'none'})")
+        comparisons = [compare(run_dir, chosen[0], run_dir, split, thresholds, SKEW) for split in chosen[1:]]
+    if not comparisons:
+        fail(f"{run_dir}: no split with statistics in both runs")
+    if as_json:
+        crossed = sum(len(c.crossed) for c in comparisons)
+        typer.echo(json.dumps({"comparisons": [c.to_json() for c in comparisons], "crossed": crossed}, indent=2))
+    else:
+        print_comparisons(comparisons)
+    if any(c.crossed for c in comparisons):
+        raise typer.Exit(1)
+
+
+@app.command()
+@reports_errors("run_dir")
 def inspect(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
