@@ -6,10 +6,13 @@ Per column the inferred feature has:
   rows to quarantine; Parquet and TFRecord values keep the type they are stored with.
 - presence: ``min_fraction: 1`` when no row lacks a value (the feature is required), else only
   ``min_count: 1`` (optional).
-- value_count: ``min: 1 max: 1`` for scalar columns; for list columns (TFRecord features, Parquet
-  lists) the common length when all non-empty lists share one, else ``min:`` the shortest.
-- string_domain: for BYTES features with at most `max_domain_size` distinct UTF-8 values, each
-  seen twice on average, so that a column of ids or free text in a small file is not mistaken
+- shape, as TFDV infers it: ``dim { size: N }`` for a required column with N values in every row (1 for
+  a scalar column); else value_count: ``min: 1 max: 1`` for optional scalar columns; for list columns
+  (TFRecord features, Parquet lists) the common length when all non-empty lists share one, else ``min:``
+  the shortest.
+- a string domain, in TFDV's layout (a schema-level ``string_domain`` named after the feature, which the
+  feature names in ``domain:``): for BYTES features with at most `max_domain_size` distinct UTF-8 values,
+  each seen twice on average, so that a column of ids or free text in a small file is not mistaken
   for a category.
 """
 
@@ -177,7 +180,11 @@ def _add_feature(schema: schema_pb2.Schema, name: str, stats: _Column, rows: int
         feature.presence.min_count = 1
         if present == rows:
             feature.presence.min_fraction = 1.0
-    if not stats.is_list:
+    # as TFDV: a `shape` for a feature with the same number of values in every row, else a value_count
+    fixed = 1 if not stats.is_list else stats.longest if stats.shortest == stats.longest else None
+    if present == rows and fixed is not None:
+        feature.shape.dim.add(size=fixed)
+    elif not stats.is_list:
         feature.value_count.min = 1
         feature.value_count.max = 1
     elif stats.shortest is not None:
@@ -186,5 +193,7 @@ def _add_feature(schema: schema_pb2.Schema, name: str, stats: _Column, rows: int
             feature.value_count.max = stats.longest
     values = stats.values
     if kind == "bytes" and values and len(values) <= max_domain_size and present >= 2 * len(values):
-        feature.string_domain.value.extend(sorted(values))
+        # as TFDV: a top-level string_domain, named after the feature, that the feature names in `domain`
+        schema.string_domain.add(name=name, value=sorted(values))
+        feature.domain = name
 

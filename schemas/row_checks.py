@@ -175,7 +175,7 @@ def check_batch(
     A row is bad when a required feature is missing, a value has the wrong type, lies outside the
     feature's domain (string_domain, int_domain / float_domain min and max, image_domain: the bytes
     start like an image format tf.io.decode_image reads), or a list has a number
-    of values outside `value_count`.
+    of values outside `value_count` (or its `shape`).
     """
     problems: dict[int, list[RowProblem]] = {}
     names = set(batch.schema.names)
@@ -248,9 +248,12 @@ def _missing(absent: np.ndarray, feature, required: bool):
 
 
 def _check_counts(lengths: np.ndarray, feature):
-    if not feature.HasField("value_count"):
+    if feature.HasField("shape"):  # a fixed shape: exactly as many values as its dimensions hold
+        low = high = int(np.prod([dim.size for dim in feature.shape.dim]))
+    elif feature.HasField("value_count"):
+        low, high = feature.value_count.min, feature.value_count.max
+    else:
         return
-    low, high = feature.value_count.min, feature.value_count.max
     wrong = (lengths > 0) & ((lengths < low) | ((high > 0) & (lengths > high)))
     expected = f"{low}..{high}" if high > 0 else f"at least {low}"
     for row in np.flatnonzero(wrong):

@@ -25,7 +25,7 @@ from skewless.schemas import load_schema, schema_types, write_schema
 from skewless.schemas.infer import infer_schema
 from skewless.pipelines.reading import input_config, read_batches
 from skewless.pipelines.reading.csv import parse_csv_lines
-from skewless.schemas.row_checks import check_batch, parse_text
+from skewless.schemas.row_checks import check_batch, parse_text, string_domain_values
 from skewless.schemas.validate import validate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,6 +40,17 @@ def _schema(text: str) -> schema_pb2.Schema:
 
 def _feature(schema: schema_pb2.Schema, name: str) -> schema_pb2.Feature:
     return next(feature for feature in schema.feature if feature.name == name)
+
+
+def _domain(schema: schema_pb2.Schema, name: str) -> list[str]:
+    """An inferred feature's values, from the schema-level string_domain it names (TFDV's layout)."""
+    feature = _feature(schema, name)
+    assert feature.domain == name and not feature.HasField("string_domain")
+    return string_domain_values(feature, schema)
+
+
+def _shape(feature: schema_pb2.Feature) -> list[int] | None:
+    return [dim.size for dim in feature.shape.dim] if feature.HasField("shape") else None
 
 
 # ------------------------------------------------------------------------------------------ load / write
@@ -118,13 +129,16 @@ def test_infer_csv_types_presence_and_domains(tmp_path):
     schema = inferred.schema
     assert inferred.rows == n and inferred.rejected == 0
     assert schema_types(schema) == {"id": "bytes", "count": "int", "ratio": "float", "colour": "bytes", "maybe": "int"}
-    assert list(_feature(schema, "colour").string_domain.value) == sorted(set(colours))
-    assert not _feature(schema, "id").HasField("string_domain")  # 500 distinct values in 500 rows
+    assert _domain(schema, "colour") == sorted(set(colours))
+    assert not _feature(schema, "id").domain  # 500 distinct values in 500 rows
+    assert [domain.name for domain in schema.string_domain] == ["colour"]
     for name in ("id", "count", "ratio", "colour"):
         assert _feature(schema, name).presence.min_fraction == 1.0
     maybe = _feature(schema, "maybe")
     assert maybe.presence.min_fraction == 0.0 and maybe.presence.min_count == 1
-    assert all((f.value_count.min, f.value_count.max) == (1, 1) for f in schema.feature)
+    # as TFDV: a required scalar has shape [1], an optional one a value_count of 1
+    assert all(_shape(_feature(schema, name)) == [1] for name in ("id", "count", "ratio", "colour"))
+    assert (maybe.value_count.min, maybe.value_count.max) == (1, 1) and not maybe.HasField("shape")
     # The inferred schema accepts the data it came from.
     assert validate(read_batches(input_config([str(path)], header=True)), schema).clean
 
@@ -156,9 +170,10 @@ def test_infer_parquet_lists_and_nulls(tmp_path):
     schema = infer_schema(config, read_batches(config, 100)).schema
     assert schema_types(schema) == {"fixed": "int", "ragged": "float", "city": "bytes", "score": "float"}
     fixed, ragged = _feature(schema, "fixed"), _feature(schema, "ragged")
-    assert (fixed.value_count.min, fixed.value_count.max) == (3, 3)
+    assert _shape(fixed) == [3] and not fixed.HasField("value_count")
     assert (ragged.value_count.min, ragged.value_count.max) == (int(lengths.min()), 0)
-    assert list(_feature(schema, "city").string_domain.value) == ["Lima", "Oslo"]
+    assert _shape(_feature(schema, "score")) is None and _shape(_feature(schema, "city")) == [1]
+    assert _domain(schema, "city") == ["Lima", "Oslo"]
     assert _feature(schema, "score").presence.min_fraction == 0.0
     assert _feature(schema, "city").presence.min_fraction == 1.0
 
@@ -202,10 +217,10 @@ def test_infer_tfrecord(tmp_path, gzip):
     assert inferred.rows == 200
     assert schema_types(schema) == {"n": "int", "x": "float", "tag": "bytes", "note": "bytes"}
     x = _feature(schema, "x")
-    assert (x.value_count.min, x.value_count.max) == (2, 2)
-    assert list(_feature(schema, "tag").string_domain.value) == ["even", "odd"]
+    assert _shape(x) == [2]
+    assert _domain(schema, "tag") == ["even", "odd"]
     note = _feature(schema, "note")
-    assert note.presence.min_fraction == 0.0 and not note.HasField("string_domain")
+    assert note.presence.min_fraction == 0.0 and not note.domain and _shape(note) is None
     assert validate(read_batches(input_config([str(path)])), schema).clean
 
 
@@ -315,6 +330,40 @@ def test_check_batch_on_typed_and_list_columns():
     }
     # A feature the job fills with a default may be missing.
     assert 2 not in check_batch(batch, schema, optional={"n"})
+
+
+def test_check_batch_counts_values_against_a_fixed_shape():
+    schema = _schema('feature { name: "v" type: FLOAT shape { dim { size: 2 } } }')
+    batch = pa.RecordBatch.from_pydict(
+        {"v": pa.array([[1.0, 2.0], [1.0], [1.0, 2.0, 3.0]], pa.large_list(pa.float32()))})
+    problems = {row: [str(p) for p in found] for row, found in check_batch(batch, schema).items()}
+    assert problems == {1: ["v: has 1 values, expected 2..2"], 2: ["v: has 3 values, expected 2..2"]}
+
+
+def test_the_job_reads_an_inferred_schema_in_tfdv_layout(tmp_path):
+    """Infer, write, load, run: the job takes the types and judges rows by the domain the feature names."""
+    from skewless.pipelines import run
+
+    cities = ["paris", "oslo", "rome"]
+    clean = tmp_path / "clean.csv"
+    clean.write_text("n,city\n" + "".join(f"{i},{cities[i % 3]}\n" for i in range(60)))
+    schema_path = tmp_path / "inferred.pbtxt"
+    config = input_config([str(clean)], header=True)
+    write_schema(infer_schema(config, read_batches(config)).schema, schema_path)
+    assert 'domain: "city"' in schema_path.read_text() and "shape {" in schema_path.read_text()
+    dirty = tmp_path / "dirty.csv"
+    dirty.write_text(clean.read_text() + "60,atlantis\n")
+    result = run({
+        "name": "inferred",
+        "input": {"format": "csv", "paths": [str(dirty)], "header": True},
+        "schema": str(schema_path),
+        "features": {"n": {"transform": "z_score"}, "city": {"transform": "vocabulary"}},
+        "output": {"dir": str(tmp_path / "out"), "max_bad_fraction": 0.5},
+    })
+    assert result.rows["read"] == 61 and result.rows["quarantined"] == 1
+    assert result.features["n"]["type"] == "int"
+    (line,) = (tmp_path / "out" / "quarantine").glob("*.jsonl")
+    assert "'atlantis' is not in the domain (oslo, paris, rome)" in line.read_text()
 
 
 def test_parse_text_grammar():
@@ -461,7 +510,7 @@ def test_census_validates_clean_and_infers_same_types():
     inferred = infer_schema(config, read_batches(config))
     assert inferred.rows == 32_561
     assert schema_types(inferred.schema) == schema_types(schema)
-    assert list(_feature(inferred.schema, "label").string_domain.value) == ["<=50K", ">50K"]
+    assert _domain(inferred.schema, "label") == ["<=50K", ">50K"]
 
 
 _NUMBER_TEXT = st.one_of(
