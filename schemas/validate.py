@@ -43,6 +43,19 @@ class ValidationReport:
     def clean(self) -> bool:
         return not self.anomalies
 
+    def to_json(self) -> dict:
+        """For `schema validate --json`: the counts, and per anomaly its kind, title, feature, rows and examples."""
+        return {
+            "rows": self.rows,
+            "bad_rows": self.bad_rows,
+            "clean": self.clean,
+            "anomalies": [
+                {"kind": a.kind, "title": a.title, "feature": a.feature, "rows": a.rows,
+                 "examples": [{"where": where, "detail": detail} for where, detail in a.examples]}
+                for a in self.anomalies
+            ],
+        }
+
     def count(self, kind: str, feature: str | None = None) -> int:
         """Rows with anomaly `kind` (for `feature`, when given)."""
         return sum(a.rows for a in self.anomalies if a.kind == kind and (feature is None or a.feature == feature))

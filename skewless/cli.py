@@ -243,6 +243,7 @@ def schema_validate(
     delimiter: str = _DELIMITER,
     skip_initial_space: bool = _SKIP_SPACE,
     examples: int = typer.Option(3, "--examples", min=0, help="Example rows shown per anomaly."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Check data against a schema; exit code 1 when any anomaly is found."""
     from skewless.pipelines.reading import input_config, read_batches
@@ -255,7 +256,12 @@ def schema_validate(
         columns = ",".join(feature.name for feature in loaded.feature)
     config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
     report = validate(read_batches(config), loaded, max_examples=examples)
-    print_report(report)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        print_report(report)
     if not report.clean:
         raise typer.Exit(1)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -433,6 +434,18 @@ def test_cli_exit_codes(tmp_path):
     result = runner.invoke(app, ["schema", "validate", str(dirty), "--header", "--schema", str(schema_path)])
     assert result.exit_code == 1
     assert "wrong number of CSV fields" in result.output and f"{dirty}:" in result.output
+    result = runner.invoke(app, ["schema", "validate", str(dirty), "--header", "--schema", str(schema_path), "--json"])
+    assert result.exit_code == 1
+    shown = json.loads(result.stdout)
+    # the JSON holds what validate() found: the same counts per anomaly, the same examples
+    report = validate(input_config([str(dirty)], header=True), _schema(_DIRTY_SCHEMA))
+    assert (shown["rows"], shown["bad_rows"], shown["clean"]) == (report.rows, report.bad_rows, False)
+    assert [(a["kind"], a["feature"], a["rows"]) for a in shown["anomalies"]] == [
+        (a.kind, a.feature, a.rows) for a in report.anomalies]
+    assert [[(e["where"], e["detail"]) for e in a["examples"]] for a in shown["anomalies"]] == [
+        [tuple(e) for e in a.examples] for a in report.anomalies]
+    result = runner.invoke(app, ["schema", "validate", str(clean), "--header", "--schema", str(schema_path), "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["clean"] is True
     result = runner.invoke(app, ["schema", "validate", str(clean), "--header", "--schema", str(tmp_path / "no")])
     assert result.exit_code == 2
 
