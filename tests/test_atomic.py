@@ -27,9 +27,9 @@ def config(folder) -> dict:
 
 
 def files_of(run_dir) -> dict[str, bytes]:
-    """Every file of data/ and transform_graph/, by path relative to the run directory."""
+    """Every file of data/, transform_graph/ and statistics/, by path relative to the run directory."""
     found = {}
-    for part in ("data", "transform_graph"):
+    for part in ("data", "transform_graph", "statistics"):
         for folder, _, names in os.walk(os.path.join(run_dir, part)):
             for name in names:
                 path = os.path.join(folder, name)
@@ -105,7 +105,7 @@ def test_killed_run_leaves_no_output_and_rerun_succeeds(folder, reference, point
 
 
 def test_two_runs_write_byte_identical_shards_and_graph(folder, reference):
-    """Shards, the SavedModel, vocabularies, variables and metadata are byte-identical between runs.
+    """Shards, the SavedModel, vocabularies, variables, metadata and statistics are byte-identical between runs.
 
     (tf.Transform writes a function's nodes in an order that varies between runs; the job rewrites
     saved_model.pb canonically, see pipelines/canonical_graph.py, so this holds for the graph too.)
@@ -116,5 +116,6 @@ def test_two_runs_write_byte_identical_shards_and_graph(folder, reference):
     assert sorted(again) == sorted(reference)
     assert [name for name in again if again[name] != reference[name]] == []
     assert "transform_graph/transform_fn/saved_model.pb" in again
+    assert "statistics/Split-eval/FeatureStats.pb" in again  # merged in unit order: the same bytes too
     data = [name for name in again if name.startswith("data/")]
     assert len(data) == 4

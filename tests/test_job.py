@@ -156,7 +156,7 @@ def test_output_layout_and_run_json(csv_run):
 
     result, _ = csv_run
     # report.html is the CLI's: `run()` renders nothing (tests/test_run_progress.py checks the command's page)
-    assert sorted(os.listdir(result.output_dir)) == ["config.yaml", "data", "run.json", "transform_graph"]
+    assert sorted(os.listdir(result.output_dir)) == ["config.yaml", "data", "run.json", "statistics", "transform_graph"]
     graph = tft.TFTransformOutput(result.graph_dir)
     assert set(graph.raw_feature_spec()) == {"id", "x", "u", "y", "city", "label"}
     report = json.load(open(os.path.join(result.output_dir, "run.json")))
