@@ -438,7 +438,7 @@ def test_cli_exit_codes(tmp_path):
     assert result.exit_code == 1
     shown = json.loads(result.stdout)
     # the JSON holds what validate() found: the same counts per anomaly, the same examples
-    report = validate(input_config([str(dirty)], header=True), _schema(_DIRTY_SCHEMA))
+    report = validate(read_batches(input_config([str(dirty)], header=True)), _schema(_DIRTY_SCHEMA))
     assert (shown["rows"], shown["bad_rows"], shown["clean"]) == (report.rows, report.bad_rows, False)
     assert [(a["kind"], a["feature"], a["rows"]) for a in shown["anomalies"]] == [
         (a.kind, a.feature, a.rows) for a in report.anomalies]
