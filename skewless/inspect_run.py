@@ -36,7 +36,8 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
     Keys: name, run_dir, rows, label, raw_features and transformed_features (tf.io specs as
     {"kind": "fixed"|"var", "dtype", "shape", "default"}), features (transform, kind, type, the
     run.json statistics, and for vocabulary features ``vocabulary``: {file, size, num_oov_buckets,
-    oov_rows, oov_rate, head: the first `top` entries, most frequent first}), shards, compression,
+    oov_rows, oov_rate, head: the first `top` entries, most frequent first}), shards,
+    split_statistics (per split, `statistics_files.describe_statistics` of its FeatureStats.pb), compression,
     seconds, versions.
     """
     from skewless.pipelines import files, object_store
@@ -232,7 +233,7 @@ def _print_split_statistics(split_statistics: dict, console) -> None:
                   title_justify="left")
     table.add_column("feature")
     table.add_column("split")
-    for column in ("rows", "missing", "mean", "std", "min", "~ median", "max", "unique", "top value"):
+    for column in ("present", "missing", "mean", "std", "min", "~ median", "max", "unique", "top value"):
         table.add_column(column, justify="right")
     splits = list(split_statistics)
     for name in split_statistics[splits[0]]["features"]:

@@ -119,7 +119,7 @@ def test_tables_show_the_run(example_run, described):
     assert float(mean) == pytest.approx(described["features"]["age"]["mean"], abs=0.005)
     for split, statistics in described["split_statistics"].items():
         shown = [row for row in rows if row[:2] == ["age", split]]
-        assert len(shown) == 1 and shown[0][2] == f"{statistics['num_examples']:,}"
+        assert len(shown) == 1 and shown[0][2] == f"{statistics['num_examples']:,}"  # age: present in every row
 
 
 def test_missing_run_is_one_line_error(tmp_path):
