@@ -1,0 +1,82 @@
+"""Per-split statistics protos of list, feature-list and optional columns, against counts made by hand, and the
+same protos whether the rows came in one unit or were merged from several."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.split_statistics import SplitStatistics, dataset_statistics
+from skewless.statistics_files import feature_name
+
+COLUMNS = [
+    RawColumn("tags", "int", is_list=True),
+    RawColumn("steps", "float", sequence=True),
+    RawColumn("city", "bytes", optional=True),
+]
+
+
+def table(rows: list[tuple]) -> pa.Table:
+    tags, steps, city = zip(*rows)
+    return pa.table({"tags": pa.array(tags, pa.list_(pa.int64())),
+                     "steps": pa.array(steps, pa.list_(pa.list_(pa.float32()))),
+                     "city": pa.array(city, pa.binary())})
+
+
+ROWS = [
+    ([1, 2], [[1.0], [2.0, 3.0]], b"oslo"),
+    ([], None, None),  # an empty list is present with 0 values; a null is missing
+    (None, [[]], b"lima"),
+    ([0], [[0.0, 0.0, 5.0]], b"oslo"),
+]
+
+
+def features_of(states: list[dict]) -> dict:
+    dataset = dataset_statistics("train", states, COLUMNS).datasets[0]
+    assert dataset.name == "train" and dataset.num_examples == len(ROWS)
+    return {feature_name(f): f for f in dataset.features}
+
+
+def test_values_per_row_and_values_of_list_and_feature_list_columns():
+    stats = SplitStatistics(COLUMNS)
+    stats.add(table(ROWS))
+    features = features_of([stats.state()])
+
+    tags = features["tags"].num_stats
+    common = tags.common_stats
+    assert (common.num_non_missing, common.num_missing) == (3, 1)
+    assert (common.min_num_values, common.max_num_values, common.tot_num_values) == (0, 2, 3)
+    assert common.avg_num_values == 1.0
+    assert (tags.mean, tags.min, tags.max, tags.num_zeros) == (1.0, 0.0, 2.0, 1)
+
+    steps = features["steps"].num_stats
+    common = steps.common_stats  # values over all steps of a row: 3, 0, 3
+    assert (common.num_non_missing, common.num_missing) == (3, 1)
+    assert (common.min_num_values, common.max_num_values, common.tot_num_values) == (0, 3, 6)
+    values = np.array([1.0, 2.0, 3.0, 0.0, 0.0, 5.0])
+    assert steps.mean == values.mean() and steps.std_dev == values.std() and steps.num_zeros == 2
+
+    city = features["city"].string_stats
+    assert (city.common_stats.num_non_missing, city.common_stats.num_missing) == (3, 1)
+    assert city.unique == 2 and [(t.value, t.frequency) for t in city.top_values] == [("oslo", 2), ("lima", 1)]
+    assert city.avg_length == 4.0
+
+
+def test_units_merged_equal_one_unit():
+    whole = SplitStatistics(COLUMNS)
+    whole.add(table(ROWS))
+    parts = []
+    for rows in (ROWS[:1], ROWS[1:3], ROWS[3:]):
+        part = SplitStatistics(COLUMNS)
+        part.add(table(rows))
+        parts.append(part.state())
+    merged, single = features_of(parts), features_of([whole.state()])
+    for name in single:
+        kind = single[name].WhichOneof("stats")
+        merged_stats, single_stats = getattr(merged[name], kind), getattr(single[name], kind)
+        assert merged_stats.common_stats == single_stats.common_stats, name
+        if kind == "num_stats":  # moments merged pairwise: equal up to rounding
+            for field in ("mean", "std_dev", "min", "max", "num_zeros"):
+                assert getattr(merged_stats, field) == pytest.approx(getattr(single_stats, field), rel=1e-12)
+        else:
+            assert merged_stats == single_stats, name
