@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from skewless.pipelines import files
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.stats import HISTOGRAM_BINS, QUANTILES, ColumnStats, RawStatsFn
+from skewless.pipelines.stats import HISTOGRAM_BINS, QUANTILES, ColumnStats, RawStatsFn, column_values
 from skewless.statistics_files import APPROXIMATE, statistics_path
 
 RANK_HISTOGRAM_BUCKETS = 1000  # TFDV's default num_rank_histogram_buckets
@@ -68,54 +68,66 @@ class ValuesPerRow:
 
 
 class SplitStatistics:
-    """The raw statistics of the rows one unit writes to one split; `state()` is plain JSON for its summary."""
+    """The raw statistics of the rows one unit writes to one split; `state()` is plain JSON for its summary.
 
-    def __init__(self, columns: list[RawColumn]):
+    An int column in `categorical` (a vocabulary or hash of ints) is also counted by value, as text: TFDV
+    gives such a feature string statistics, so its values compare as categories.
+    """
+
+    def __init__(self, columns: list[RawColumn], categorical: frozenset[str] = frozenset()):
         self._columns = columns
         self._values = RawStatsFn(columns)  # the job's one way to turn a raw table into column statistics
         self.rows = 0
         self.columns = self._values.create_accumulator()
         self.per_row = {column.name: ValuesPerRow() for column in columns}
+        self._categorical_ints = [c for c in columns if c.kind == "int" and c.name in categorical]
+        self.values_as_text = {column.name: ColumnStats("bytes") for column in self._categorical_ints}
 
     def add(self, table: pa.Table) -> None:
         self.rows += table.num_rows
         self._values.add_input(self.columns, table)
         for column in self._columns:
             self.per_row[column.name].add(*_values_per_row(table.column(column.name).combine_chunks(), column))
+        for column in self._categorical_ints:
+            self.values_as_text[column.name].add(column_values(table, column).cast(pa.string()))
 
     def state(self) -> dict:
         return {
             "rows": self.rows,
             "columns": {name: stats.state() for name, stats in self.columns.items()},
             "per_row": {name: counts.state() for name, counts in self.per_row.items()},
+            "values_as_text": {name: stats.state() for name, stats in self.values_as_text.items()},
         }
 
 
-def merge_states(states: list[dict]) -> tuple[int, dict[str, ColumnStats], dict[str, ValuesPerRow]]:
-    """The units' `SplitStatistics.state()`s of one split, merged in the order given."""
-    rows, columns, per_row = 0, {}, {}
+def _merged(merged: dict, name: str, part) -> None:
+    if name in merged:
+        merged[name].merge(part)
+    else:
+        merged[name] = part
+
+
+def merge_states(states: list[dict]) -> tuple[int, dict[str, ColumnStats], dict[str, ValuesPerRow],
+                                               dict[str, ColumnStats]]:
+    """The units' `SplitStatistics.state()`s of one split, merged in the order given: rows, and per column its
+    values' statistics, its values per row, and (categorical ints) its values' counts as text."""
+    rows, columns, per_row, as_text = 0, {}, {}, {}
     for state in states:
         rows += state["rows"]
         for name, column_state in state["columns"].items():
-            stats = ColumnStats.from_state(column_state)
-            if name in columns:
-                columns[name].merge(stats)
-            else:
-                columns[name] = stats
+            _merged(columns, name, ColumnStats.from_state(column_state))
         for name, counts_state in state["per_row"].items():
-            counts = ValuesPerRow(counts_state)
-            if name in per_row:
-                per_row[name].merge(counts)
-            else:
-                per_row[name] = counts
-    return rows, columns, per_row
+            _merged(per_row, name, ValuesPerRow(counts_state))
+        for name, text_state in state["values_as_text"].items():
+            _merged(as_text, name, ColumnStats.from_state(text_state))
+    return rows, columns, per_row, as_text
 
 
 def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn]):
     """One split's units' states -> a DatasetFeatureStatisticsList holding that split's dataset."""
     from tensorflow_metadata.proto.v0 import statistics_pb2
 
-    rows, stats, per_row = merge_states(states)
+    rows, stats, per_row, as_text = merge_states(states)
     result = statistics_pb2.DatasetFeatureStatisticsList()
     dataset = result.datasets.add(name=split, num_examples=rows)
     for column in columns:
@@ -123,7 +135,11 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
         feature.path.step.append(column.name)
         common = _common_statistics(rows, per_row[column.name])
         column_stats = stats[column.name]
-        if column.kind != "bytes":
+        if column.name in as_text:  # a categorical int: its values counted as text, as TFDV does
+            feature.type = statistics_pb2.FeatureNameStatistics.INT
+            exact = _string(feature.string_stats, common, as_text[column.name])
+            approximate = "" if exact else "unique, top_values, rank_histogram"
+        elif column.kind != "bytes":
             feature.type = statistics_pb2.FeatureNameStatistics.INT if column.kind == "int" else \
                 statistics_pb2.FeatureNameStatistics.FLOAT
             _numeric(feature.num_stats, common, column_stats)

@@ -207,7 +207,8 @@ class ColumnStats:
         return [(item["values"], int(item["counts"])) for item in self.top.Estimate().to_pylist()[:n]]
 
     def quantiles_of(self, buckets: int) -> list[float]:
-        """The `buckets + 1` boundaries of equally filled buckets, read from the sketch; the ends are the exact min and max."""
+        """The `buckets + 1` boundaries of equally filled buckets, read from the sketch; the ends are the exact
+        min and max."""
         points, weights = self._sketch_points()
         bounds, cumulative = np.asarray(points), np.cumsum(weights)
         boundaries = [float(np.interp(q, cumulative / cumulative[-1], bounds)) for q in np.linspace(0, 1, buckets + 1)]
@@ -226,6 +227,16 @@ class ColumnStats:
         return edges, np.diff(below)
 
 
+def column_values(table: pa.Table, column: RawColumn) -> pa.Array:
+    """The values a column's statistics are over: a list column's values, a feature list's values of all its steps."""
+    values = table.column(column.name).combine_chunks()
+    if column.is_list or column.sequence:
+        values = pc.list_flatten(values)
+    if column.sequence:
+        values = pc.list_flatten(values)
+    return values
+
+
 class RawStatsFn(beam.CombineFn):
     """Combines raw-column Arrow tables into partial statistics: {column: ColumnStats.state()}."""
 
@@ -238,13 +249,7 @@ class RawStatsFn(beam.CombineFn):
 
     def add_input(self, accumulator, table: pa.Table):
         for column in self._columns:
-            values = table.column(column.name).combine_chunks()
-            # a list column's statistics are over its values; a feature list's over the values of all its steps
-            if column.is_list or column.sequence:
-                values = pc.list_flatten(values)
-            if column.sequence:
-                values = pc.list_flatten(values)
-            accumulator[column.name].add(values)
+            accumulator[column.name].add(column_values(table, column))
         return accumulator
 
     def merge_accumulators(self, accumulators):

@@ -163,6 +163,7 @@ class UnitWriteSpec:
     vocabulary_features: list[str]  # features whose out-of-vocabulary rows are counted
     output_format: str = "example"
     parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
+    categorical_features: frozenset[str] = frozenset()  # int features whose statistics count values (vocabulary, hash)
 
 
 class TransformUnitFn(beam.DoFn):
@@ -188,7 +189,8 @@ class TransformUnitFn(beam.DoFn):
         quarantine: list[dict] = []
         read = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
-        statistics = {split: SplitStatistics(self._spec.reader.columns) for split in self._spec.splits}
+        statistics = {split: SplitStatistics(self._spec.reader.columns, self._spec.categorical_features)
+                      for split in self._spec.splits}
         try:
             counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")
             for chunk in counted(read_ahead(self._chunks(unit)), counter):

@@ -80,3 +80,35 @@ def test_units_merged_equal_one_unit():
                 assert getattr(merged_stats, field) == pytest.approx(getattr(single_stats, field), rel=1e-12)
         else:
             assert merged_stats == single_stats, name
+
+
+def test_a_categorical_int_is_counted_by_value_in_each_split(tmp_path):
+    """A job with an int vocabulary: its statistics are string statistics (TFDV's way), whose counts over the
+    splits add up to the file's, and `validate` measures it by L-infinity."""
+    import collections
+    import json
+
+    from typer.testing import CliRunner
+
+    from skewless.cli import app
+    from skewless.pipelines import run
+    from skewless.statistics_files import read_statistics
+
+    rng = np.random.default_rng(3)
+    zips = rng.choice([75001, 10115, 1000], 400, p=[0.6, 0.3, 0.1])
+    path = tmp_path / "rows.csv"
+    path.write_text("zip,x\n" + "".join(f"{z},{x:.3f}\n" for z, x in zip(zips, rng.normal(size=400))))
+    result = run({"name": "zips", "input": {"format": "csv", "paths": [str(path)], "header": True},
+                  "features": {"zip": {"transform": "vocabulary"}, "x": {"transform": "z_score"}},
+                  "output": {"dir": str(tmp_path / "out")}})
+    counted = collections.Counter()
+    for split, rows in result.rows["written"].items():
+        features = {feature_name(f): f for f in read_statistics(result.output_dir, split).features}
+        zip_stats = features["zip"]
+        assert zip_stats.WhichOneof("stats") == "string_stats" and features["x"].WhichOneof("stats") == "num_stats"
+        assert zip_stats.string_stats.common_stats.num_non_missing == rows
+        counted.update({int(b.label): int(b.sample_count) for b in zip_stats.string_stats.rank_histogram.buckets})
+    assert counted == collections.Counter(zips.tolist())
+    report = json.loads(CliRunner().invoke(app, ["validate", result.output_dir, "--json"]).stdout)
+    measures = {f["feature"]: f["measure"] for f in report["comparisons"][0]["features"]}
+    assert measures == {"zip": "L-infinity", "x": "Jensen-Shannon"}
