@@ -2,7 +2,7 @@
 
     new input ──plan (the run's config, its raw column types)──> work units
     work units ──transform_and_write (the job's transform pass, with RUN_DIR/transform_graph)──> data/, quarantine/
-                 └──> run.json: which graph (its path and digest), rows, shards
+                 └──> run.json: which graph (its path and digest), rows, shards; statistics/ per split
 
 No analyzer runs: mean, std, vocabularies and OOV ids are the run's, whatever the new data's distribution,
 since re-analyzing it would be exactly the skew the graph exists to prevent. Everything else is the job's
@@ -41,6 +41,7 @@ from skewless.pipelines.job import (
 )
 from skewless.pipelines.plan import JobPlan, plan
 from skewless.pipelines.progress import PROGRESS_DIR
+from skewless.pipelines.split_statistics import write_split_statistics
 from skewless.pipelines.staging import check_replaceable, claim, publish
 from skewless.run_layout import RUN_FILE
 from skewless.sequence_specs import SEQUENCE_FILE
@@ -114,6 +115,8 @@ def apply(
         pipeline_seconds = time.time() - started
         parts = unit_parts(job_plan, staging)
         read, quarantined, shards, written = sum_parts(config, parts)
+        # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift)
+        write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
         oov = {name: sum(part["oov"][name] for part in parts) for name in parts[0]["oov"]}
         for folder in (PARTS_DIR, PROGRESS_DIR):
             files.remove_tree(os.path.join(staging, folder))

@@ -141,6 +141,13 @@ def test_apply_on_shifted_census_uses_the_training_runs_statistics(census_run, c
     expected = [vocabulary.index(w) if w in vocabulary else len(vocabulary) for w in workclasses]
     assert "Space-agency" not in vocabulary
     np.testing.assert_array_equal(applied["workclass"], expected)
+    # the new data's own statistics, for `skewless validate` against the run
+    from skewless.statistics_files import feature_name, read_statistics
+
+    statistics = {feature_name(f): f for f in read_statistics(result.output_dir, "all").features}
+    assert statistics["age"].num_stats.mean == pytest.approx(ages.mean() + 10, rel=1e-12)
+    top = {t.value: t.frequency for t in statistics["workclass"].string_stats.top_values}
+    assert top["Space-agency"] == len(workclasses[::100])
 
 
 def split_of_each_row(config) -> np.ndarray:
