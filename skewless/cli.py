@@ -342,7 +342,7 @@ def validate(
     ),
     schema: Optional[str] = typer.Option(
         None, "--schema", help="The schema whose drift_comparator / skew_comparator give thresholds "
-        "(default: the run's config `schema:`)."
+        "(default: the run's config `schema:`, else the --against run's)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
@@ -351,15 +351,19 @@ def validate(
     import json
 
     from skewless.drift import DRIFT, SKEW, Thresholds, compare, print_comparisons
-    from skewless.report.run_files import load_run_config, load_summary, split_order
+    from skewless.report.run_files import load_run_config
     from skewless.schemas import load_schema
     from skewless.statistics_files import statistics_splits
 
     config = load_run_config(run_dir)
     with_statistics = statistics_splits(run_dir)
-    # the config's order: the first split (train) is the baseline of the others
-    ordered = [split for split in split_order(load_summary(run_dir), config) if split in with_statistics]
-    schema = schema or config.get("schema")
+    if not with_statistics:
+        fail(f"{run_dir}: no statistics/Split-*/FeatureStats.pb; is it a run directory of `skewless run` or `apply`?")
+    # the config's order where it has one (an applied run's is the run's): the first split is the others' baseline
+    configured = [split for split in (config.get("output") or {}).get("splits") or {} if split in with_statistics]
+    ordered = configured + [split for split in with_statistics if split not in configured]
+    # an applied run has no config of its own: the baseline run's schema then gives the thresholds
+    schema = schema or config.get("schema") or (against and load_run_config(against).get("schema"))
     thresholds = Thresholds.from_flags(threshold, load_schema(schema) if schema else None)
     named = [split for split in (splits or "").split(",") if split]
     if against is not None:

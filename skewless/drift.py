@@ -5,7 +5,8 @@ measured as TFDV's comparators measure them.
   rank_histogram: up to 1,000 values), the largest difference in the share of rows of any one value.
 - A numeric feature: the Jensen-Shannon divergence (log base 2, so within [0, 1]) between the two
   STANDARD histograms, approximate: both are cut at the union of their bucket boundaries, each bucket's rows
-  spread evenly over its width (a bucket of zero width, a single value, is a bin of its own).
+  spread evenly over its width (zeros, counted exactly, and a bucket of zero width, a single value, are bins
+  of their own).
 
 A threshold per feature comes from a `--threshold name=X` flag, else from the schema's comparator for that
 feature (`drift_comparator` between runs, `skew_comparator` between the splits of a run: its
@@ -128,16 +129,29 @@ def jensen_shannon(base: np.ndarray, test: np.ndarray) -> float:
     return 0.5 * kullback_leibler(base) + 0.5 * kullback_leibler(test)
 
 
-def histogram_masses(histograms: list) -> list[np.ndarray]:
+def histogram_masses(histograms: list, zeros: list[float] | None = None) -> list[np.ndarray]:
     """Histograms (lists of (low, high, count)) -> their counts in common bins: the intervals between the union of
-    their boundaries, then one bin per value of a zero-width bucket; each bucket's rows spread evenly over its width."""
+    their boundaries, then one bin per value of a zero-width bucket, and one for 0 when `zeros` (each histogram's
+    exact count of zeros, num_zeros) has any; each bucket's other rows spread evenly over its width.
+
+    Zeros get a bin of their own because a column of mostly zeros (capital-loss) has them all in its first
+    bucket, whose width depends on the max: spread evenly they would make two samples of one distribution differ.
+    """
+    zeros = zeros or [0.0] * len(histograms)
     edges = np.unique([x for buckets in histograms for low, high, _ in buckets if high > low for x in (low, high)])
-    points = sorted({low for buckets in histograms for low, high, _ in buckets if high == low})
+    points = {low for buckets in histograms for low, high, _ in buckets if high == low}
+    points = sorted(points | ({0.0} if any(zeros) else set()))
     masses = []
-    for buckets in histograms:
+    for buckets, zero_count in zip(histograms, zeros):
         intervals = np.zeros(max(len(edges) - 1, 0))
         at_points = dict.fromkeys(points, 0.0)
-        for low, high, count in buckets:
+        # a value on an edge is counted in the bucket that ends there (or the first, for the minimum)
+        holding_zero = next((i for i, (low, high, _) in enumerate(buckets) if low <= 0 <= high), None)
+        for index, (low, high, count) in enumerate(buckets):
+            if index == holding_zero and zero_count:
+                moved = min(zero_count, count)
+                at_points[0.0] += moved
+                count -= moved
             if high > low:
                 overlap = np.clip(np.minimum(edges[1:], high) - np.maximum(edges[:-1], low), 0.0, None)
                 intervals += count * overlap / (high - low)
@@ -179,7 +193,8 @@ def feature_distance(base, test, thresholds: Thresholds, comparator: str) -> Fea
         measure = JENSEN_SHANNON if only_js else INFINITY_NORM
     else:
         measure = JENSEN_SHANNON
-        masses = _normalized(histogram_masses([_standard_histogram(base), _standard_histogram(test)]))
+        masses = _normalized(histogram_masses([_standard_histogram(base), _standard_histogram(test)],
+                                              [base.num_stats.num_zeros, test.num_stats.num_zeros]))
         distance = None if masses is None else jensen_shannon(*masses)
     return FeatureDistance(name, measure, distance, thresholds.threshold(name, measure, comparator))
 

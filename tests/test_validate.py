@@ -85,11 +85,12 @@ def test_a_shifted_copy_is_flagged_on_the_shifted_features_only(census_run, shif
     for name in ("workclass", "education", "sex"):
         assert features[name]["distance"] == pytest.approx(linf_by_numpy(base[name], test[name]), abs=1e-12)
     # Jensen-Shannon over the two runs' age histograms, by SciPy (its distance is the divergence's square root)
-    histograms = []
+    histograms, zeros = [], []
     for run in (census_run, shifted_run):
         age = {feature_name(f): f for f in read_statistics(run.output_dir, "train").features}["age"]
         histograms.append([(b.low_value, b.high_value, b.sample_count) for b in age.num_stats.histograms[0].buckets])
-    masses = histogram_masses(histograms)
+        zeros.append(age.num_stats.num_zeros)
+    masses = histogram_masses(histograms, zeros)
     expected = jensenshannon(masses[0] / masses[0].sum(), masses[1] / masses[1].sum(), base=2) ** 2
     assert features["age"]["distance"] == pytest.approx(expected, rel=1e-9)
     assert features["age"]["distance"] > 0.1
@@ -123,6 +124,12 @@ def test_histograms_are_cut_at_the_union_of_their_boundaries():
     assert first.tolist() == [2.0, 2.0, 0.0, 3.0]
     assert second.tolist() == [0.0, 1.0, 1.0, 0.0]
     assert jensen_shannon(np.array([1.0, 0.0]), np.array([0.0, 1.0])) == 1.0  # disjoint: the log-2 maximum
+    # zeros (num_zeros, exact) leave the bucket holding them for a bin of their own (the last), rather than being
+    # spread over a first bucket whose width depends on the max
+    mostly_zeros = [[(0.0, 10.0, 95.0), (10.0, 20.0, 5.0)], [(0.0, 5.0, 92.5), (5.0, 10.0, 2.5)]]
+    first, second = histogram_masses(mostly_zeros, [90.0, 90.0])
+    assert first.tolist() == [2.5, 2.5, 5.0, 90.0] and second.tolist() == [2.5, 2.5, 0.0, 90.0]
+    assert histogram_masses(mostly_zeros)[0].tolist() == [47.5, 47.5, 5.0]  # without: 95 rows over [0, 10]
 
 
 @pytest.mark.parametrize("flag, message", [("x", "--threshold x: not a distance"),
@@ -130,3 +137,23 @@ def test_histograms_are_cut_at_the_union_of_their_boundaries():
 def test_a_bad_threshold_is_one_line_and_exit_2(census_run, flag, message):
     result = CliRunner().invoke(app, ["validate", census_run.output_dir, "--threshold", flag])
     assert result.exit_code == 2 and result.output.count("\n") == 1 and message in result.output
+
+
+def test_new_data_applied_to_the_run_is_validated_against_it(census_run, shifted_census, tmp_path):
+    """`skewless apply` of the run's graph to the shifted file, then `validate OUTPUT --against RUN`: the
+    applied output has statistics and no config, its splits are compared with the run's."""
+    from skewless.pipelines import apply
+
+    _, shifted_path = shifted_census
+    applied = apply(census_run.output_dir, str(tmp_path / "applied"), inputs=[str(shifted_path)])
+    code, report = validate(applied.output_dir, "--against", census_run.output_dir, "--threshold", "0.05")
+    assert code == 1
+    assert sorted(c["test"].rsplit(":", 1)[1] for c in report["comparisons"]) == ["eval", "train"]
+    for comparison in report["comparisons"]:
+        crossed = {f["feature"] for f in comparison["features"] if f["verdict"] == "CROSSED"}
+        assert crossed == {"age", "workclass"}, comparison["test"]
+
+
+def test_a_folder_without_statistics_is_one_line_and_exit_2(tmp_path):
+    result = CliRunner().invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "no statistics" in result.output
