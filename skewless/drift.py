@@ -1,8 +1,9 @@
 """`skewless validate`: drift between runs and skew between splits, from the runs' statistics protos,
 measured as TFDV's comparators measure them.
 
-- A string feature, or a categorical int (statistics with string_stats): the L-infinity distance between the two normalized value distributions (its
-  rank_histogram: up to 1,000 values), the largest difference in the share of rows of any one value.
+- A string feature, or a categorical int (statistics with string_stats): the L-infinity distance between the
+  two normalized value distributions (its rank_histogram: up to 1,000 values), the largest difference in the
+  share of rows of any one value.
 - A numeric feature: the Jensen-Shannon divergence (log base 2, so within [0, 1]) between the two
   STANDARD histograms, approximate: both are cut at the union of their bucket boundaries, each bucket's rows
   spread evenly over its width (zeros, counted exactly, and a bucket of zero width, a single value, are bins
