@@ -59,6 +59,16 @@ def test_byte_order_mark_is_no_part_of_the_first_column_name(tmp_path):
     assert written_ids(result.output_dir) == list(range(20))
 
 
+@pytest.mark.parametrize("text, rows", [("\ufeff", []), ("\ufeff\n1,2\n", [("1", "2")]), ("\ufeff  \n\n3,4", [("3", "4")])])
+def test_a_line_holding_only_a_byte_order_mark_is_blank(tmp_path, text, rows):
+    # pyarrow drops a byte order mark from the start of what it reads, and once failed on nothing left to read
+    path = tmp_path / "bom.csv"
+    path.write_bytes(text.encode())
+    read = [(row["a"], row["b"]) for source in read_batches(input_config([str(path)], columns="a,b"))
+            for row in source.batch.to_pylist()]
+    assert read == rows
+
+
 @pytest.mark.parametrize("header, what", [(b"id,x,id", "names id more than once"),
                                           (b"id,,x", "has an empty column name")])
 def test_duplicate_or_empty_header_names_are_one_line_exit_2(tmp_path, header, what):

@@ -37,6 +37,7 @@ CSV_BLOCK_BYTES = 8 << 20
 # carriage return across line ends, and the line number of every row would be lost.
 _NEEDS_CSV_MODULE = (b'"', b"\r")
 _WHITE_SPACE = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)  # what bytes.strip() removes
+_BOM_FIRST_BYTE = codecs.BOM_UTF8[0]
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ def parse_csv_lines(
     plain: list[int] = []
     quoted: list[int] = []
     for index, line in enumerate(lines):
-        if not line.strip():
+        if _is_blank(line):
             continue
         (quoted if any(mark in line for mark in _NEEDS_CSV_MODULE) else plain).append(index)
     _drop_undecodable(lines, numbers, plain, rejected)
@@ -208,10 +209,11 @@ def parse_csv_block(
     marks = np.flatnonzero((data == 34) | (data == 13))
     owners = np.searchsorted(starts, marks, side="right") - 1
     special[owners[marks < ends[owners]]] = True  # a CRLF's carriage return lies at or past its line's end
-    # A blank line is empty or starts with white space; only those few are checked one by one.
-    maybe_blank = (starts == ends) | np.isin(data[np.minimum(starts, max(len(data) - 1, 0))], _WHITE_SPACE)
+    # A blank line is empty or starts with white space or a byte order mark; only those few are checked one by one.
+    first_bytes = data[np.minimum(starts, max(len(data) - 1, 0))]
+    maybe_blank = (starts == ends) | np.isin(first_bytes, _WHITE_SPACE) | (first_bytes == _BOM_FIRST_BYTE)
     for index in np.flatnonzero(maybe_blank & ~special):
-        special[index] = not block[starts[index] : ends[index]].strip()
+        special[index] = _is_blank(block[starts[index] : ends[index]])
     special |= _undecodable_lines(block, starts)
 
     tables, row_lines, rejected = [], [], []
@@ -391,6 +393,12 @@ def _parse_plain(lines, numbers, indices, columns, delimiter, rejected) -> tuple
         kept[row] = False
         rejected.append(RejectedRow(int(numbers[index]), bytes(lines[index]), _field_count_problem(len(columns), found)))
     return table, np.asarray(numbers, dtype=np.int64)[np.asarray(indices)[kept]]
+
+
+def _is_blank(line: bytes) -> bool:
+    """Nothing but white space, after a byte order mark (which pyarrow drops from the start of its input, so a
+    line holding only one would leave it nothing to read)."""
+    return not line.removeprefix(codecs.BOM_UTF8).strip()
 
 
 def _read_plain(data: bytes, columns: list[str], delimiter: str) -> tuple[pa.Table, list[tuple[int, int]]]:
