@@ -18,7 +18,7 @@ Names are rewritten where TensorFlow reads them (the function library, call site
 functions, the SavedObjectGraph, gradients, aliases); signatures name tensors of the outer graph, which
 carry no counter. Function arguments are local to their function: renaming one rewrites only that
 function's inputs and returns. Uniquified names (`inputs_1`) are ranked too, which keeps them unless a
-run of them has gaps. tests/test_portability.py compares worker and in-process runs byte for byte.
+run of them has gaps. tests/pipelines/test_portability.py compares worker and in-process runs byte for byte.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ config's vocabularies, in a second analyzer those of analyzer-filled values; pip
 Counts are exact integers. Each file is named after its vocabulary (`safe_file_name`: whatever the
 feature's name, the file stays in its folder) and registered with `tft.annotate_asset`, so
 `TFTransformOutput.vocabulary_file_by_name` finds it, and ids come from `tft.apply_vocabulary`, the
-lookup `tft.compute_and_apply_vocabulary` builds. tests/test_vocabularies.py compares files and ids with
+lookup `tft.compute_and_apply_vocabulary` builds. tests/pipelines/test_vocabularies.py compares files and ids with
 `tft.compute_and_apply_vocabulary`'s.
 """
 

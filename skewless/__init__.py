@@ -3,7 +3,7 @@
 Importing `skewless` is cheap and imports neither Apache Beam nor TensorFlow: the serving path
 (`skewless.layers`) must run in a container that has TensorFlow and the graph and nothing else. Which
 part may import which, and where an import goes inside a function: docs/design.md "Who imports whom"
-(tests/test_import_rules.py checks it).
+(tests/architecture/test_import_rules.py checks it).
 """
 
 __version__ = "0.1.0"

@@ -110,7 +110,7 @@ _DTYPES = {"INT": "int64", "FLOAT": "float32", "BYTES": "string"}
 
 def _plain_specs(schema_path: str) -> dict | None:
     """The specs of a schema whose features are all plain: a fixed shape (FixedLenFeature, no default) or
-    none (VarLenFeature), as tf.Transform reads them (tests/test_inspect.py compares). None for anything
+    none (VarLenFeature), as tf.Transform reads them (tests/cli/test_inspect.py compares). None for anything
     else (no file, feature lists, sparse or ragged tensors): those take tf.Transform's own conversion."""
     from google.protobuf import text_format
     from tensorflow_metadata.proto.v0 import schema_pb2

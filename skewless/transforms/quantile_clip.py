@@ -1,7 +1,7 @@
 """`transform: quantile_clip`: values clipped to the dataset's [q, 1 - q] quantiles.
 
 The example of docs/design.md, "Adding a transform": this module is all there is to it (plus its line in
-the registry, its Keras layer layers/clip.py and tests/test_quantile_clip.py).
+the registry, its Keras layer layers/clip.py and tests/transforms/test_quantile_clip.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,219 @@
+"""The import rules of the package, checked on the source (ast), so no module has to be imported:
+
+- no cycles between project modules at module level (function-level imports are left out: they run
+  later, when every module is loaded);
+- the serving path (skewless.layers) and skewless.schemas never import skewless.pipelines or Beam;
+- skewless.pipelines never imports the CLI, the report or the progress drawing (`run()` takes a
+  progress callback and returns its result; the CLI draws and renders);
+- the modules of names those parts share import nothing of the project.
+
+The rules on parts follow imports anywhere in a module, function-level ones included, through every module
+in between, so a rule broken two modules away names the whole chain.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+from example_job import REPO
+
+ROOT = REPO
+PACKAGE_DIRS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+
+
+def _project_modules() -> dict[str, Path]:
+    """Module name -> source file, with the folder mapping of pyproject.toml's package-dir."""
+    modules = {}
+    for package, folder in PACKAGE_DIRS.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules.setdefault(".".join((package, *parts)), path)
+    return modules
+
+
+MODULES = _project_modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported(module: str, path: Path, module_level_only: bool) -> set[str]:
+    """The modules `module` imports: project modules by their most specific name, others by their top name.
+
+    `from skewless.pipelines import files` names the submodule when there is one, the package otherwise.
+    Imports under `if TYPE_CHECKING:` never run and are left out.
+    """
+    is_package = path.name == "__init__.py"
+    found = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for sub in child.orelse:
+                    visit_statement(sub)
+                continue
+            if module_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            visit_statement(child)
+
+    def visit_statement(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.add(_known(alias.name))
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, module, is_package)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                found.add(submodule if submodule in MODULES else _known(base))
+        else:
+            visit(node)
+
+    visit(ast.parse(path.read_text(), str(path)))
+    found.discard(module)
+    return found
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _known(name: str) -> str:
+    """The project module `name` is, or the closest package of it; the top-level name of anything else."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in MODULES:
+            return ".".join(parts[:end])
+    return parts[0]
+
+
+def _graph(module_level_only: bool) -> dict[str, set[str]]:
+    return {module: _imported(module, path, module_level_only) for module, path in MODULES.items()}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _chain(graph: dict[str, set[str]], start: str, forbidden: tuple[str, ...]) -> list[str] | None:
+    """The shortest import chain from `start` to a module within one of `forbidden`, or None."""
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        module = queue.pop(0)
+        for imported in sorted(graph.get(module, ())):
+            if imported in paths:
+                continue
+            paths[imported] = [*paths[module], imported]
+            if any(_within(imported, f) for f in forbidden):
+                return paths[imported]
+            queue.append(imported)
+    return None
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each strongly connected group of modules (Tarjan), as a chain that ends where it starts."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def connect(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph.get(module, ())):
+            if imported not in graph:
+                continue
+            if imported not in index:
+                connect(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            connect(module)
+    cycles = []
+    for group in groups:
+        inside = {m: graph[m] & set(group) for m in group}
+        first = group[0]
+        back = min((_chain(inside, m, (first,)) for m in inside[first]), key=len)
+        cycles.append([first, *back])
+    return cycles
+
+
+def _fmt(chain: list[str]) -> str:
+    return " -> ".join(chain)
+
+
+def test_the_walk_sees_the_project_and_its_imports(tmp_path):
+    assert {"skewless.cli", "skewless.pipelines.job", "skewless.layers.export", "skewless.report.page"} <= set(MODULES)
+    source = tmp_path / "example.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from skewless.pipelines import files\n"
+        "from . import svg\n"
+        "import skewless.layers.export.padded\n"
+        "if TYPE_CHECKING:\n"
+        "    from skewless.cli import app\n"
+        "def later():\n"
+        "    import apache_beam.io\n"
+    )
+    module_level = {"typing", "skewless.pipelines.files", "skewless.report.svg", "skewless.layers.export"}
+    assert _imported("skewless.report.example", source, module_level_only=True) == module_level
+    assert _imported("skewless.report.example", source, module_level_only=False) == module_level | {"apache_beam"}
+
+
+def test_the_checks_find_a_cycle_and_a_forbidden_chain():
+    graph = {"a": {"b"}, "b": {"c", "beam"}, "c": {"a"}, "d": set()}
+    assert _cycles(graph) == [["a", "b", "c", "a"]]
+    assert _chain(graph, "a", ("beam",)) == ["a", "b", "beam"]
+    assert _chain(graph, "d", ("beam",)) is None
+
+
+def test_no_import_cycles_between_project_modules():
+    cycles = _cycles(_graph(module_level_only=True))
+    assert not cycles, "module-level import cycles:\n" + "\n".join(_fmt(c) for c in cycles)
+
+
+def _broken(packages: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
+    graph = _graph(module_level_only=False)
+    chains = (_chain(graph, m, forbidden) for m in sorted(graph) if any(_within(m, p) for p in packages))
+    return [_fmt(chain) for chain in chains if chain]
+
+
+def test_layers_schemas_and_transforms_never_import_pipelines_or_beam():
+    broken = _broken(("skewless.layers", "skewless.schemas", "skewless.transforms"), ("skewless.pipelines", "apache_beam"))
+    assert not broken, "the serving path, schemas and transforms reach pipelines/Beam:\n" + "\n".join(broken)
+
+
+def test_pipelines_never_import_the_cli_report_or_progress_drawing():
+    broken = _broken(("skewless.pipelines",), ("skewless.cli", "skewless.report", "skewless.progress"))
+    assert not broken, "pipelines reach the command-line face:\n" + "\n".join(broken)
+
+
+def test_the_modules_of_shared_names_import_nothing_of_the_project():
+    # what the job, the CLI's face and the serving path all name: importing one must never pull in another part
+    graph = _graph(module_level_only=False)
+    for module in ("skewless.safe_names", "skewless.progress_snapshot", "skewless.run_layout", "skewless.errors",
+                   "skewless.encoding_advice"):
+        assert not {m for m in graph[module] if m in MODULES}, module

@@ -1,0 +1,75 @@
+"""The example job the tests share: its config, its raw rows, and where the census file is."""
+
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+CENSUS = REPO.parent / "shared" / "data" / "census" / "adult.data"
+
+EXAMPLE_CONFIG = {
+    "name": "example",
+    "input": {"format": "synthetic", "rows": 4000, "seed": 3},
+    "features": {
+        "age": {"transform": "z_score"},
+        "hours_per_week": {"transform": "bucketize", "num_buckets": 4},
+        "fnlwgt": {"transform": "scale_0_1"},
+        "capital_gain": {"transform": "z_score", "default": 0},
+        "workclass": {"transform": "vocabulary", "num_oov_buckets": 1},
+        "education": {"transform": "vocabulary", "top_k": 5, "num_oov_buckets": 2},
+        "occupation": {"transform": "vocabulary", "num_oov_buckets": 1, "default": "unknown"},
+        "native_country": {"transform": "hash", "hash_buckets": 16},
+    },
+    "label": {"column": "label", "map": {"<=50K": 0, ">50K": 1}},
+    "output": {"splits": {"train": 0.75, "eval": 0.25}, "shards": 2},
+}
+
+
+def example_config(output_dir, **changes) -> dict:
+    """The small synthetic job config, writing to `output_dir`, with top-level keys replaced by `changes`."""
+    config = {**EXAMPLE_CONFIG, **changes}
+    config["output"] = {**EXAMPLE_CONFIG["output"], **changes.get("output", {}), "dir": str(output_dir)}
+    return config
+
+
+def census_config(census_path, output_dir):
+    """configs/census.yaml reading `census_path`, writing to `output_dir`."""
+    from skewless.config import load_config
+
+    config = load_config(REPO / "configs" / "census.yaml", output_dir=str(output_dir))
+    config.input.paths = [str(census_path)]
+    return config
+
+
+def example_rows(count=None):
+    """The raw rows of the example run, as its synthetic source made them (bytes values, None = missing)."""
+    from skewless.pipelines.synthetic import synthetic_rows
+
+    seed, rows = EXAMPLE_CONFIG["input"]["seed"], EXAMPLE_CONFIG["input"]["rows"]
+    return [row for _, table in synthetic_rows(seed, 0, count or rows) for row in table.to_pylist()]
+
+
+# Rows no training row looks like: unseen categories (OOV buckets), optional features missing.
+ODD_ROWS = [
+    {"age": 30, "workclass": "Astronaut", "education": "Kindergarten", "occupation": None, "hours_per_week": 40,
+     "fnlwgt": 150000.0, "capital_gain": None, "native_country": "Atlantis", "label": "<=50K"},
+    {"age": 30, "workclass": "Astronaut", "education": "Kindergarten", "occupation": "unknown", "hours_per_week": 40,
+     "fnlwgt": 150000.0, "capital_gain": 0.0, "native_country": "Atlantis", "label": "<=50K"},
+]
+
+# the UCI census file's columns (no header), and its numeric ones
+CENSUS_NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+CENSUS_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+                  "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "label"]
+
+
+def split_of_each_row(config) -> np.ndarray:
+    """The split index of every input row, in file order: the job's split rule on the keys its reader gives them."""
+    from skewless.pipelines.plan import plan
+    from skewless.pipelines.sources import RowReader
+    from skewless.pipelines.transform import split_of
+
+    job_plan = plan(config)
+    reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
+    keys = np.concatenate([chunk.keys for unit in job_plan.units for chunk in reader.read(unit)])
+    return split_of(keys, list(config.output.splits.values()))

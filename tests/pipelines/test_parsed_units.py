@@ -1,0 +1,92 @@
+"""The transform pass reads the rows the analysis pass parsed (input.keep_parsed), with the same result."""
+
+import os
+
+import numpy as np
+import pyarrow as pa
+
+from dirty_csv import job_config, make_inputs
+
+from skewless.pipelines.parsed_units import kept, read_kept, stream_path
+from skewless.pipelines.sources import BadRow, Chunk, RowReader
+
+
+def test_kept_chunks_read_back_equal_and_a_partial_stream_is_not_read(tmp_path):
+    chunks = [
+        Chunk(pa.table({"a": [1, None], "s": ["x", "y"]}), np.array([5, 2**63], np.uint64), [BadRow("f", 3, "why", "raw")]),
+        Chunk(pa.table({"a": pa.array([], pa.int64()), "s": pa.array([], pa.string())}), np.zeros(0, np.uint64),
+              [BadRow("f", 9, "why not", "r2")]),
+    ]
+    path = stream_path(str(tmp_path), 7)
+    assert list(kept(iter(chunks), path)) == chunks
+    for ours, theirs in zip(read_kept(path), chunks, strict=True):
+        assert ours.table.equals(theirs.table) and ours.keys.tolist() == theirs.keys.tolist()
+        assert ours.bad == theirs.bad
+    stopped = kept(iter(chunks), stream_path(str(tmp_path), 8))
+    next(stopped)
+    stopped.close()  # the consumer failed after one chunk: no stream for the transform pass to trust
+    assert read_kept(stream_path(str(tmp_path), 8)) is None
+
+
+def test_transform_pass_reads_the_kept_rows_and_writes_the_same_output(tmp_path, monkeypatch):
+    from skewless.pipelines import run
+
+    reads = []
+    original = RowReader.read
+
+    def counted_read(self, unit):
+        reads.append(unit.index)
+        return original(self, unit)
+
+    monkeypatch.setattr(RowReader, "read", counted_read)
+    outputs = {}
+    make_inputs(tmp_path)
+    for keep in (True, False):
+        config = job_config(tmp_path, max_bad_fraction=0.2, dir=str(tmp_path / f"out-{keep}"))
+        config["input"]["keep_parsed"] = keep
+        reads.clear()
+        outputs[keep] = (run(config), sorted(reads))
+    (kept_run, kept_reads), (parsed_run, parsed_reads) = outputs[True], outputs[False]
+    # every unit read once when kept, twice (analysis, then transform) when parsed again
+    assert sorted(set(kept_reads)) == kept_reads and parsed_reads == sorted(kept_reads * 2)
+    for part in ("data", "quarantine"):
+        ours, theirs = _files(kept_run.output_dir, part), _files(parsed_run.output_dir, part)
+        assert ours and ours == theirs
+    assert kept_run.rows == parsed_run.rows and kept_run.rows["quarantined"] > 0
+
+
+def _files(run_dir: str, part: str) -> dict[str, bytes]:
+    folder = os.path.join(run_dir, part)
+    return {name: open(os.path.join(folder, name), "rb").read() for name in sorted(os.listdir(folder))}
+
+
+def test_a_unit_without_rows_reads_back_as_no_chunks(tmp_path):
+    path = stream_path(str(tmp_path), 3)
+    assert list(kept(iter([]), path)) == []
+    assert list(read_kept(path)) == []
+
+
+def test_a_field_longer_than_a_work_unit_is_read_whole(tmp_path):
+    """A CSV line longer than the byte range of a work unit leaves a unit without rows; nothing is lost."""
+    import tensorflow as tf
+
+    from skewless.pipelines import run
+    from skewless.pipelines.reading.tfrecord import READ_BYTES
+
+    long_text = "z" * (2 * READ_BYTES + 17)
+    lines = ["n,text"] + [f"{i},t{i % 3}" for i in range(40)] + [f"40,{long_text}"] + [f"{i},t0" for i in range(41, 50)]
+    (tmp_path / "rows.csv").write_text("\n".join(lines) + "\n")
+    result = run({
+        "name": "long",
+        "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+        "features": {"n": {"transform": "passthrough"}, "text": {"transform": "passthrough"}},
+        "output": {"dir": str(tmp_path / "out"), "splits": {"train": 1.0}},
+    })
+    files = sorted((tmp_path / "out" / "data").glob("train-*"))
+    compression = "GZIP" if files[0].name.endswith(".gz") else ""
+    texts = {}
+    for record in tf.data.TFRecordDataset([str(f) for f in files], compression_type=compression):
+        feature = tf.train.Example.FromString(record.numpy()).features.feature
+        texts[feature["n"].int64_list.value[0]] = feature["text"].bytes_list.value[0].decode()
+    assert result.rows["read"] == 50 and sorted(texts) == list(range(50))
+    assert texts[40] == long_text

@@ -1,0 +1,130 @@
+"""Shard sizing (`output.shards: auto`) and work units: the arithmetic pinned, every line owned once."""
+
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from example_job import REPO
+
+from skewless.config import InputConfig, load_config
+from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.shards import MB, auto_shard_count, shard_name
+from skewless.pipelines.sources import RowReader, plan_units
+
+CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    "size, readers, expected",
+    [
+        (300 * 1024, 1, 1),  # small data: one file
+        (2 * MB, 1, 2),  # no file under ~1 MB
+        (123 * MB, 1, 10),  # the 1M-row census CSV: 10 files for one reader
+        (5 * 1024 * MB, 1, 40),  # 5 GB: 128 MB files
+        (1024 * MB, 4, 40),  # 10 files per reader beats the size rule
+        (30 * 1024 * MB, 4, 240),  # 30 GB: the size rule beats 10 per reader
+    ],
+)
+def test_auto_shard_count(size, readers, expected):
+    assert auto_shard_count(size, 128, readers) == expected
+
+
+def test_auto_shard_count_follows_the_target_size():
+    assert auto_shard_count(1000 * MB, target_shard_mb=200) == 10
+    assert auto_shard_count(1000 * MB, target_shard_mb=50) == 20
+
+
+def test_shard_names():
+    assert shard_name("train", 3, 12, "gzip") == "train-00003-of-00012.tfrecord.gz"
+    assert shard_name("eval", 0, 1, "none") == "eval-00000-of-00001.tfrecord"
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+def test_shipped_configs_are_valid(path):
+    config = load_config(path)
+    assert config.features
+
+
+def test_units_partition_the_inputs_in_order(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"  # planning reads a file's first bytes: a gzip one cannot be cut
+    a.write_bytes(b"1\n" * 50)
+    b.write_bytes(b"1\n" * 25)
+    config = InputConfig(format="csv", paths=[str(a), str(b)], columns=["x"])
+    units = plan_units(config, [str(a), str(b)], [100, 50], 3)
+    assert [[(s.path, s.start, s.stop) for s in u.segments] for u in units] == [
+        [(str(a), 0, 50)],
+        [(str(a), 50, 100)],
+        [(str(b), 0, 50)],
+    ]
+
+
+def test_a_gzip_csv_goes_whole_to_one_unit_whatever_its_name(tmp_path):
+    import gzip
+
+    plain, packed = tmp_path / "plain.csv.gz", tmp_path / "packed.csv"
+    plain.write_bytes(b"1\n" * 50)
+    packed.write_bytes(gzip.compress(b"1\n" * 500))
+    config = InputConfig(format="csv", paths=[str(plain), str(packed)], columns=["x"])
+    sizes = [plain.stat().st_size, packed.stat().st_size]
+    units = plan_units(config, [str(plain), str(packed)], sizes, 4)
+    segments = [(s.path, s.start, s.stop) for u in units for s in u.segments]
+    assert (str(packed), 0, -1) in segments  # never cut
+    assert len([s for s in segments if s[0] == str(plain)]) > 1  # a plain file named .gz is cut
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(st.integers(min_value=0, max_value=10**6), min_size=0, max_size=60),
+    blank_every=st.integers(min_value=0, max_value=7),
+    units=st.integers(min_value=1, max_value=9),
+    crlf=st.booleans(),
+)
+def test_byte_range_units_read_every_row_exactly_once(tmp_path_factory, lines, blank_every, units, crlf):
+    folder = tmp_path_factory.mktemp("csv")
+    newline = "\r\n" if crlf else "\n"
+    text = ""
+    for index, value in enumerate(lines):
+        if blank_every and index % blank_every == 0:
+            text += newline  # blank lines are not rows
+        text += f"{value},{index}{newline}"
+    path = folder / "data.csv"
+    path.write_bytes(text.encode())
+    config = InputConfig(format="csv", paths=[str(path)], columns=["value", "index"])
+    columns = [RawColumn("value", "int"), RawColumn("index", "int")]
+    reader = RowReader(config, columns)
+    seen = []
+    for unit in plan_units(config, [str(path)], [len(text.encode())], units):
+        for chunk in reader.read(unit):
+            assert not chunk.bad
+            seen.extend(chunk.table.column("index").to_pylist())
+    assert seen == list(range(len(lines)))
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+def test_shard_writer_writes_the_bytes_tensorflow_writes(tmp_path, compression):
+    """Framing (lengths, CRCs) against tf.io.TFRecordWriter, record lengths of 0 to 300 bytes, two blocks."""
+    import gzip
+
+    import numpy as np
+    import tensorflow as tf
+
+    from skewless.pipelines.example_encoder import Records
+    from skewless.pipelines.shards import ShardWriter
+
+    rng = np.random.default_rng(7)
+    records = [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in rng.integers(0, 300, 500)]
+    records[3] = b""
+    ours = ShardWriter(str(tmp_path / "ours"), compression)
+    for block in (records[:123], records[123:]):
+        lengths = np.array([len(r) for r in block], np.int64)
+        ours.write_records(Records(np.frombuffer(b"".join(block), np.uint8), lengths))
+    ours.close()
+    with tf.io.TFRecordWriter(str(tmp_path / "tf")) as writer:
+        for record in records:
+            writer.write(record)
+    written = (tmp_path / "ours").read_bytes()
+    assert (gzip.decompress(written) if compression == "gzip" else written) == (tmp_path / "tf").read_bytes()
+    assert ours.records == len(records) and ours.bytes == len(written)
+    read = tf.data.TFRecordDataset(str(tmp_path / "ours"), "GZIP" if compression == "gzip" else "")
+    assert [r.numpy() for r in read] == records

@@ -1,0 +1,45 @@
+"""A run's output read back by the tests: a split's transformed rows (by column, or with its records in order),
+the bytes of its files."""
+
+import collections
+import glob
+import os
+
+import numpy as np
+
+
+def read_split(result, split):
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    spec = tft.TFTransformOutput(result.graph_dir).transformed_feature_spec()
+    files = sorted(glob.glob(os.path.join(result.output_dir, "data", f"{split}-*.tfrecord.gz")))
+    rows = collections.defaultdict(list)
+    for batch in tf.data.TFRecordDataset(files, compression_type="GZIP").batch(4096):
+        for name, value in tf.io.parse_example(batch, spec).items():
+            rows[name].append(value.numpy())
+    return {name: np.concatenate(values) for name, values in rows.items()}
+
+
+def files_of(run_dir) -> dict[str, bytes]:
+    """Every file of data/, transform_graph/ and statistics/, by path relative to the run directory."""
+    found = {}
+    for part in ("data", "transform_graph", "statistics"):
+        for folder, _, names in os.walk(os.path.join(run_dir, part)):
+            for name in names:
+                path = os.path.join(folder, name)
+                with open(path, "rb") as handle:
+                    found[os.path.relpath(path, run_dir)] = handle.read()
+    return found
+
+
+def read_rows(output_dir, split):
+    """The split's rows in input order (shards in unit order), parsed with the output's own graph."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    spec = tft.TFTransformOutput(os.path.join(output_dir, "transform_graph")).transformed_feature_spec()
+    paths = sorted(glob.glob(os.path.join(output_dir, "data", f"{split}-*.tfrecord.gz")))
+    records = list(tf.data.TFRecordDataset(paths, compression_type="GZIP"))
+    parsed = tf.io.parse_example(tf.stack(records), spec)
+    return {name: value.numpy() for name, value in parsed.items()}, records

@@ -1,0 +1,63 @@
+"""The registry of transforms (skewless/transforms/) against what reads it: the README's table, the config's
+options, and the rule that no module outside skewless/transforms/ names a transform."""
+
+import re
+
+import pytest
+
+from example_job import REPO
+
+from skewless.config import FeatureConfig, load_config
+from skewless.errors import ConfigError
+from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, reference_table
+
+ROOT = REPO
+
+
+def test_the_readme_holds_the_registrys_table():
+    readme = (ROOT / "README.md").read_text()
+    table = reference_table()
+    assert table in readme, "README.md's transform table differs from skewless.transforms.reference_table()"
+    rows = re.findall(r"^\| `(\w+)` \|", table, flags=re.M)
+    assert rows == list(TRANSFORMS)
+    for transform in TRANSFORMS.values():
+        for option in transform.options:
+            assert f"`{option.key}` (" in table.split(f"| `{transform.name}` |")[1].split("\n")[0]
+
+
+def test_feature_config_has_every_registered_option_and_the_common_ones():
+    fields = set(FeatureConfig.model_fields)
+    registered = {option.name for transform in TRANSFORMS.values() for option in transform.options}
+    assert fields == {"transform"} | registered | set(COMMON_OPTIONS)
+
+
+# a value other than the default for every option a transform declares (a new option needs one here)
+SAMPLES = {"num_buckets": 3, "top_k": 5, "frequency_threshold": 2, "num_oov_buckets": 2, "hash_buckets": 8,
+           "clip": [0.0, 1.0], "range": [0.0, 2.0], "columns": ["age", "education"], "lowercase": False,
+           "strip_regex": "x", "ngram_range": [1, 2], "ngram_separator": "_", "output": "tfidf", "size": [4, 4],
+           "channels": 1, "quantile": 0.1}
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMS))
+def test_a_transform_takes_its_options_dumps_them_in_order_and_refuses_the_others(tmp_path, name):
+    transform = TRANSFORMS[name]
+    own = {option.key: SAMPLES[option.key] for option in transform.options}
+    base = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)}}
+    feature = load_config({**base, "features": {"x": {"transform": name, **own}}}).features["x"]
+    assert list(feature.model_dump(by_alias=True)) == ["transform", *own]
+    foreign = {option.key for other in TRANSFORMS.values() for option in other.options} - set(own)
+    for key in sorted(foreign):
+        with pytest.raises(ConfigError, match=rf"\.x: {key} only applies to transform .*, not {name}$"):
+            load_config({**base, "features": {"x": {"transform": name, **own, key: SAMPLES[key]}}})
+
+
+def test_no_module_outside_the_registry_names_a_transform():
+    # `transform == "..."` / `transform in (...)` with a transform name outside skewless/transforms/
+    names = "|".join(TRANSFORMS)
+    pattern = re.compile(rf"transform\)? *(==|!=|in|not in) *[(\[{{]?[^\n]*[\"']({names})[\"']")
+    folders = [ROOT / "skewless", ROOT / "pipelines", ROOT / "layers", ROOT / "schemas"]
+    found = [f"{path.relative_to(ROOT)}:{number}" for folder in folders for path in folder.rglob("*.py")
+             if "transforms" not in path.relative_to(ROOT).parts
+             for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not found, f"transform names tested outside skewless/transforms/: {found}"
+    assert pattern.search('if feature.transform == "image":')
