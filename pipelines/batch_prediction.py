@@ -1,9 +1,15 @@
 """`predict(export_dir, inputs, output_dir)`: batch prediction over raw data with Beam's RunInference.
 
     raw input ──RowReader (typed by the export's raw spec; the job's row checks)──> good rows, bad rows
-    good rows ──serialize_raw_examples──> ((unit, position, key values), serialized raw tf.Example)
+    good rows ──serialize_raw_examples, in batches of MODEL_BATCH──> ((unit, position, key values), Examples)
               ──RunInference (the export's serving_default, keys passed around the model)──> outputs
     per work unit ──> predictions-UUUUU-of-NNNNN.{csv,parquet,jsonl} in input order, quarantine/, run.json
+
+Each RunInference element is a whole batch, cut by the reader's chunks and MODEL_BATCH, not by
+Beam's BatchElements, whose batches follow bundle boundaries: TensorFlow's kernels round the last bit
+of a float differently for different batch sizes (a batch of one takes a matrix-vector kernel), so
+batches Beam sized would make the predictions differ by runner and run. Fixed batches make them the same
+everywhere, and equal to `serving_default` called on the same batches.
 
 The model sees exactly what TF Serving's `serving_default` sees: the same raw Examples, built by the
 same helper the export's clients use, so a prediction here equals the served one for the same row.
@@ -30,6 +36,8 @@ from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_sh
 from skewless.run_layout import RUN_FILE
 
 SIGNATURE = "serving_default"
+# rows per model call; a reader's chunk ends a batch too
+MODEL_BATCH = 1024
 _KINDS = {"int64": "int", "float32": "float", "string": "bytes"}
 
 
@@ -221,7 +229,7 @@ def _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, 
         predicted = (
             read[EXAMPLES]
             | "RunInference" >> RunInference(model)
-            | "ByUnit" >> beam.Map(lambda keyed: (keyed[0][0], (keyed[0][1], keyed[0][2], keyed[1].inference)))
+            | "ByUnit" >> beam.FlatMap(rows_of_batch)
         )
         every_unit = pipeline | "Units" >> beam.Create([(unit.index, None) for unit in units])
         _ = (
@@ -232,15 +240,23 @@ def _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, 
         )
 
 
-def serving_default(model, batch, inference_args, model_id=None):
-    """RunInference's call of the model: `serving_default` on a batch of serialized raw Examples."""
+def serving_default(model, elements, inference_args, model_id=None):
+    """RunInference's call of the model: `serving_default` on each element, a batch of serialized raw Examples."""
     import tensorflow as tf
     from apache_beam.ml.inference.base import PredictionResult
 
-    outputs = model.signatures[SIGNATURE](examples=tf.constant(list(batch), tf.string), **inference_args)
-    arrays = {name: tensor.numpy() for name, tensor in outputs.items()}
-    return [PredictionResult(example, {name: values[i] for name, values in arrays.items()}, model_id)
-            for i, example in enumerate(batch)]
+    results = []
+    for examples in elements:
+        outputs = model.signatures[SIGNATURE](examples=tf.constant(examples, tf.string), **inference_args)
+        results.append(PredictionResult(examples, {name: tensor.numpy() for name, tensor in outputs.items()}, model_id))
+    return results
+
+
+def rows_of_batch(keyed) -> list:
+    """One predicted batch as (unit, (position, key values, {output: value})) per row."""
+    (unit, first, key_values), result = keyed
+    return [(unit, (first + row, values, {name: array[row] for name, array in result.inference.items()}))
+            for row, values in enumerate(key_values)]
 
 
 EXAMPLES = "examples"
@@ -255,7 +271,9 @@ class ExportHandler(TFModelHandlerTensor):
     """
 
     def __init__(self, export_dir: str):
-        super().__init__(export_dir, model_type=ModelType.SAVED_MODEL, inference_fn=serving_default)
+        # one element is one batch already (see the module's docstring): RunInference must not batch them
+        super().__init__(export_dir, model_type=ModelType.SAVED_MODEL, inference_fn=serving_default,
+                         min_batch_size=1, max_batch_size=1)
         self._export_dir = export_dir
 
     def load_model(self):
@@ -265,8 +283,8 @@ class ExportHandler(TFModelHandlerTensor):
 
 
 class ExamplesFn(beam.DoFn):
-    """Reads one work unit: its good rows as ((unit, position, key values), serialized raw Example), its bad
-    rows (tagged BAD) as (unit, (position, BadRow JSON))."""
+    """Reads one work unit: its good rows in batches of up to MODEL_BATCH as ((unit, position of the first,
+    each row's key values), serialized raw Examples), its bad rows (tagged BAD) as (unit, (position, BadRow JSON))."""
 
     def __init__(self, reader, export_dir: str, keys: list[str]):
         self._reader = reader
@@ -287,10 +305,11 @@ class ExamplesFn(beam.DoFn):
             for bad in chunk.bad:
                 yield beam.pvalue.TaggedOutput(BAD, (unit.index, (position, bad.to_json())))
                 position += 1
-            rows = chunk.table.to_pylist()
-            for row, example in zip(rows, serialize_raw_examples(rows, self._raw_spec)):
-                yield (unit.index, position, tuple(row[key] for key in self._keys)), example
-                position += 1
+            for start in range(0, chunk.table.num_rows, MODEL_BATCH):
+                rows = chunk.table.slice(start, MODEL_BATCH).to_pylist()
+                key_values = tuple(tuple(row[key] for key in self._keys) for row in rows)
+                yield (unit.index, position, key_values), serialize_raw_examples(rows, self._raw_spec)
+                position += len(rows)
 
 
 class WriteUnitFn(beam.DoFn):

@@ -1,0 +1,148 @@
+"""`skewless predict`: RunInference on an export's serving_default over raw data (issue 21, item 2)."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+ROWS = 1000
+# the synthetic columns a CSV holds, label left out: scoring data has none
+FEATURES = ["age", "workclass", "fnlwgt", "education", "occupation", "hours_per_week", "capital_gain", "native_country"]
+
+
+@pytest.fixture(scope="module")
+def export(example_run, tmp_path_factory):
+    """An export of a model on transformed features, with a two-value output and a one-value one."""
+    from skewless.layers import export_serving_model
+
+    keras.utils.set_random_seed(21)
+    inputs = {"age": keras.Input((1,), name="age"), "workclass": keras.Input((1,), dtype="int64", name="workclass"),
+              "capital_gain": keras.Input((1,), name="capital_gain")}
+    embedded = keras.layers.Flatten()(keras.layers.Embedding(20, 3)(inputs["workclass"]))
+    hidden = keras.layers.Dense(8, activation="relu")(
+        keras.layers.Concatenate()([inputs["age"], inputs["capital_gain"], embedded]))
+    model = keras.Model(inputs, {"probs": keras.layers.Dense(2, activation="softmax")(hidden),
+                                 "score": keras.layers.Dense(1)(hidden)})
+    return export_serving_model(example_run.output_dir, model, tmp_path_factory.mktemp("predict") / "export")
+
+
+@pytest.fixture(scope="module")
+def scoring(tmp_path_factory):
+    """1,000 raw rows the run never saw (another seed, missing values included), keyed by an id column,
+    then one row whose age is not an int: its CSV and the rows as dicts."""
+    from skewless.pipelines.synthetic import synthetic_rows
+
+    rows = [row for _, table in synthetic_rows(5, 0, ROWS) for row in table.to_pylist()]
+    rows = [{"id": f"row-{i}", **{name: row[name] for name in FEATURES}} for i, row in enumerate(rows)]
+    assert any(row["capital_gain"] is None for row in rows) and any(row["occupation"] is None for row in rows)
+    path = tmp_path_factory.mktemp("scoring") / "new.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", *FEATURES])
+        for row in rows:
+            writer.writerow([_text(row[name]) for name in ["id", *FEATURES]])
+        writer.writerow(["bad-row", "forty", *[_text(rows[0][name]) for name in FEATURES[1:]]])
+    return {"path": str(path), "rows": rows}
+
+
+def _text(value) -> str:
+    return "" if value is None else value.decode() if isinstance(value, bytes) else str(value)
+
+
+def served(export_dir, rows) -> dict:
+    """serving_default called directly on the rows, as TF Serving calls it."""
+    import tensorflow as tf
+
+    from skewless.layers import read_spec_file, serialize_raw_examples
+
+    examples = serialize_raw_examples(rows, read_spec_file(export_dir)["raw"])
+    signature = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    return {name: value.numpy() for name, value in signature(examples=tf.constant(examples)).items()}
+
+
+def read_predictions(output_dir, output_format) -> dict:
+    """id -> {"probs": float32 (2,), "score": float32} from every prediction file."""
+    paths = sorted(os.path.join(output_dir, name) for name in os.listdir(output_dir) if name.startswith("predictions-"))
+    found = {}
+    for path in paths:
+        if output_format == "csv":
+            with open(path, newline="") as handle:
+                for line in csv.DictReader(handle):
+                    found[line["id"]] = {"probs": np.float32([line["probs_0"], line["probs_1"]]),
+                                         "score": np.float32(line["score"])}
+        elif output_format == "jsonl":
+            with open(path) as handle:
+                for line in map(json.loads, handle):
+                    found[line["id"]] = {"probs": np.float32(line["probs"]), "score": np.float32(line["score"])}
+        else:
+            for line in pq.read_table(path).to_pylist():
+                found[line["id"]] = {"probs": np.float32(line["probs"]), "score": np.float32(line["score"])}
+    return found
+
+
+@pytest.mark.parametrize("output_format", ["csv", "jsonl", "parquet"])
+def test_predictions_equal_serving_default_row_by_row(export, scoring, output_format, tmp_path):
+    from skewless.pipelines import predict
+
+    result = predict(str(export), [scoring["path"]], str(tmp_path / "out"), output_format=output_format, keys=["id"])
+    assert result.rows == {"read": ROWS + 1, "written": ROWS, "quarantined": 1}
+    direct = served(export, scoring["rows"])
+    found = read_predictions(result.output_dir, output_format)
+    assert sorted(found) == sorted(row["id"] for row in scoring["rows"])
+    # each key maps back to its own input row: its prediction is that row's, bit for bit
+    for index, row in enumerate(scoring["rows"]):
+        assert np.array_equal(found[row["id"]]["probs"], direct["probs"][index])
+        assert found[row["id"]]["score"] == direct["score"][index, 0]
+    # neighbouring rows mostly predict differently, so a key joined to the wrong row would show above
+    assert np.sum(np.any(direct["probs"][1:] != direct["probs"][:-1], axis=1)) > ROWS // 2
+
+    (quarantine,) = os.listdir(tmp_path / "out" / "quarantine")
+    with open(tmp_path / "out" / "quarantine" / quarantine) as handle:
+        (bad,) = [json.loads(line) for line in handle]
+    assert bad["line"] == ROWS + 2 and bad["raw"].startswith("bad-row,forty,")
+    assert bad["reason"].startswith("age:") and "forty" in bad["reason"]
+    summary = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert summary["predicted"]["export"] == str(export) and summary["keys"] == ["id"]
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    environment = {key: value for key, value in os.environ.items() if key != "SKEWLESS_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "skewless", *args], capture_output=True, text=True,
+                          env=environment, timeout=600)
+
+
+def assert_one_line_error(result, *words):
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("skewless: error: "), result.stderr
+    assert all(word in lines[0] for word in words), lines[0]
+
+
+def test_cli_writes_predictions_and_refuses_an_existing_output(export, scoring, tmp_path):
+    out = tmp_path / "out"
+    first = cli("predict", str(export), "--input", scoring["path"], "--output", str(out), "--keys", "id")
+    assert first.returncode == 0, first.stderr
+    assert f"predicted {ROWS:,} of {ROWS + 1:,} rows" in first.stdout
+    assert len(read_predictions(out, "csv")) == ROWS
+    assert_one_line_error(cli("predict", str(export), "--input", scoring["path"], "--output", str(out)),
+                          str(out), "--overwrite")
+
+
+def test_cli_errors_are_one_line(export, scoring, tmp_path):
+    not_export = tmp_path / "model"
+    not_export.mkdir()
+    (not_export / "saved_model.pb").write_bytes(b"")
+    assert_one_line_error(cli("predict", str(not_export), "--input", scoring["path"], "--output", str(tmp_path / "a")),
+                          str(not_export), "skewless export")
+    missing = tmp_path / "absent.csv"
+    assert_one_line_error(cli("predict", str(export), "--input", str(missing), "--output", str(tmp_path / "b")),
+                          str(missing))
+    assert_one_line_error(cli("predict", str(export), "--input", scoring["path"], "--output", str(tmp_path / "c"),
+                              "--keys", "no_such_column"), "no_such_column")
+    assert not any((tmp_path / name).exists() for name in "abc")
