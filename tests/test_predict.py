@@ -146,3 +146,12 @@ def test_cli_errors_are_one_line(export, scoring, tmp_path):
     assert_one_line_error(cli("predict", str(export), "--input", scoring["path"], "--output", str(tmp_path / "c"),
                               "--keys", "no_such_column"), "no_such_column")
     assert not any((tmp_path / name).exists() for name in "abc")
+
+
+def test_a_key_named_like_a_model_output_is_refused(export, scoring, tmp_path):
+    from skewless.errors import ConfigError
+    from skewless.pipelines import predict
+
+    with pytest.raises(ConfigError, match="--keys score: the model has an output of that name"):
+        predict(str(export), [scoring["path"]], str(tmp_path / "out"), keys=["id", "score"])
+    assert not (tmp_path / "out").exists()
