@@ -6,53 +6,27 @@ import os
 import subprocess
 import sys
 
-import keras
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from scoring_data import small_export, write_scoring_csv
+
 ROWS = 1000
-# the synthetic columns a CSV holds, label left out: scoring data has none
-FEATURES = ["age", "workclass", "fnlwgt", "education", "occupation", "hours_per_week", "capital_gain", "native_country"]
 
 
 @pytest.fixture(scope="module")
 def export(example_run, tmp_path_factory):
-    """An export of a model on transformed features, with a two-value output and a one-value one."""
-    from skewless.layers import export_serving_model
-
-    keras.utils.set_random_seed(21)
-    inputs = {"age": keras.Input((1,), name="age"), "workclass": keras.Input((1,), dtype="int64", name="workclass"),
-              "capital_gain": keras.Input((1,), name="capital_gain")}
-    embedded = keras.layers.Flatten()(keras.layers.Embedding(20, 3)(inputs["workclass"]))
-    hidden = keras.layers.Dense(8, activation="relu")(
-        keras.layers.Concatenate()([inputs["age"], inputs["capital_gain"], embedded]))
-    model = keras.Model(inputs, {"probs": keras.layers.Dense(2, activation="softmax")(hidden),
-                                 "score": keras.layers.Dense(1)(hidden)})
-    return export_serving_model(example_run.output_dir, model, tmp_path_factory.mktemp("predict") / "export")
+    return small_export(example_run.output_dir, tmp_path_factory.mktemp("predict") / "export")
 
 
 @pytest.fixture(scope="module")
 def scoring(tmp_path_factory):
-    """1,000 raw rows the run never saw (another seed, missing values included), keyed by an id column,
-    then one row whose age is not an int: its CSV and the rows as dicts."""
-    from skewless.pipelines.synthetic import synthetic_rows
-
-    rows = [row for _, table in synthetic_rows(5, 0, ROWS) for row in table.to_pylist()]
-    rows = [{"id": f"row-{i}", **{name: row[name] for name in FEATURES}} for i, row in enumerate(rows)]
-    assert any(row["capital_gain"] is None for row in rows) and any(row["occupation"] is None for row in rows)
+    """1,000 raw rows the run never saw (another seed), then one row whose age is not an int: its CSV and rows."""
     path = tmp_path_factory.mktemp("scoring") / "new.csv"
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", *FEATURES])
-        for row in rows:
-            writer.writerow([_text(row[name]) for name in ["id", *FEATURES]])
-        writer.writerow(["bad-row", "forty", *[_text(rows[0][name]) for name in FEATURES[1:]]])
+    rows = write_scoring_csv(path, ROWS)
+    assert any(row["capital_gain"] is None for row in rows) and any(row["occupation"] is None for row in rows)
     return {"path": str(path), "rows": rows}
-
-
-def _text(value) -> str:
-    return "" if value is None else value.decode() if isinstance(value, bytes) else str(value)
 
 
 def served(export_dir, rows) -> dict:
