@@ -26,18 +26,33 @@ import time
 from dataclasses import dataclass
 
 import apache_beam as beam
+import tensorflow as tf
+from apache_beam.ml.inference.base import KeyedModelHandler, PredictionResult, RunInference
 from apache_beam.ml.inference.tensorflow_inference import ModelType, TFModelHandlerTensor
+from apache_beam.options.pipeline_options import PipelineOptions
 
 from skewless.errors import ConfigError, InputError, output_exists
-from skewless.pipelines import files, object_store
+from skewless.layers.export import read_spec_file, serialize_raw_examples
+from skewless.pipelines import files, object_store, runners, shards, sources
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.job import PARTS_DIR, package_versions, part_path, run_seconds
+from skewless.pipelines.plan import estimated_output_bytes
 from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_shard, shard_file_name
+from skewless.pipelines.raw_types import infer_types
+from skewless.pipelines.reading import input_config as make_input_config
+from skewless.pipelines.reading.csv import columns_of
+from skewless.pipelines.reading.files import expand_paths
+from skewless.pipelines.sources import RowReader
+from skewless.pipelines.staging import check_replaceable, claim, publish
+from skewless.pipelines.transform import write_quarantine
 from skewless.run_layout import RUN_FILE
 
 SIGNATURE = "serving_default"
 # rows per model call; a reader's chunk ends a batch too
 MODEL_BATCH = 1024
+# the reading step's two outputs: batches of good rows, and bad rows for quarantine
+EXAMPLES = "examples"
+BAD = "bad"
 _KINDS = {"int64": "int", "float32": "float", "string": "bytes"}
 
 
@@ -76,10 +91,6 @@ def predict(
     line names its columns unless `columns` does. Rows that do not parse for the export's raw spec go to
     `output_dir`/quarantine/ with their reason. An existing `output_dir` is replaced only with `overwrite`.
     """
-    from skewless.pipelines.reading import input_config as make_input_config
-    from skewless.pipelines.reading.csv import columns_of
-    from skewless.pipelines.reading.files import expand_paths
-
     started = time.time()
     if output_format not in FORMATS:
         raise ConfigError(f"format {output_format!r}: not one of {', '.join(FORMATS)}")
@@ -96,9 +107,8 @@ def predict(
     raw_columns = feature_columns(raw_spec)
     key_columns = _key_columns(list(keys), raw_columns, input_config, paths, outputs)
     units = _units(input_config, paths)
+    read_columns = raw_columns + [column for column in key_columns if column.name not in raw_spec]
     stand_in = object_store.local_stand_in(output_dir, beam_args or [])
-    from skewless.pipelines.staging import check_replaceable, claim, publish
-
     if overwrite:
         check_replaceable(output_dir)
     elif files.exists(output_dir):
@@ -106,7 +116,6 @@ def predict(
     claimed = claim(stand_in or output_dir)
     staging = os.path.join(claimed, "run")
     try:
-        read_columns = raw_columns + [column for column in key_columns if column.name not in raw_spec]
         _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, units, output_format, staging,
                       beam_args or [])
         pipeline_seconds = time.time() - started
@@ -137,10 +146,6 @@ def predict(
 
 def export_signature(export_dir: str) -> tuple[dict, list[OutputColumn]]:
     """The export's raw feature spec and `serving_default`'s outputs; InputError when it is no skewless export."""
-    import tensorflow as tf
-
-    from skewless.layers.export import read_spec_file
-
     raw_spec = read_spec_file(export_dir)["raw"]
     try:
         signature = tf.saved_model.load(export_dir).signatures[SIGNATURE]
@@ -164,8 +169,6 @@ def _width(shape) -> int:
 
 def feature_columns(raw_spec: dict) -> list[RawColumn]:
     """The raw columns the export takes, one value a row: required where its spec is FixedLen, optional where VarLen."""
-    import tensorflow as tf
-
     columns = []
     for name, spec in raw_spec.items():
         scalar = isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape) in ([], [1])
@@ -180,8 +183,6 @@ def _key_columns(keys: list[str], raw_columns: list[RawColumn], input_config, pa
                  outputs: list[OutputColumn]) -> list[RawColumn]:
     """The key columns, typed as the export types them, or as the input's values suggest if the model
     does not take them; a missing key value is written empty, not quarantined."""
-    from skewless.pipelines.raw_types import infer_types
-
     taken = {output.name for output in outputs}
     clash = [key for key in keys if key in taken]
     if clash:
@@ -191,14 +192,11 @@ def _key_columns(keys: list[str], raw_columns: list[RawColumn], input_config, pa
     kinds = infer_types(input_config, paths, wanted=set(others)) if others else {}
     absent = [key for key in others if key not in kinds]
     if absent:
-        raise InputError(f"--keys {absent[0]}: no such column in {paths[0]} (columns: {', '.join(kinds) or 'none found'})")
+        raise InputError(f"--keys {absent[0]}: no such column in {paths[0]}")
     return [features[key] if key in features else RawColumn(key, kinds[key], optional=True) for key in keys]
 
 
 def _units(input_config, paths: list[str]) -> list:
-    from skewless.pipelines import shards, sources
-    from skewless.pipelines.plan import estimated_output_bytes
-
     sizes = sources.input_sizes(input_config, paths)
     count = shards.auto_shard_count(estimated_output_bytes(input_config, sizes))
     return sources.plan_units(input_config, paths, sizes, count)
@@ -206,12 +204,6 @@ def _units(input_config, paths: list[str]) -> list:
 
 def _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, units, output_format, staging,
                   beam_args) -> None:
-    from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    from skewless.pipelines import runners
-    from skewless.pipelines.sources import RowReader
-
     reader = RowReader(input_config, read_columns)
     model = KeyedModelHandler(ExportHandler(export_dir))
     keys = [(column.name, column.kind) for column in key_columns]
@@ -242,9 +234,6 @@ def _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, 
 
 def serving_default(model, elements, inference_args, model_id=None):
     """RunInference's call of the model: `serving_default` on each element, a batch of serialized raw Examples."""
-    import tensorflow as tf
-    from apache_beam.ml.inference.base import PredictionResult
-
     results = []
     for examples in elements:
         outputs = model.signatures[SIGNATURE](examples=tf.constant(examples, tf.string), **inference_args)
@@ -257,10 +246,6 @@ def rows_of_batch(keyed) -> list:
     (unit, first, key_values), result = keyed
     return [(unit, (first + row, values, {name: array[row] for name, array in result.inference.items()}))
             for row, values in enumerate(key_values)]
-
-
-EXAMPLES = "examples"
-BAD = "bad"
 
 
 class ExportHandler(TFModelHandlerTensor):
@@ -277,8 +262,6 @@ class ExportHandler(TFModelHandlerTensor):
         self._export_dir = export_dir
 
     def load_model(self):
-        import tensorflow as tf
-
         return tf.saved_model.load(self._export_dir)
 
 
@@ -293,13 +276,9 @@ class ExamplesFn(beam.DoFn):
         self._raw_spec = None
 
     def setup(self):
-        from skewless.layers.export import read_spec_file
-
         self._raw_spec = read_spec_file(self._export_dir)["raw"]  # specs hold tf.DTypes: read here, not pickled
 
     def process(self, unit):
-        from skewless.layers.export import serialize_raw_examples
-
         position = 0
         for chunk in self._reader.read(unit):
             for bad in chunk.bad:
@@ -323,8 +302,6 @@ class WriteUnitFn(beam.DoFn):
         self._format = output_format
 
     def process(self, element):
-        from skewless.pipelines.transform import write_quarantine
-
         index, grouped = element
         rows = [(key_values, outputs) for _, key_values, outputs in sorted(grouped[EXAMPLES], key=lambda r: r[0])]
         name = shard_file_name(index, self._unit_count, self._format)
