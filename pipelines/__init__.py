@@ -11,6 +11,8 @@ _EXPORTS = {
     "apply": "skewless.pipelines.apply_graph",
     "ApplyResult": "skewless.pipelines.apply_graph",
     "RunResult": "skewless.pipelines.job",
+    "predict": "skewless.pipelines.batch_prediction",
+    "PredictResult": "skewless.pipelines.batch_prediction",
     "make_dataset": "skewless.pipelines.dataset",
     "make_raw_dataset": "skewless.pipelines.raw_dataset",
     "verify": "skewless.pipelines.verify",

@@ -39,7 +39,7 @@ def plan(config: JobConfig) -> JobPlan:
         input_config = input_config.model_copy(update={"columns": columns_of(paths, input_config)})
     columns = resolve_columns(config, input_config, paths)
     sizes = sources.input_sizes(input_config, paths)
-    estimated = _estimated_output_bytes(input_config, sizes)
+    estimated = estimated_output_bytes(input_config, sizes)
     count = config.output.shards
     if count == "auto" and input_config.format == "python":
         count = 10 * config.output.readers  # a generator's size is unknown: the readers' rule alone
@@ -76,7 +76,7 @@ def _fingerprint(config: JobConfig, units: list) -> str:
     return "\n".join(parts)
 
 
-def _estimated_output_bytes(input_config, sizes: list[int]) -> int:
+def estimated_output_bytes(input_config, sizes: list[int]) -> int:
     if input_config.format in ("synthetic", "parquet", "tfrecord"):
         # sizes are row / record counts here
         return sum(sizes) * shards.SYNTHETIC_ROW_BYTES

@@ -205,7 +205,7 @@ class TransformUnitFn(beam.DoFn):
         for writer in writers.values():
             writer.close()
         if quarantine:
-            self._write_quarantine(unit.index, quarantine)
+            write_quarantine(self._spec.staging_dir, unit.index, self._spec.unit_count, quarantine)
         yield self._summary(unit, read, quarantine, writers, oov, statistics)
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
@@ -265,10 +265,12 @@ class TransformUnitFn(beam.DoFn):
                 return chunks
         return self._spec.reader.read(unit)
 
-    def _write_quarantine(self, index: int, rows: list[dict]) -> None:
-        from apache_beam.io.filesystems import FileSystems
 
-        name = f"rows-{index:05d}-of-{self._spec.unit_count:05d}.jsonl"
-        path = FileSystems.join(self._spec.staging_dir, "quarantine", name)
-        with FileSystems.create(path) as handle:
-            handle.write("".join(json.dumps(row) + "\n" for row in rows).encode())
+def write_quarantine(staging_dir: str, index: int, unit_count: int, rows: list[dict]) -> None:
+    """Unit `index`'s bad rows (`BadRow.to_json()`), one JSON object a line, under quarantine/."""
+    from apache_beam.io.filesystems import FileSystems
+
+    name = f"rows-{index:05d}-of-{unit_count:05d}.jsonl"
+    path = FileSystems.join(staging_dir, "quarantine", name)
+    with FileSystems.create(path) as handle:
+        handle.write("".join(json.dumps(row) + "\n" for row in rows).encode())

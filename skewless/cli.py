@@ -189,6 +189,48 @@ def apply(
     typer.echo(result.summary())
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+@reports_errors("export_dir")
+def predict(
+    ctx: typer.Context,
+    export_dir: str = typer.Argument(..., help="A SavedModel written by `skewless export`: its serving_default runs."),
+    inputs: List[str] = typer.Option(..., "--input", "-i", help="Raw data to score, files or globs (repeatable)."),
+    output: str = typer.Option(..., "--output", "-o", help="Output directory for the prediction files."),
+    format: str = typer.Option("csv", "--format", help="Prediction files: csv | parquet | jsonl."),
+    keys: List[str] = typer.Option(
+        [], "--keys", "-k", help="Input column copied beside each prediction, to join it back (repeatable)."
+    ),
+    input_format: Optional[str] = typer.Option(
+        None, "--input-format", help="csv | parquet | tfrecord (default: from the file names)."
+    ),
+    columns: Optional[str] = typer.Option(
+        None, "--columns", help="Headerless CSV: comma-separated column names (default: the first line names them)."
+    ),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an earlier prediction output."),
+) -> None:
+    """Score raw data with an export's serving_default, on Beam's RunInference: one row per input row.
+
+    Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
+    """
+    process_started = runtime.process_start_time()
+    if format not in ("csv", "parquet", "jsonl"):
+        fail(f"--format {format}: not one of csv, parquet, jsonl")
+    if "://" not in export_dir and not os.path.isdir(export_dir):
+        fail(f"{export_dir}: no such directory (an export of `skewless export`)")
+    if "://" not in output:
+        output = os.path.abspath(output)
+        if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; predict checks again
+            raise output_exists(output)
+    runtime.keep_freed_memory()
+    runtime.import_frozen("tensorflow", "apache_beam")
+    from skewless.pipelines.batch_prediction import predict as predict_rows
+
+    result = predict_rows(export_dir, inputs, output, output_format=format, keys=keys, input_format=input_format,
+                          columns=columns.split(",") if columns else None, overwrite=overwrite,
+                          beam_args=list(ctx.args), process_started=process_started)
+    typer.echo(result.summary())
+
+
 schema_app = typer.Typer(no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
 app.add_typer(schema_app, name="schema")
 

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from example_job import example_config
+from scoring_data import small_export, write_scoring_csv
 
 pytestmark = pytest.mark.portable
 
@@ -124,6 +125,26 @@ def test_portable_runner_with_two_sdk_workers_writes_the_in_process_bytes(servic
         portable, expected = _files(output / part), _files(in_process / part)
         assert expected and portable.keys() == expected.keys()
         assert [name for name in expected if portable[name] != expected[name]] == []
+
+
+def test_predict_on_the_portable_runner_writes_the_in_process_bytes(services, example_run, tmp_path):
+    from skewless.pipelines import predict
+
+    export = small_export(example_run.output_dir, tmp_path / "export")
+    scoring = tmp_path / "new.csv"
+    write_scoring_csv(scoring, 1000)
+    in_process = predict(export, [str(scoring)], str(tmp_path / "in-process"), keys=["id"]).output_dir
+
+    workers_before = _workers_started(services["pool_log"])
+    output = tmp_path / "portable"
+    done = subprocess.run([sys.executable, "-m", "skewless", "predict", export, "--input", str(scoring), "--output",
+                           str(output), "--keys", "id", *_portable_args(services["jobs"], services["pool"])],
+                          env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _workers_started(services["pool_log"]) - workers_before
+    portable, expected = _files(output), _files(Path(in_process))
+    del portable["run.json"], expected["run.json"]  # it holds the seconds each took
+    assert len(expected) == 2 and portable == expected  # the predictions and the quarantined row
 
 
 def test_unreachable_job_service_fails_at_once_with_one_line(tmp_path):
