@@ -1,48 +1,43 @@
 """The transform graph on disk: where it is in a run directory, its label column, its feature specs.
 
-A run directory (written by `skewless run`) holds the graph in ``transform_graph/`` and names the label
-column in ``run.json``; a bare tf.Transform output directory works too, with the label given explicitly.
+A run directory (written by `skewless run`, `skewless.run_directory.RunDirectory`) holds the graph and
+names the label column in its run summary; a bare tf.Transform output directory works too, with the label
+given explicitly.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
 import tensorflow as tf
 
 from skewless.errors import InputError, SchemaError
-from skewless.run_layout import RUN_FILE
+from skewless.run_directory import RUN_FILE, RunDirectory, around_graph
 
-GRAPH_SUBDIR = "transform_graph"
-# The default of every `label` argument: read the label column from the run's run.json.
-FROM_RUN = "<from run.json>"
+# The default of every `label` argument: read the label column from the run's run summary.
+FROM_RUN = f"<from {RUN_FILE}>"
 
 
 def find_graph_dir(directory: str | os.PathLike) -> str:
     """The tf.Transform output directory inside `directory` (a run directory) or `directory` itself."""
     directory = os.fspath(directory)
-    nested = os.path.join(directory, GRAPH_SUBDIR)
-    if tf.io.gfile.isdir(os.path.join(nested, "transform_fn")):
-        return nested
+    run = RunDirectory(directory)
+    if tf.io.gfile.isdir(run.transform_fn_dir):
+        return run.graph_dir
     if tf.io.gfile.isdir(os.path.join(directory, "transform_fn")):
         return directory
     raise InputError(f"{directory}: not a run directory nor a transform graph (no transform_fn/ inside)")
 
 
 def label_column(directory: str | os.PathLike, label: str | None = FROM_RUN) -> str | None:
-    """`label`, or when it is `FROM_RUN` the raw label column named in the run.json beside the graph
-    (None when there is no run.json)."""
+    """`label`, or when it is `FROM_RUN` the raw label column named in the run summary beside the graph
+    (None when there is none)."""
     if label != FROM_RUN:
         return label
-    directory = os.fspath(directory)
-    for candidate in (os.path.join(directory, RUN_FILE), os.path.join(os.path.dirname(directory), RUN_FILE)):
-        if tf.io.gfile.exists(candidate):
-            try:
-                summary = json.loads(tf.io.gfile.GFile(candidate).read())
-            except json.JSONDecodeError as error:
-                raise InputError(f"{candidate}: invalid JSON: {error}") from None
-            return (summary.get("label") or {}).get("column")
+    for run in around_graph(directory):
+        summary = run.read_summary_if_any()
+        if summary is not None:
+            return summary.label_column
     return None
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from skewless.errors import InputError
+from skewless.run_directory import GRAPH_DIR
 from skewless.layers.transform_graph import (
     FROM_RUN,
     find_graph_dir,
@@ -134,13 +135,13 @@ class TransformLayer(keras.layers.Layer):
     def save_assets(self, dir_path):
         """Copies the whole graph (SavedModel, vocabularies, metadata) into the .keras archive."""
         self._graph()
-        shutil.copytree(self._graph_root, os.path.join(dir_path, "transform_graph"), dirs_exist_ok=True)
+        shutil.copytree(self._graph_root, os.path.join(dir_path, GRAPH_DIR), dirs_exist_ok=True)
 
     def load_assets(self, dir_path):
         # The loader deletes `dir_path` afterwards, yet the lookup tables' asset files must outlive
         # it (a loaded model can be exported again), so the layer keeps a copy of its own.
         owned = tempfile.mkdtemp(prefix="skewless-graph-")
-        shutil.copytree(os.path.join(dir_path, "transform_graph"), owned, dirs_exist_ok=True)
+        shutil.copytree(os.path.join(dir_path, GRAPH_DIR), owned, dirs_exist_ok=True)
         weakref.finalize(self, shutil.rmtree, owned, ignore_errors=True)
         self._load_graph(owned)
 

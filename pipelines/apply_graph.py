@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError, output_exists
 from skewless.pipelines import files, object_store
 from skewless.pipelines.job import (
-    PARTS_DIR,
     machine_summary,
     package_versions,
     pipeline_options,
@@ -43,10 +41,8 @@ from skewless.pipelines.plan import JobPlan, plan
 from skewless.pipelines.progress import PROGRESS_DIR
 from skewless.pipelines.split_statistics import write_split_statistics
 from skewless.pipelines.staging import check_replaceable, claim, publish
-from skewless.run_layout import RUN_FILE
-from skewless.sequence_specs import SEQUENCE_FILE
-
-GRAPH_DIR = "transform_graph"
+from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RunDirectory
+from skewless.run_summary import Applied, AppliedInput, Label, RowCounts, RunSummary
 # --splits all: every row in one split of this name
 ALL_SPLIT = "all"
 
@@ -103,7 +99,7 @@ def apply(
         check_replaceable(output_dir)
     elif files.exists(output_dir):
         raise output_exists(output_dir)
-    graph_dir = os.path.join(local_run, GRAPH_DIR)
+    graph_dir = RunDirectory(local_run).graph_dir
     job_plan = _with_run_types(plan(config), graph_dir)
     run_label = _run_label(local_run)
     label_left_out = config.label is None and run_label is not None
@@ -118,40 +114,41 @@ def apply(
         # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift)
         write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
         oov = {name: sum(part["oov"][name] for part in parts) for name in parts[0]["oov"]}
-        for folder in (PARTS_DIR, PROGRESS_DIR):
-            files.remove_tree(os.path.join(staging, folder))
+        for folder in (RunDirectory(staging).parts_dir, os.path.join(staging, PROGRESS_DIR)):
+            files.remove_tree(folder)
         _copy_graph(local_run, staging, run_label if label_left_out else None)
-        summary = {
-            "name": config.name,
-            "applied": {"run": run_dir, "graph_sha256": digest, "label_left_out": label_left_out},
-            "input": {"format": config.input.format, "paths": config.input.paths},
-            "rows": {"read": read, "written": written, "quarantined": quarantined},
-            "oov_rows": oov,
-            "label": {"column": config.label.column, "name": config.label.column} if config.label else None,
-            "shards": shards,
-            "compression": config.output.compression,
-            "format": config.output.format,
-            "seconds": run_seconds(started, pipeline_seconds, process_started),
-            "versions": package_versions(),
-            "platform": machine_summary(),
-        }
-        files.write_bytes(os.path.join(staging, RUN_FILE), json.dumps(summary, indent=2, sort_keys=True).encode())
+        summary = RunSummary(
+            name=config.name,
+            applied=Applied(run=run_dir, graph_sha256=digest, label_left_out=label_left_out),
+            input=AppliedInput(format=config.input.format, paths=config.input.paths),
+            rows=RowCounts(read=read, written=written, quarantined=quarantined),
+            oov_rows=oov,
+            label=Label(column=config.label.column, name=config.label.column) if config.label else None,
+            shards=shards,
+            compression=config.output.compression,
+            format=config.output.format,
+            seconds=run_seconds(started, pipeline_seconds, process_started),
+            versions=package_versions(),
+            platform=machine_summary(),
+        )
+        files.write_bytes(RunDirectory(staging).summary_file, summary.to_json())
         if stand_in:
             object_store.upload(staging, output_dir, overwrite)
         else:
             publish(staging, output_dir, claimed, overwrite)
     finally:
         files.remove_tree(claimed)
-    return ApplyResult(output_dir, run_dir, digest, summary["rows"], shards, summary["seconds"], label_left_out)
+    return ApplyResult(output_dir, run_dir, digest, summary.rows.model_dump(), shards, summary.seconds, label_left_out)
 
 
 def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, input_format: str | None,
                    columns: list[str] | None, header: bool | None, one_split: bool) -> JobConfig:
     """The run's config reading `inputs` and writing `output_dir`; without the label when the input lacks
     its column."""
-    config_path = os.path.join(run_dir, "config.yaml")
-    if not os.path.exists(config_path) or not os.path.isdir(os.path.join(run_dir, GRAPH_DIR, "transform_fn")):
-        raise InputError(f"{run_dir}: not a run directory of `skewless run` (needs config.yaml and "
+    run = RunDirectory(run_dir)
+    config_path = run.config_file
+    if not os.path.exists(config_path) or not os.path.isdir(run.transform_fn_dir):
+        raise InputError(f"{run_dir}: not a run directory of `skewless run` (needs {CONFIG_FILE} and "
                          f"{GRAPH_DIR}/transform_fn/)")
     config = load_config(config_path)
     raw = config.model_dump(by_alias=True)
@@ -210,8 +207,7 @@ def _with_run_types(job_plan: JobPlan, graph_dir: str) -> JobPlan:
 
 
 def _run_label(run_dir: str) -> str | None:
-    label = files.read_json(os.path.join(run_dir, RUN_FILE)).get("label")
-    return label["column"] if label else None
+    return RunDirectory(run_dir).read_summary().label_column
 
 
 def _run_pipeline(config: JobConfig, job_plan: JobPlan, graph_dir: str, staging: str, beam_args: list[str]) -> None:
@@ -241,13 +237,13 @@ def _copy_graph(run_dir: str, staging: str, left_out_label: str | None) -> None:
     """The applied graph beside the shards (and the feature-list names of SequenceExample shards), so the
     output reads as a run does; without `left_out_label` in the transformed metadata, which describes
     the shards."""
-    source = os.path.join(run_dir, GRAPH_DIR)
-    for path in files.files_under(source):
-        files.write_bytes(os.path.join(staging, GRAPH_DIR, os.path.relpath(path, source)), files.read_bytes(path))
-    if os.path.exists(os.path.join(run_dir, SEQUENCE_FILE)):
-        files.write_bytes(os.path.join(staging, SEQUENCE_FILE), files.read_bytes(os.path.join(run_dir, SEQUENCE_FILE)))
+    run, copy = RunDirectory(run_dir), RunDirectory(staging)
+    for path in files.files_under(run.graph_dir):
+        files.write_bytes(os.path.join(copy.graph_dir, os.path.relpath(path, run.graph_dir)), files.read_bytes(path))
+    if os.path.exists(run.sequence_file):
+        files.write_bytes(copy.sequence_file, files.read_bytes(run.sequence_file))
     if left_out_label is not None:
-        _drop_from_transformed_metadata(os.path.join(staging, GRAPH_DIR), left_out_label)
+        _drop_from_transformed_metadata(copy.graph_dir, left_out_label)
 
 
 def _drop_from_transformed_metadata(graph_dir: str, name: str) -> None:

@@ -22,7 +22,7 @@ import tensorflow as tf
 from skewless.errors import ConfigError, InputError
 from skewless.layers.transform_graph import FROM_RUN, label_column
 from skewless.pipelines import object_store
-from skewless.run_layout import RUN_FILE
+from skewless.run_directory import RunDirectory
 
 # More files in flight than this buys nothing on a few cores and costs a read buffer per file.
 _MAX_PARALLEL_FILES = 16
@@ -158,9 +158,10 @@ def split_shards(run_dir: str, split: str) -> list[tuple[str, int | None]]:
     data/ (`{split}-00000-of-00004.tfrecord.gz`).
     """
     _require_run_dir(run_dir)
-    listed = _listed_shards(run_dir)
+    run = RunDirectory.of(run_dir)
+    listed = _listed_shards(run)
     if listed is None:
-        listed = _globbed_shards(run_dir)
+        listed = _globbed_shards(run)
     if split not in listed:
         known = ", ".join(sorted(listed)) or "none"
         raise ConfigError(f"{run_dir}: no split {split!r} (splits in this run: {known})")
@@ -178,26 +179,19 @@ def _require_run_dir(run_dir: str) -> None:
         raise InputError(f"{run_dir}: run directory not found")
 
 
-def _listed_shards(run_dir: str) -> dict[str, list[tuple[str, int | None]]] | None:
-    path = os.path.join(run_dir, RUN_FILE)
-    if not os.path.exists(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            shards = json.load(handle).get("shards")
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: cannot read run summary: {error}") from None
-    if not isinstance(shards, dict):
+def _listed_shards(run: RunDirectory) -> dict[str, list[tuple[str, int | None]]] | None:
+    summary = run.read_summary_if_any()
+    if summary is None:
         return None
     return {
-        split: [(os.path.join(run_dir, shard["path"]), shard.get("rows")) for shard in entries]
-        for split, entries in shards.items()
+        split: [(run.shard_file(shard.path), shard.rows) for shard in entries]
+        for split, entries in summary.shards.items()
     }
 
 
-def _globbed_shards(run_dir: str) -> dict[str, list[tuple[str, int | None]]]:
+def _globbed_shards(run: RunDirectory) -> dict[str, list[tuple[str, int | None]]]:
     found: dict[str, list[tuple[str, int | None]]] = {}
-    for path in sorted(glob.glob(os.path.join(run_dir, "data", "*-of-*.tfrecord*"))):
+    for path in sorted(glob.glob(os.path.join(run.data_dir, "*-of-*.tfrecord*"))):
         match = _SHARD_NAME.match(os.path.basename(path))
         if match:
             found.setdefault(match["split"], []).append((path, None))
@@ -210,8 +204,9 @@ def _parse_spec(run_dir: str, label: str | None, features: Sequence[str] | None)
     import tensorflow_transform as tft
 
     _require_run_dir(run_dir)
-    graph_dir = os.path.join(run_dir, "transform_graph")
-    if not os.path.isdir(os.path.join(graph_dir, "transformed_metadata")):
+    run = RunDirectory.of(run_dir)
+    graph_dir = run.graph_dir
+    if not os.path.isdir(run.transformed_metadata_dir):
         raise InputError(f"{graph_dir}: no transformed_metadata (is {run_dir} a skewless run directory?)")
     spec = tft.TFTransformOutput(graph_dir).transformed_feature_spec()
     available = ", ".join(sorted(spec))
@@ -252,9 +247,9 @@ def record_parser(run_dir: str, spec: dict):
     The shards are tf.train.Examples, or SequenceExamples when the run wrote `sequence_example.json`
     (`output.format: sequence_example`); their feature lists come back as (batch, steps, values) ragged tensors.
     """
-    from skewless.sequence_specs import SEQUENCE_FILE, feature_list_spec, parse_sequence_examples
+    from skewless.sequence_specs import feature_list_spec, parse_sequence_examples
 
-    path = os.path.join(run_dir, SEQUENCE_FILE)
+    path = RunDirectory.of(run_dir).sequence_file
     if not os.path.exists(path):
         return lambda serialized: tf.io.parse_example(serialized, spec)
     try:

@@ -16,7 +16,6 @@ TensorFlow cannot write (s3://), the run is written locally and uploaded: pipeli
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -32,11 +31,9 @@ from skewless.pipelines.plan import JobPlan, plan, sample_rows
 from skewless.pipelines.progress import PROGRESS_DIR, snapshot
 from skewless.pipelines.staging import check_replaceable, claim, publish
 from skewless.progress_snapshot import Snapshot
-from skewless.run_layout import RUN_FILE
+from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
+from skewless.run_summary import Analysis, Label, Platform, RowCounts, RunSummary
 from skewless.safe_names import most_frequent_filename, vocabulary_filename
-
-STATS_DIR = "_stats"
-PARTS_DIR = "_parts"
 
 
 @dataclass
@@ -50,7 +47,7 @@ class RunResult:
 
     @property
     def graph_dir(self) -> str:
-        return os.path.join(self.output_dir, "transform_graph")
+        return RunDirectory(self.output_dir).graph_dir
 
     def summary(self) -> str:
         written = ", ".join(f"{split} {n:,}" for split, n in self.rows["written"].items())
@@ -94,7 +91,7 @@ def run(
     if not isinstance(config, JobConfig):
         config = load_config(config)
     started = time.time()
-    output_dir = config.resolve(config.output.dir)
+    output_dir = config.output.dir
     # TensorFlow cannot write some stores (s3://): the run is then written here and uploaded
     stand_in = object_store.local_stand_in(output_dir, beam_args or [])
     if overwrite:
@@ -109,8 +106,8 @@ def run(
         with progress(lambda: snapshot(staging, total_known=known)) if progress else nullcontext():
             _run_pipeline(config, job_plan, staging, beam_args or [])
         pipeline_seconds = time.time() - started
-        report = _assemble(config, job_plan, staging, started, pipeline_seconds, process_started)
-        result = RunResult(output_dir, report["rows"], report["shards"], report["seconds"], report["features"])
+        summary = _assemble(config, job_plan, staging, started, pipeline_seconds, process_started).model_dump()
+        result = RunResult(output_dir, summary["rows"], summary["shards"], summary["seconds"], summary["features"])
         if config.output.keras_preprocessor:
             result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
         if stand_in:
@@ -132,8 +129,8 @@ def _export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: st
 
     check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
     summary = check.to_dict()
-    summary["path"] = "keras_preprocessor.keras"  # relative: the file moves with the run directory
-    files.write_json(summary, os.path.join(run_dir, "keras_preprocessor.json"))
+    summary["path"] = KERAS_PREPROCESSOR_FILE  # relative: the file moves with the run directory
+    files.write_json(summary, RunDirectory(run_dir).keras_preprocessor_check_file)
     return summary
 
 
@@ -172,26 +169,27 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
 
-    graph_dir = os.path.join(staging, "transform_graph")
+    run = RunDirectory(staging)
+    graph_dir = run.graph_dir
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
-    parsed_dir = os.path.join(staging, "tmp", "parsed") if config.input.keep_parsed else None
+    parsed_dir = run.parsed_dir if config.input.keep_parsed else None
     analysis = AnalysisSpec(
         datasets=job_plan.datasets,
         reader=reader,
         preprocessing_fn=build_preprocessing_fn(config, job_plan.columns),
         graph_dir=graph_dir,
-        stats_dir=os.path.join(staging, STATS_DIR),
+        stats_dir=run.stats_dir,
         staging_dir=staging,
-        cache_dir=config.resolve(config.cache_dir) if config.cache_dir else None,
+        cache_dir=config.cache_dir,
         parsed_dir=parsed_dir,
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
     with runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
-        with tft_beam.Context(temp_dir=os.path.join(staging, "tmp")):
+        with tft_beam.Context(temp_dir=run.tmp_dir):
             graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
         transform_and_write(pipeline, job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(graph_written))
-    files.remove_tree(os.path.join(staging, "tmp"))
+    files.remove_tree(run.tmp_dir)
 
 
 def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str, staging: str,
@@ -231,7 +229,7 @@ def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> No
 
 
 def part_path(staging: str, unit: int) -> str:
-    return os.path.join(staging, PARTS_DIR, f"unit-{unit:05d}.json")
+    return os.path.join(RunDirectory(staging).parts_dir, f"unit-{unit:05d}.json")
 
 
 def unit_parts(job_plan: JobPlan, staging: str) -> list[dict]:
@@ -259,13 +257,13 @@ def sum_parts(config: JobConfig, parts: list[dict]) -> tuple[int, int, dict, dic
 
 
 def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
-              process_started: float | None) -> dict:
+              process_started: float | None) -> RunSummary:
     """Sums the units' summaries into run.json and each split's statistics, and refuses output past max_bad_fraction."""
     from skewless.pipelines.split_statistics import write_split_statistics
 
+    run = RunDirectory(staging)
     raw_stats = _raw_statistics(config, job_plan, staging)
-    stats_dir = os.path.join(staging, STATS_DIR)
-    analyzed = len(files.files_under(stats_dir))  # none when the cache had everything
+    analyzed = len(files.files_under(run.stats_dir))  # none when the cache had everything
     parts = unit_parts(job_plan, staging)
     read, quarantined, shards, written = sum_parts(config, parts)
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
@@ -273,25 +271,24 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     _write_metadata(config, job_plan.columns, staging)
     if config.output.format == "sequence_example":
         _write_sequence_spec(staging)
-    canonicalize(os.path.join(staging, "transform_graph", "transform_fn"))
-    for folder in (PARTS_DIR, STATS_DIR, PROGRESS_DIR):
-        files.remove_tree(os.path.join(staging, folder))
-    report = {
-        "name": config.name,
-        "rows": {"read": read, "written": written, "quarantined": quarantined},
-        "features": features,
-        "label": {"column": config.label.column, "name": config.label.column} if config.label else None,
-        "shards": shards,
-        "compression": config.output.compression,
-        "format": config.output.format,
-        # datasets: the input files with an analyzer cache (else the whole input); analyzed: those read this run
-        "analysis": {"datasets": len(job_plan.datasets), "analyzed": analyzed, "cache_dir": config.cache_dir},
-        "seconds": run_seconds(started, pipeline_seconds, process_started),
-        "versions": package_versions(),
-        "platform": machine_summary(),
-    }
-    files.write_bytes(os.path.join(staging, RUN_FILE), json.dumps(report, indent=2, sort_keys=True).encode())
-    return report
+    canonicalize(run.transform_fn_dir)
+    for folder in (run.parts_dir, run.stats_dir, os.path.join(staging, PROGRESS_DIR)):
+        files.remove_tree(folder)
+    summary = RunSummary(
+        name=config.name,
+        rows=RowCounts(read=read, written=written, quarantined=quarantined),
+        features=features,
+        label=Label(column=config.label.column, name=config.label.column) if config.label else None,
+        shards=shards,
+        compression=config.output.compression,
+        format=config.output.format,
+        analysis=Analysis(datasets=len(job_plan.datasets), analyzed=analyzed, cache_dir=config.cache_dir),
+        seconds=run_seconds(started, pipeline_seconds, process_started),
+        versions=package_versions(),
+        platform=machine_summary(),
+    )
+    files.write_bytes(run.summary_file, summary.to_json())
+    return summary
 
 
 def run_seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:
@@ -313,26 +310,25 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:
     from skewless.pipelines.analysis import STATS_CACHE, cached_stats
     from skewless.pipelines.stats import summarize
 
-    stats_dir = os.path.join(staging, STATS_DIR)
+    stats_dir = RunDirectory(staging).stats_dir
     partials = {}
     for name in job_plan.datasets:
         path = os.path.join(stats_dir, f"{name}.json")
         if FileSystems.exists(path):
             partials[name] = files.read_json(path)
     if config.cache_dir:
-        cache_dir = config.resolve(config.cache_dir)
         for name in job_plan.datasets:
             if name in partials:
-                files.write_json(partials[name], os.path.join(cache_dir, STATS_CACHE, f"{name}.json"))
+                files.write_json(partials[name], os.path.join(config.cache_dir, STATS_CACHE, f"{name}.json"))
             else:
-                partials[name] = cached_stats(cache_dir, name)
+                partials[name] = cached_stats(config.cache_dir, name)
     return summarize(list(partials.values()))
 
 
 def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dict], staging: str) -> dict:
     import tensorflow_transform as tft
 
-    graph = tft.TFTransformOutput(os.path.join(staging, "transform_graph"))
+    graph = tft.TFTransformOutput(RunDirectory(staging).graph_dir)
     kinds = {c.name: c.kind for c in columns}
     optional = {c.name for c in columns if c.optional}
     report = {}
@@ -367,14 +363,10 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
 
     from skewless.pipelines.columns import raw_schema
 
-    graph_dir = os.path.join(staging, "transform_graph")
-    metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(columns)), os.path.join(graph_dir, "metadata"))
-    resolved = config.model_dump(by_alias=True, exclude={"base_dir"})
-    resolved["output"]["dir"] = config.resolve(config.output.dir)
-    if resolved.get("schema"):
-        resolved["schema"] = config.resolve(resolved["schema"])
-    resolved["input"]["paths"] = [config.resolve(p) for p in config.input.paths]
-    files.write_bytes(os.path.join(staging, "config.yaml"), yaml.safe_dump(resolved, sort_keys=False).encode())
+    run = RunDirectory(staging)
+    metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(columns)), run.raw_metadata_dir)
+    # the config's paths are absolute since it was loaded: every later reader sees the paths this run read
+    files.write_bytes(run.config_file, yaml.safe_dump(config.model_dump(by_alias=True), sort_keys=False).encode())
 
 
 def _write_sequence_spec(staging: str) -> None:
@@ -382,12 +374,12 @@ def _write_sequence_spec(staging: str) -> None:
     features and which as feature lists (`skewless.sequence_specs.split_transformed_spec` decides)."""
     import tensorflow_transform as tft
 
-    from skewless.sequence_specs import SEQUENCE_FILE, split_transformed_spec
+    from skewless.sequence_specs import split_transformed_spec
 
-    spec = tft.TFTransformOutput(os.path.join(staging, "transform_graph")).transformed_feature_spec()
+    run = RunDirectory(staging)
+    spec = tft.TFTransformOutput(run.graph_dir).transformed_feature_spec()
     context, lists = split_transformed_spec(spec)
-    with open(os.path.join(staging, SEQUENCE_FILE), "w") as handle:
-        json.dump({"context": sorted(context), "feature_lists": sorted(lists)}, handle, indent=2)
+    files.write_json({"context": sorted(context), "feature_lists": sorted(lists)}, run.sequence_file)
 
 
 def machine_summary() -> dict:

@@ -23,12 +23,10 @@ import uuid
 
 from skewless.errors import InputError
 from skewless.pipelines import files
-from skewless.run_layout import RUN_FILE
+from skewless.run_directory import DATA_DIR, GRAPH_DIR, RUN_FILE
 
 STAGING_ROOT = "skewless-staging"
 CACHE_ROOT = "skewless-runs"
-DATA_DIR = "data"
-GRAPH_DIR = "transform_graph"
 
 
 def local_stand_in(output_dir: str, beam_args: list[str]) -> str | None:

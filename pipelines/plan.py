@@ -34,7 +34,7 @@ class JobPlan:
 def plan(config: JobConfig) -> JobPlan:
     """Resolves inputs, column types and work units; the job and `skewless verify` share it."""
     input_config = config.input
-    paths = [] if input_config.format == "synthetic" else expand_paths(input_config.paths, config.resolve)
+    paths = [] if input_config.format == "synthetic" else expand_paths(input_config.paths)
     if input_config.format == "csv" and input_config.header and not input_config.columns:
         input_config = input_config.model_copy(update={"columns": columns_of(paths, input_config)})
     columns = resolve_columns(config, input_config, paths)

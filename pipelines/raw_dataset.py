@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import tensorflow as tf
 
-from skewless.config import InputConfig, JobConfig, load_config
+from skewless.config import InputConfig, JobConfig, absolute_path, load_config
 from skewless.errors import ConfigError
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
 from skewless.pipelines import object_store
@@ -142,8 +142,8 @@ def make_raw_dataset(
 def _input_of(source) -> tuple[JobConfig | None, InputConfig]:
     if isinstance(source, JobConfig):
         return source, source.input
-    if isinstance(source, InputConfig):
-        return None, source
+    if isinstance(source, InputConfig):  # paths of its own are the caller's: relative to the current directory
+        return None, source.model_copy(update={"paths": _absolute(source.paths)})
     if isinstance(source, dict):
         config = load_config(source)
         return config, config.input
@@ -153,15 +153,18 @@ def _input_of(source) -> tuple[JobConfig | None, InputConfig]:
         config = load_config(paths[0])
         return config, config.input
     data_format = format_of(paths, "pass a config to read other files, one format at a time")
-    return None, InputConfig(format=data_format, paths=paths, header=True)
+    return None, InputConfig(format=data_format, paths=_absolute(paths), header=True)
+
+
+def _absolute(paths: list[str]) -> list[str]:
+    return [absolute_path(path, os.getcwd()) for path in paths]
 
 
 def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[InputConfig, list[str]]:
     """The input files, and for a CSV with a header the column names read from it."""
     if input_config.format == "synthetic":
         return input_config, []
-    resolve = config.resolve if config is not None else os.path.abspath
-    paths = expand_paths(input_config.paths, resolve)
+    paths = expand_paths(input_config.paths)
     if input_config.format == "csv" and input_config.header and not input_config.columns:
         input_config = input_config.model_copy(update={"columns": columns_of(paths, input_config)})
     return input_config, paths

@@ -26,10 +26,10 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         from skewless.schemas import load_schema, schema_types
         from skewless.schemas.schema_io import feature_list_names
 
-        schema = load_schema(config.resolve(config.schema_path))
+        schema = load_schema(config.schema_path)
         types = schema_types(schema)
         feature_lists = set(feature_list_names(schema))
-        source = config.resolve(config.schema_path)
+        source = config.schema_path
     else:
         lists = [n for n, f in config.features.items() if f.is_list]
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))

@@ -233,7 +233,7 @@ class RowReader:
         if config.schema_path:
             from skewless.schemas import load_schema
 
-            schema = load_schema(config.resolve(config.schema_path))
+            schema = load_schema(config.schema_path)
         allowed = {}
         if config.label is not None and config.label.map is not None:
             allowed[config.label.column] = list(config.label.map)

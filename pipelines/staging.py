@@ -27,7 +27,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from skewless.errors import OutputError, OutputExistsError
 from skewless.pipelines import files
-from skewless.run_layout import RUN_FILE
+from skewless.run_directory import RUN_FILE
 
 STAGING_SUFFIX = ".staging"
 OWNER_FILE = "owner"

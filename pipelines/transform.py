@@ -23,6 +23,7 @@ from skewless.pipelines.read_ahead import read_ahead
 from skewless.pipelines.shards import ShardWriter, shard_name
 from skewless.pipelines.split_statistics import SplitStatistics
 from skewless.pipelines.sources import RowReader, WorkUnit
+from skewless.run_directory import DATA_DIR, QUARANTINE_DIR
 from skewless.safe_names import vocabulary_filename
 
 
@@ -215,7 +216,7 @@ class TransformUnitFn(beam.DoFn):
         return {
             split: ShardWriter(
                 FileSystems.join(
-                    spec.staging_dir, "data", shard_name(split, unit.index, spec.unit_count, spec.compression)
+                    spec.staging_dir, DATA_DIR, shard_name(split, unit.index, spec.unit_count, spec.compression)
                 ),
                 spec.compression,
             )
@@ -271,6 +272,6 @@ def write_quarantine(staging_dir: str, index: int, unit_count: int, rows: list[d
     from apache_beam.io.filesystems import FileSystems
 
     name = f"rows-{index:05d}-of-{unit_count:05d}.jsonl"
-    path = FileSystems.join(staging_dir, "quarantine", name)
+    path = FileSystems.join(staging_dir, QUARANTINE_DIR, name)
     with FileSystems.create(path) as handle:
         handle.write("".join(json.dumps(row) + "\n" for row in rows).encode())

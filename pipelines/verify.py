@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from skewless.errors import InputError
 from skewless.pipelines import object_store
+from skewless.run_directory import CONFIG_FILE, RunDirectory
 from skewless.safe_names import missing_indicator_name
 
 UNSEEN_PREFIX = "skewless-unseen-"
@@ -82,10 +83,10 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     from skewless.pipelines.plan import plan, sample_rows
 
     run_dir = object_store.local_run(run_dir)
-    config_path = os.path.join(run_dir, "config.yaml")
-    if not os.path.exists(config_path):
-        raise InputError(f"{run_dir}: not a run directory (no config.yaml)")
-    config = load_config(config_path)
+    run = RunDirectory.of(run_dir)
+    if not os.path.exists(run.config_file):
+        raise InputError(f"{run_dir}: not a run directory (no {CONFIG_FILE})")
+    config = load_config(run.config_file)  # its paths are absolute: verify reads the run's input from any folder
     job_plan = plan(config)
     table = sample_rows(config, job_plan, sample)
     if table.num_rows == 0:
@@ -94,7 +95,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
                    if c.kind == "bytes" and c.name in config.features and not config.features[c.name].transform_kind.image]
     unseen = _with_unseen_categories(table, categorical)
     sampled = pa.concat_tables([table, unseen])
-    graph_dir = os.path.join(run_dir, "transform_graph")
+    graph_dir = run.graph_dir
     label = config.label.column if config.label else None
     optional = _optional_columns(graph_dir, label)
     # an export serves requests without the label, so it leaves the label's own output out by design
@@ -230,7 +231,7 @@ def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> d
     from skewless.pipelines.dataset import record_parser
     from skewless.pipelines.transform import TransformTablesFn
 
-    graph_dir = os.path.join(run_dir, "transform_graph")
+    graph_dir = RunDirectory.of(run_dir).graph_dir
 
     with tempfile.TemporaryDirectory() as folder:
         prefix = os.path.join(folder, "batch")

@@ -311,7 +311,7 @@ def schema_validate(
 @app.command()
 @reports_errors("run_dir")
 def export(
-    run_dir: str = typer.Argument(..., help="The run directory (holds transform_graph/ and run.json)."),
+    run_dir: str = typer.Argument(..., help="The run directory `skewless run` wrote."),
     model: str = typer.Option(..., "--model", help="The trained Keras model (.keras)."),
     out: str = typer.Option(..., "--out", help="Where to write the SavedModel."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),

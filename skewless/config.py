@@ -248,7 +248,8 @@ class JobConfig(_Strict):
     cache_dir: str | None = None
     # what one analyzer-cache dataset is: each input `file`, or each `directory` (a dated partition of files)
     cache_key: Literal["file", "directory"] = "file"
-    # The folder relative paths in the config are resolved against (the config file's folder).
+    # The folder the config's relative paths were resolved against when it was loaded (the config file's
+    # folder, absolute); every path field holds its absolute path from then on.
     base_dir: str = Field(default=".", exclude=True)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -262,6 +263,20 @@ class JobConfig(_Strict):
         if self.preprocessing_fn is not None and ":" not in self.preprocessing_fn:
             raise ValueError("preprocessing_fn must be 'module.path:function'")
         self._check_crosses_and_outputs()
+        return self
+
+    @model_validator(mode="after")
+    def _resolve_paths(self) -> "JobConfig":
+        # Once, here: the job, verify, make_raw_dataset and the run's config.yaml then all see the same paths,
+        # whatever the working directory of whoever reads them later.
+        if "://" not in self.base_dir:
+            self.base_dir = os.path.abspath(self.base_dir)
+        self.input.paths = [absolute_path(path, self.base_dir) for path in self.input.paths]
+        self.output.dir = absolute_path(self.output.dir, self.base_dir)
+        if self.schema_path is not None:
+            self.schema_path = absolute_path(self.schema_path, self.base_dir)
+        if self.cache_dir is not None:
+            self.cache_dir = absolute_path(self.cache_dir, self.base_dir)
         return self
 
     def _check_crosses_and_outputs(self) -> None:
@@ -292,12 +307,6 @@ class JobConfig(_Strict):
                     raise ValueError(f"features.{name}: output {output!r} is also written by {owner.get(output, 'the label')}")
                 owner[output] = f"features.{name}"
 
-    def resolve(self, path: str) -> str:
-        """A path from the config, made absolute against the config file's folder (URLs untouched)."""
-        if "://" in path or os.path.isabs(path):
-            return path
-        return os.path.normpath(os.path.join(self.base_dir, path))
-
     @property
     def raw_columns(self) -> list[str]:
         """The raw columns the job feeds to tf.Transform: the features, the crossed columns, then the label."""
@@ -307,6 +316,13 @@ class JobConfig(_Strict):
         if self.label is not None:
             columns.append(self.label.column)
         return columns
+
+
+def absolute_path(path: str, base_dir: str) -> str:
+    """`path` made absolute against `base_dir` (URLs and absolute paths untouched)."""
+    if "://" in path or os.path.isabs(path):
+        return path
+    return os.path.normpath(os.path.join(base_dir, path))
 
 
 def load_config(
@@ -350,11 +366,7 @@ def load_config(
         if not isinstance(raw["output"], dict):
             raise ConfigError(f"{where}: output must be a mapping")
         raw["output"]["dir"] = output_dir
-    # Absolute: the run's config.yaml stores its paths resolved, and is read from any working directory.
-    base_dir = raw.get("base_dir", base_dir)
-    if isinstance(base_dir, str) and "://" not in base_dir:
-        base_dir = os.path.abspath(base_dir)
-    raw["base_dir"] = base_dir
+    raw.setdefault("base_dir", base_dir)
     try:
         return JobConfig.model_validate(raw)
     except ValidationError as error:

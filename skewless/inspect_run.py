@@ -1,7 +1,8 @@
 """`skewless inspect RUN_DIR`: what a run holds, as tables on a terminal or as JSON.
 
 The schema (raw feature spec) and the transformed spec come from the graph's own schemas, as do the
-vocabularies; statistics, shards and row counts come from run.json. Apache Beam is never imported, and
+vocabularies; statistics, shards and row counts come from
+the run summary (`RunDirectory.read_summary`). Apache Beam is never imported, and
 TensorFlow (seconds) only for a schema with more than plain fixed-shape and variable-length features
 (feature lists, ragged or sparse tensors), whose specs tf.Transform's own conversion gives.
 """
@@ -16,12 +17,12 @@ from skewless.report.run_files import (
     format_number,
     format_percent,
     format_statistic,
-    load_run_config,
-    load_summary,
     oov_rate,
+    run_statistics,
     split_order,
     vocabulary_file,
 )
+from skewless.run_directory import RunDirectory
 from skewless.safe_names import vocabulary_filename
 from skewless.statistics_files import describe_statistics, read_statistics, statistics_splits
 
@@ -44,15 +45,16 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
 
     shown = os.fspath(run_dir) if not files.is_local(os.fspath(run_dir)) else os.path.abspath(run_dir)
     run_dir = object_store.local_run(run_dir)
-    summary = load_summary(run_dir)
-    raw_features, transformed_features = _specs(run_dir)
+    run = RunDirectory.of(run_dir)
+    summary = run_statistics(run)
+    raw_features, transformed_features = _specs(run)
     features = {}
-    for name, stats in summary["features"].items():
+    for name, stats in summary.features.items():
         entry = {key: stats[key] for key in ("transform", "kind", "type", "default") if key in stats}
         entry.update({key: stats[key] for key in _STATISTICS if key in stats})
         if "vocabulary_size" in stats:
             filename = stats.get("vocabulary_file") or vocabulary_filename(name)  # runs before it was recorded
-            values = vocabulary_file(run_dir, filename)
+            values = vocabulary_file(run, filename)
             if values is None:
                 raise InputError(f"{run_dir}: the graph has no vocabulary file {filename}")
             entry["vocabulary"] = {
@@ -64,14 +66,15 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
                 "head": values[:top],
             }
         features[name] = entry
-    splits = split_order(summary, load_run_config(run_dir))
-    rows = dict(summary["rows"], written={split: summary["rows"]["written"][split] for split in splits})
-    shards = summary.get("shards", {})
+    splits = split_order(summary, run.read_config())
+    dumped = summary.model_dump()
+    rows = dict(dumped["rows"], written={split: summary.rows.written[split] for split in splits})
+    shards = dumped["shards"]
     return {
-        "name": summary.get("name"),
+        "name": summary.name,
         "run_dir": shown,
         "rows": rows,
-        "label": summary.get("label"),
+        "label": dumped["label"],
         "raw_features": raw_features,
         "transformed_features": transformed_features,
         "features": features,
@@ -79,16 +82,15 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
         # statistics/Split-*/FeatureStats.pb; {} for runs written before they existed
         "split_statistics": {split: describe_statistics(read_statistics(run_dir, split))
                              for split in splits if split in statistics_splits(run_dir)},
-        "compression": summary.get("compression"),
-        "seconds": summary.get("seconds", {}),
-        "versions": summary.get("versions", {}),
+        "compression": summary.compression,
+        "seconds": summary.seconds,
+        "versions": summary.versions,
     }
 
 
-def _specs(run_dir: str) -> tuple[dict, dict]:
+def _specs(run: RunDirectory) -> tuple[dict, dict]:
     """The raw and the transformed feature specs of the run's graph, as `spec_to_json` writes them."""
-    graph_dir = os.path.join(run_dir, "transform_graph")
-    schemas = [os.path.join(graph_dir, folder, "schema.pbtxt") for folder in ("metadata", "transformed_metadata")]
+    schemas = [os.path.join(folder, "schema.pbtxt") for folder in (run.raw_metadata_dir, run.transformed_metadata_dir)]
     plain = [_plain_specs(schema) for schema in schemas]
     if None not in plain:
         return plain[0], plain[1]
@@ -96,11 +98,11 @@ def _specs(run_dir: str) -> tuple[dict, dict]:
 
     from skewless.layers.transform_graph import find_graph_dir, specs_to_json
 
-    graph = tft.TFTransformOutput(find_graph_dir(run_dir))
+    graph = tft.TFTransformOutput(find_graph_dir(run.path))
     try:
         raw_spec = graph.raw_feature_spec()
     except Exception as error:  # tf.Transform raises plain errors when metadata/ is missing or unreadable
-        raise InputError(f"{run_dir}: cannot read the raw schema of the graph: {error}") from None
+        raise InputError(f"{run.path}: cannot read the raw schema of the graph: {error}") from None
     return specs_to_json(raw_spec), specs_to_json(graph.transformed_feature_spec())
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 # The column tfx_bsl's SequenceExample decoder gathers the feature lists in (a STRUCT in tf.metadata)
 SEQUENCE_COLUMN = "##SEQUENCE##"
-# RUN_DIR/SEQUENCE_FILE: written when the run's shards are SequenceExamples; names the feature lists
-SEQUENCE_FILE = "sequence_example.json"
 
 
 def is_raw_feature_list(spec) -> bool:

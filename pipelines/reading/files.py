@@ -13,7 +13,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from typing import BinaryIO, Callable, Sequence
+from typing import BinaryIO, Sequence
 
 from skewless.errors import ConfigError, InputError
 from skewless.pipelines.files import is_local
@@ -49,14 +49,13 @@ def format_of(paths: Sequence[str], remedy: str) -> str:
     return found.pop()
 
 
-def expand_paths(patterns: Sequence[str], resolve: Callable[[str], str] | None = None) -> list[str]:
-    """The files `patterns` name (each made `resolve(pattern)` first, when given): each glob's matches
-    sorted, globs in pattern order, as the user spelled them."""
+def expand_paths(patterns: Sequence[str]) -> list[str]:
+    """The files `patterns` name: each glob's matches sorted, globs in pattern order, as the user spelled
+    them (a JobConfig's paths are absolute since it was loaded)."""
     from apache_beam.io.filesystems import FileSystems
 
     paths: list[str] = []
-    for pattern in patterns:
-        resolved = resolve(pattern) if resolve else pattern
+    for resolved in patterns:
         if is_local(resolved) and os.path.isdir(resolved):
             raise InputError(f"{resolved}: is a folder; name the files (a glob works)")
         try:

@@ -1,6 +1,6 @@
 """The run report: RUN_DIR/report.html, one self-contained page about a run (summary, features, quarantine).
 
-It reads only the run directory's small files (run.json, config.yaml, quarantine/, vocabulary assets),
+It reads only the run directory's small files (`RunDirectory`: run summary, config, quarantine, vocabularies),
 never TensorFlow or Apache Beam, so it renders in well under a second and anywhere the run can be read.
 
 Example:
@@ -18,9 +18,8 @@ import os
 
 from skewless.pipelines import files
 from skewless.report.page import render_page
-from skewless.report.run_files import CONFIG_FILE, load_run_config, load_summary, quarantine_reasons, vocabulary
-
-REPORT_FILE = "report.html"
+from skewless.report.run_files import quarantine_reasons, run_statistics, vocabulary
+from skewless.run_directory import REPORT_FILE, RunDirectory
 
 __all__ = ["REPORT_FILE", "render_report"]
 
@@ -31,7 +30,7 @@ def render_report(run_dir: str | os.PathLike) -> str:
     A run on an object store is read from a local copy and gets the page uploaded beside its files;
     the path returned is then the store's.
 
-    Raises InputError when RUN_DIR has no readable run.json.
+    Raises InputError when RUN_DIR has no readable run summary.
     """
     run_dir = os.fspath(run_dir)
     if not files.is_local(run_dir):
@@ -49,19 +48,15 @@ def _render_remote(run_dir: str) -> str:
 
 
 def _render(run_dir: str, shown: str) -> str:
-    summary = load_summary(run_dir)
-    config_path = os.path.join(run_dir, CONFIG_FILE)
-    config_text = ""
-    if os.path.exists(config_path):
-        with open(config_path, encoding="utf-8", errors="replace") as handle:
-            config_text = handle.read()
+    run = RunDirectory(run_dir)
+    summary = run_statistics(run)
     vocabularies = {
-        name: vocabulary(run_dir, name) for name, feature in summary["features"].items() if "vocabulary_size" in feature
+        name: vocabulary(run, name) for name, feature in summary.features.items() if "vocabulary_size" in feature
     }
     page = render_page(
-        shown, summary, load_run_config(run_dir), quarantine_reasons(run_dir), vocabularies, config_text
+        shown, summary, run.read_config(), quarantine_reasons(run), vocabularies, run.read_config_text() or ""
     )
-    path = os.path.join(run_dir, REPORT_FILE)
+    path = run.report_file
     # Written beside and renamed, so a browser reloading the page never sees half of it.
     partial = f"{path}.partial"
     with open(partial, "w", encoding="utf-8") as handle:

@@ -19,6 +19,8 @@ from skewless.report.run_files import (
     oov_rate,
     split_order,
 )
+from skewless.run_directory import CONFIG_FILE
+from skewless.run_summary import RunSummary
 
 _QUARANTINE_EXAMPLE_CHARS = 160
 _SHOWN_REASONS = 50
@@ -67,11 +69,11 @@ details summary { cursor: pointer; color: var(--accent); }
 """
 
 
-def render_page(run_dir: str, summary: dict, config: dict, reasons: QuarantineReasons, vocabularies: dict,
+def render_page(run_dir: str, summary: RunSummary, config: dict, reasons: QuarantineReasons, vocabularies: dict,
                 config_text: str) -> str:
     """The whole report page as a string."""
-    name = str(summary.get("name", "run"))
-    features = summary["features"]
+    name = summary.name
+    features = summary.features
     splits = split_order(summary, config)
     body = [
         f"<header><h1>Run report: {escape(name)}</h1>"
@@ -82,7 +84,7 @@ def render_page(run_dir: str, summary: dict, config: dict, reasons: QuarantineRe
         "<h2>Features</h2>",
         *(_feature(summary, feature, features[feature], config, vocabularies.get(feature)) for feature in features),
         _quarantine(summary, reasons),
-        "<h2>Config</h2><details><summary>config.yaml</summary>"
+        f"<h2>Config</h2><details><summary>{CONFIG_FILE}</summary>"
         f"<pre><code>{escape(config_text)}</code></pre></details>" if config_text else "",
     ]
     return (
@@ -95,17 +97,17 @@ def render_page(run_dir: str, summary: dict, config: dict, reasons: QuarantineRe
     )
 
 
-def _cards(summary: dict, splits: list[str]) -> str:
-    rows = summary["rows"]
-    read, quarantined = rows["read"], rows["quarantined"]
-    shards = [shard for split in summary["shards"].values() for shard in split]
+def _cards(summary: RunSummary, splits: list[str]) -> str:
+    rows = summary.rows
+    read, quarantined = rows.read, rows.quarantined
+    shards = [shard for split in summary.shards.values() for shard in split]
     cards = [("rows read", format_number(read), "")]
     for split in splits:
-        count = rows["written"][split]
+        count = rows.written[split]
         cards.append((f"{split} rows", format_number(count), format_percent(count / read) if read else ""))
     cards.append(("quarantined", format_number(quarantined), format_percent(quarantined / read) if read else ""))
-    cards.append(("shards", format_number(len(shards)), format_bytes(sum(s["bytes"] for s in shards))))
-    total = summary.get("seconds", {}).get("total")
+    cards.append(("shards", format_number(len(shards)), format_bytes(sum(s.bytes for s in shards))))
+    total = summary.seconds.get("total")
     if total is not None:
         cards.append(("seconds", format_number(total), ""))
     html = []
@@ -118,11 +120,11 @@ def _cards(summary: dict, splits: list[str]) -> str:
     return f'<section class="cards">{"".join(html)}</section>'
 
 
-def _feature_index(summary: dict) -> str:
+def _feature_index(summary: RunSummary) -> str:
     header = "<tr><th>feature</th><th>transform</th><th>kind</th><th class=num>missing</th><th class=num>mean</th>" \
              "<th class=num>distinct</th><th class=num>OOV rate</th></tr>"
     rows = []
-    for name, feature in summary["features"].items():
+    for name, feature in summary.features.items():
         rows.append(
             f'<tr><td><a href="#{_anchor(name)}">{escape(name)}</a></td><td>{escape(feature.get("transform", ""))}</td>'
             f'<td>{escape(feature.get("kind", ""))}</td>'
@@ -131,27 +133,27 @@ def _feature_index(summary: dict) -> str:
             f'<td class=num>{escape(format_statistic(feature, "distinct"))}</td>'
             f"<td class=num>{format_percent(oov_rate(summary, feature))}</td></tr>"
         )
-    label = summary.get("label")
-    note = f'<p class="muted">Label: <code>{escape(label["column"])}</code></p>' if label else ""
+    label = summary.label_column
+    note = f'<p class="muted">Label: <code>{escape(label)}</code></p>' if label else ""
     return f"<h2>Features at a glance</h2><table>{header}{''.join(rows)}</table>{note}"
 
 
-def _run_details(summary: dict, splits: list[str]) -> str:
+def _run_details(summary: RunSummary, splits: list[str]) -> str:
     shard_rows = []
     for split in splits:
-        for shard in summary["shards"].get(split, []):
+        for shard in summary.shards.get(split, []):
             shard_rows.append(
-                f"<tr><td>{escape(split)}</td><td><code>{escape(shard['path'])}</code></td>"
-                f"<td class=num>{format_number(shard['rows'])}</td><td class=num>{format_bytes(shard['bytes'])}</td></tr>"
+                f"<tr><td>{escape(split)}</td><td><code>{escape(shard.path)}</code></td>"
+                f"<td class=num>{format_number(shard.rows)}</td><td class=num>{format_bytes(shard.bytes)}</td></tr>"
             )
     shards = (
         "<div><h3>Shards</h3><table><tr><th>split</th><th>file</th><th class=num>rows</th><th class=num>size</th></tr>"
         f"{''.join(shard_rows)}</table>"
-        f'<p class="muted">compression: {escape(str(summary.get("compression", "")))}</p></div>'
+        f'<p class="muted">compression: {escape(summary.compression)}</p></div>'
     )
-    seconds = _pairs("Seconds", {stage: format_number(value) for stage, value in summary.get("seconds", {}).items()})
-    versions = _pairs("Versions", {package: version or "–" for package, version in summary.get("versions", {}).items()})
-    platform = _pairs("Machine", {key: str(value) for key, value in summary.get("platform", {}).items()})
+    seconds = _pairs("Seconds", {stage: format_number(value) for stage, value in summary.seconds.items()})
+    versions = _pairs("Versions", {package: version or "–" for package, version in summary.versions.items()})
+    platform = _pairs("Machine", {key: str(value) for key, value in summary.platform.model_dump().items()})
     return f'<h2>Run</h2><div class="row">{shards}<div>{seconds}{platform}</div>{versions}</div>'
 
 
@@ -162,7 +164,7 @@ def _pairs(title: str, values: dict) -> str:
     return f"<div><h3>{escape(title)}</h3><table>{rows}</table></div>"
 
 
-def _feature(summary: dict, name: str, feature: dict, config: dict, vocabulary: list[str] | None) -> str:
+def _feature(summary: RunSummary, name: str, feature: dict, config: dict, vocabulary: list[str] | None) -> str:
     options = config.get("features", {}).get(name, {}) or {}
     # each transform's `report_options` beside its name (a run's transform may be gone from the registry)
     transform = TRANSFORMS.get(feature.get("transform"))
@@ -237,13 +239,13 @@ def _quantiles(quantiles: list | None) -> str:
     return f'<table class="quantiles"><caption class="legend">quantiles</caption><tr>{header}</tr><tr>{values}</tr></table>'
 
 
-def _quarantine(summary: dict, reasons: QuarantineReasons) -> str:
-    quarantined = summary["rows"]["quarantined"]
+def _quarantine(summary: RunSummary, reasons: QuarantineReasons) -> str:
+    quarantined = summary.rows.quarantined
     if not quarantined and not reasons.rows:
         return "<h2>Quarantine</h2><p>No rows were quarantined.</p>"
     intro = (
         f"<p>{format_number(quarantined)} rows were quarantined "
-        f"({format_percent(quarantined / summary['rows']['read'] if summary['rows']['read'] else None)} of the rows read); "
+        f"({format_percent(quarantined / summary.rows.read if summary.rows.read else None)} of the rows read); "
         f"their reasons, counted from <code>quarantine/*.jsonl</code>:</p>"
     )
     if not reasons.rows:

@@ -1,4 +1,4 @@
-"""Reading a run directory's small files for people: run.json, config.yaml, quarantine reasons, vocabularies.
+"""Reading a run directory's small files for people: quarantine reasons, vocabularies, and numbers formatted.
 
 Plain files only (no TensorFlow, no Beam), so `skewless report` and `skewless inspect` start fast and
 work wherever the run directory can be read. Shared by the HTML report and `skewless inspect`.
@@ -13,47 +13,25 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-import yaml
-
 from skewless.errors import InputError
-from skewless.run_layout import RUN_FILE
+from skewless.run_directory import RunDirectory
+from skewless.run_summary import RunSummary
 from skewless.safe_names import vocabulary_filename
 
-CONFIG_FILE = "config.yaml"
-QUARANTINE_DIR = "quarantine"
-ASSETS_DIR = os.path.join("transform_graph", "transform_fn", "assets")
 # Reasons quote the offending value, so a dirty column can produce one reason per row; past this
 # many distinct reasons the rest are counted together instead of held in memory one by one.
 MAX_DISTINCT_REASONS = 1000
 OTHER_REASONS = "(other reasons)"
 
 
-def load_summary(run_dir: str) -> dict:
-    """The run's run.json; InputError naming the file when it is missing or not JSON."""
-    path = os.path.join(run_dir, RUN_FILE)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            summary = json.load(handle)
-    except FileNotFoundError:
-        raise InputError(f"{path}: not found; is {run_dir} the output directory of `skewless run`?") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{path}: cannot read run summary: {error}") from None
-    if not isinstance(summary, dict) or not all(isinstance(summary.get(key), dict) for key in ("rows", "features")):
-        raise InputError(f"{path}: not a skewless run summary (no rows / features)")
+def run_statistics(run: RunDirectory) -> RunSummary:
+    """The run summary of a run of `skewless run`; InputError naming the file for an output of
+    `skewless apply`, which holds no feature statistics."""
+    summary = run.read_summary()
+    if summary.features is None:
+        applied = f" (the run it applied: {summary.applied.run})" if summary.applied else ""
+        raise InputError(f"{run.summary_file}: an output of `skewless apply`, without feature statistics{applied}")
     return summary
-
-
-def load_run_config(run_dir: str) -> dict:
-    """The resolved job config the run wrote (config.yaml) as a plain dict; {} when absent."""
-    path = os.path.join(run_dir, CONFIG_FILE)
-    if not os.path.exists(path):
-        return {}
-    try:
-        with open(path, encoding="utf-8") as handle:
-            config = yaml.safe_load(handle)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise InputError(f"{path}: cannot read the run's config: {error}") from None
-    return config if isinstance(config, dict) else {}
 
 
 @dataclass
@@ -69,10 +47,10 @@ class QuarantineReasons:
         return sum(self.counts.values())
 
 
-def quarantine_reasons(run_dir: str) -> QuarantineReasons:
-    """Counts the reasons in RUN_DIR/quarantine/*.jsonl (one JSON object per quarantined row)."""
+def quarantine_reasons(run: RunDirectory) -> QuarantineReasons:
+    """Counts the reasons in the run's quarantine/*.jsonl (one JSON object per quarantined row)."""
     reasons = QuarantineReasons()
-    for path in sorted(glob.glob(os.path.join(run_dir, QUARANTINE_DIR, "*.jsonl"))):
+    for path in sorted(glob.glob(os.path.join(run.quarantine_dir, "*.jsonl"))):
         reasons.files += 1
         with open(path, encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, 1):
@@ -91,35 +69,30 @@ def quarantine_reasons(run_dir: str) -> QuarantineReasons:
     return reasons
 
 
-def vocabulary(run_dir: str, feature: str) -> list[str] | None:
+def vocabulary(run: RunDirectory, feature: str) -> list[str] | None:
     """The feature's vocabulary as the graph stores it (most frequent first), or None if it has none."""
-    return vocabulary_file(run_dir, vocabulary_filename(feature))
+    return vocabulary_file(run, vocabulary_filename(feature))
 
 
-def vocabulary_file(run_dir: str, filename: str) -> list[str] | None:
+def vocabulary_file(run: RunDirectory, filename: str) -> list[str] | None:
     """The entries of the graph's vocabulary file `filename`, one a line, or None if there is no such file."""
-    path = os.path.join(run_dir, ASSETS_DIR, filename)
+    path = os.path.join(run.assets_dir, filename)
     if not os.path.exists(path):
         return None
     with open(path, "rb") as handle:
         return [line.rstrip(b"\n").decode("utf-8", "replace") for line in handle]
 
 
-def split_order(summary: dict, config: dict) -> list[str]:
-    """The run's splits in the order the config lists them (run.json's keys are sorted)."""
-    written = summary["rows"]["written"]
+def split_order(summary: RunSummary, config: dict) -> list[str]:
+    """The run's splits in the order the config lists them (the run summary's keys are sorted)."""
+    written = summary.rows.written
     splits = [split for split in ((config.get("output") or {}).get("splits") or {}) if split in written]
     return splits + [split for split in written if split not in splits]
 
 
-def transformed_rows(summary: dict) -> int:
-    """Rows that went through the graph (written to any split): the denominator of the OOV rate."""
-    return sum(summary["rows"]["written"].values())
-
-
-def oov_rate(summary: dict, feature: dict) -> float | None:
+def oov_rate(summary: RunSummary, feature: dict) -> float | None:
     """Share of transformed rows whose value fell outside the vocabulary (None without a vocabulary)."""
-    rows = transformed_rows(summary)
+    rows = summary.transformed_rows
     if "oov_rows" not in feature or not rows:
         return None
     return feature["oov_rows"] / rows
@@ -147,7 +120,7 @@ def format_number(value) -> str:
 
 
 def format_statistic(feature: dict, key: str, value=None) -> str:
-    """`format_number` of `feature[key]` (or of `value`, a part of it), with "~" before it when run.json
+    """`format_number` of `feature[key]` (or of `value`, a part of it), with "~" before it when the run summary
     marks that statistic as estimated by a sketch (`"exact": {key: false}`)."""
     text = format_number(feature.get(key) if value is None else value)
     return f"~{text}" if (feature.get("exact") or {}).get(key) is False and text != "–" else text

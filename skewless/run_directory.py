@@ -1,0 +1,201 @@
+"""`RunDirectory`: where each part of a run is, and its small files read back, as tf.Transform's
+`TFTransformOutput` does for a graph. The job writing a run and every reader of it (make_dataset,
+verify, inspect, the report, the Keras layers, the object-store copies) take their paths from here.
+
+```
+RUN_DIR/
+  transform_graph/   tf.Transform's output: transform_fn/ (assets/: vocabularies), transformed_metadata/, metadata/
+  data/              the shards, {split}-i-of-n.tfrecord[.gz]
+  quarantine/        rejected rows, JSON lines
+  config.yaml        the job config, every path in it absolute
+  run.json           the `RunSummary`, written last: a run directory with it is complete
+  report.html, sequence_example.json, keras_preprocessor.keras/.json: when the run has them
+```
+
+While the job runs, its staging directory also holds `tmp/`, `_stats/` and `_parts/`, removed before
+publishing. Nothing here imports Beam or TensorFlow at module level: the serving side and the light
+commands import it. The job writes through Beam's filesystems (pipelines/files.py); the readers here read
+a local directory (object-store runs are fetched to one first, pipelines/object_store.py) or a store
+TensorFlow opens (gs://, for the serving side).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import yaml
+
+from skewless.errors import InputError
+from skewless.run_summary import RunSummary
+
+GRAPH_DIR = "transform_graph"
+DATA_DIR = "data"
+QUARANTINE_DIR = "quarantine"
+RUN_FILE = "run.json"
+CONFIG_FILE = "config.yaml"
+REPORT_FILE = "report.html"
+# written when the shards are SequenceExamples: names the feature lists
+SEQUENCE_FILE = "sequence_example.json"
+KERAS_PREPROCESSOR_FILE = "keras_preprocessor.keras"
+KERAS_PREPROCESSOR_CHECK_FILE = "keras_preprocessor.json"
+
+
+@dataclass(frozen=True)
+class RunDirectory:
+    path: str
+
+    @classmethod
+    def of(cls, directory: str | os.PathLike) -> "RunDirectory":
+        return cls(os.fspath(directory))
+
+    def _part(self, *names: str) -> str:
+        return os.path.join(self.path, *names)
+
+    # the graph
+    @property
+    def graph_dir(self) -> str:
+        return self._part(GRAPH_DIR)
+
+    @property
+    def transform_fn_dir(self) -> str:
+        return self._part(GRAPH_DIR, "transform_fn")
+
+    @property
+    def assets_dir(self) -> str:
+        return self._part(GRAPH_DIR, "transform_fn", "assets")
+
+    @property
+    def raw_metadata_dir(self) -> str:
+        """The raw schema beside the graph, so `TFTransformOutput.raw_feature_spec` works."""
+        return self._part(GRAPH_DIR, "metadata")
+
+    @property
+    def transformed_metadata_dir(self) -> str:
+        return self._part(GRAPH_DIR, "transformed_metadata")
+
+    # the rows
+    @property
+    def data_dir(self) -> str:
+        return self._part(DATA_DIR)
+
+    def shard_file(self, relative: str) -> str:
+        """A shard's path from its path in run.json (relative to the run directory)."""
+        return self._part(relative)
+
+    @property
+    def quarantine_dir(self) -> str:
+        return self._part(QUARANTINE_DIR)
+
+    # the small files
+    @property
+    def summary_file(self) -> str:
+        return self._part(RUN_FILE)
+
+    @property
+    def config_file(self) -> str:
+        return self._part(CONFIG_FILE)
+
+    @property
+    def report_file(self) -> str:
+        return self._part(REPORT_FILE)
+
+    @property
+    def sequence_file(self) -> str:
+        return self._part(SEQUENCE_FILE)
+
+    @property
+    def keras_preprocessor_file(self) -> str:
+        return self._part(KERAS_PREPROCESSOR_FILE)
+
+    @property
+    def keras_preprocessor_check_file(self) -> str:
+        return self._part(KERAS_PREPROCESSOR_CHECK_FILE)
+
+    # the job's own, in the staging directory only
+    @property
+    def tmp_dir(self) -> str:
+        return self._part("tmp")
+
+    @property
+    def parsed_dir(self) -> str:
+        return self._part("tmp", "parsed")
+
+    @property
+    def stats_dir(self) -> str:
+        return self._part("_stats")
+
+    @property
+    def parts_dir(self) -> str:
+        return self._part("_parts")
+
+    # reading
+    def has_summary(self) -> bool:
+        return _exists(self.summary_file)
+
+    def read_summary(self) -> RunSummary:
+        """run.json; InputError naming the file when it is missing or not a run summary."""
+        if not self.has_summary():
+            raise InputError(f"{self.summary_file}: not found; is {self.path} the output directory of `skewless run`?")
+        return self._summary()
+
+    def read_summary_if_any(self) -> RunSummary | None:
+        """run.json, or None when the directory has none (a bare tf.Transform output, a hand-made run)."""
+        return self._summary() if self.has_summary() else None
+
+    def _summary(self) -> RunSummary:
+        try:
+            text = _read_bytes(self.summary_file)
+        except OSError as error:
+            raise InputError(f"{self.summary_file}: cannot read run summary: {error}") from None
+        return RunSummary.from_json(text, self.summary_file)
+
+    def read_config_text(self) -> str | None:
+        """config.yaml as written, or None when the run has none."""
+        if not _exists(self.config_file):
+            return None
+        try:
+            return _read_bytes(self.config_file).decode("utf-8", errors="replace")
+        except OSError as error:
+            raise InputError(f"{self.config_file}: cannot read the run's config: {error}") from None
+
+    def read_config(self) -> dict:
+        """config.yaml as a plain dict (for people: the report, inspect); {} when absent. The job's
+        `JobConfig` is `skewless.config.load_config(run.config_file)`."""
+        text = self.read_config_text()
+        if text is None:
+            return {}
+        try:
+            config = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise InputError(f"{self.config_file}: cannot read the run's config: {error}") from None
+        return config if isinstance(config, dict) else {}
+
+
+def around_graph(directory: str | os.PathLike) -> list[RunDirectory]:
+    """The run directories a path may belong to: itself (a run directory), or its parent (when the path
+    is a run's transform_graph/ folder)."""
+    directory = os.fspath(directory)
+    return [RunDirectory(directory), RunDirectory(os.path.dirname(directory.rstrip("/")))]
+
+
+def _is_remote(path: str) -> bool:
+    return "://" in path
+
+
+def _exists(path: str) -> bool:
+    if _is_remote(path):
+        import tensorflow as tf  # a store TensorFlow opens (gs://): the serving side may load a graph from there
+
+        return tf.io.gfile.exists(path)
+    return os.path.exists(path)
+
+
+def _read_bytes(path: str) -> bytes:
+    if _is_remote(path):
+        import tensorflow as tf
+
+        with tf.io.gfile.GFile(path, "rb") as handle:
+            return handle.read()
+    with open(path, "rb") as handle:
+        return handle.read()
