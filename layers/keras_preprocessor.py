@@ -27,8 +27,8 @@ from skewless.layers.native_preprocessor import NativePreprocessor
 from skewless.layers.probe_rows import probe_rows
 from skewless.layers.transform_graph import find_graph_dir
 from skewless.layers.transform_layer import TransformLayer
+from skewless.run_directory import CONFIG_FILE, RunDirectory
 
-PREPROCESSOR_FILE = "keras_preprocessor.keras"
 # Besides each transform's `native_options`, the options native layers reproduce (FillMissing holds the
 # default); any other option set in the config refuses the feature.
 HANDLED_OPTIONS = ("transform", "default")
@@ -108,9 +108,9 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
     from skewless.config import load_config
 
     run_dir = os.fspath(run_dir)
-    config_path = os.path.join(run_dir, "config.yaml")
+    config_path = RunDirectory(run_dir).config_file
     if not os.path.exists(config_path):
-        raise InputError(f"{run_dir}: not a run directory (no config.yaml)")
+        raise InputError(f"{run_dir}: not a run directory (no {CONFIG_FILE})")
     config = load_config(config_path)
     graph_dir = find_graph_dir(run_dir)
     raw_spec = tft.TFTransformOutput(graph_dir).raw_feature_spec()
@@ -173,7 +173,7 @@ def export_keras_preprocessor(
         plan = plans[feature.name]
         if feature.status == "different":
             plan.layers, plan.reason = None, feature.reason
-    check.path = os.fspath(path or os.path.join(os.fspath(run_dir), PREPROCESSOR_FILE))
+    check.path = os.fspath(path or RunDirectory.of(run_dir).keras_preprocessor_file)
     _build(plans).save(check.path)
     return check
 

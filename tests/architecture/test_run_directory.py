@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from skewless.cli import app
 from skewless.errors import InputError
 from skewless.report import render_report
-from skewless.run_directory import GRAPH_DIR, RUN_FILE, RunDirectory
+from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RUN_FILE, RunDirectory
 from skewless.run_summary import SCHEMA_VERSION, UNVERSIONED, RunSummary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,7 +106,8 @@ def test_only_the_run_directory_module_spells_the_run_s_parts():
             docstrings = _docstrings(tree)
             for node in ast.walk(tree):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                    if GRAPH_DIR in node.value or RUN_FILE in node.value:
+                    if any(name in node.value for name in (GRAPH_DIR, RUN_FILE, CONFIG_FILE)):
                         spelled.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     assert not spelled, "name the run's parts through skewless.run_directory:\n" + "\n".join(spelled)
-    assert GRAPH_DIR in owner.read_text() and RUN_FILE in owner.read_text()  # the check looks for the right names
+    # the check looks for the names the module really gives
+    assert all(f'"{name}"' in owner.read_text() for name in (GRAPH_DIR, RUN_FILE, CONFIG_FILE))

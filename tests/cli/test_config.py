@@ -2,6 +2,7 @@
 
 
 import pytest
+import yaml
 
 from commands import cli
 from skewless.config import load_config
@@ -27,7 +28,7 @@ def write(tmp_path, text):
 
 def test_good_config_resolves_paths_against_its_folder(tmp_path):
     config = load_config(write(tmp_path, GOOD))
-    assert config.resolve(config.output.dir) == str(tmp_path / "out")
+    assert config.output.dir == str(tmp_path / "out")
     assert config.output.splits == {"train": 0.8, "eval": 0.2}
 
 
@@ -36,9 +37,35 @@ def test_relative_config_path_resolves_to_absolute_paths(tmp_path, monkeypatch):
     write(tmp_path, GOOD)
     monkeypatch.chdir(tmp_path.parent)
     config = load_config(f"{tmp_path.name}/job.yaml")
-    assert config.resolve(config.output.dir) == str(tmp_path / "out")
-    assert load_config({"name": "t", "input": {"format": "synthetic", "rows": 5}, "features": {"a": {"transform": "z_score"}},
-                        "output": {"dir": "out"}}).base_dir == str(tmp_path.parent)
+    assert config.output.dir == str(tmp_path / "out")
+    from_dict = load_config({"name": "t", "input": {"format": "synthetic", "rows": 5},
+                             "features": {"a": {"transform": "z_score"}}, "output": {"dir": "out"}})
+    assert from_dict.base_dir == str(tmp_path.parent) and from_dict.output.dir == str(tmp_path.parent / "out")
+
+
+def test_every_path_of_the_config_is_absolute_once_loaded_and_stays_so(tmp_path, monkeypatch):
+    """Resolved once, against the config's folder: the run's config.yaml (its dump) loads to the same paths
+    from anywhere; URLs and absolute paths are left as they are."""
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "job.yaml").write_text(
+        "name: t\ninput: {format: csv, header: true, paths: [data/a.csv, '../shared/*.csv', gs://bucket/b.csv, /abs/c.csv]}\n"
+        "schema: schema.pbtxt\ncache_dir: cache\nfeatures: {age: {transform: z_score}}\noutput: {dir: out}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    config = load_config("configs/job.yaml", overrides=["output.dir=../runs/x"])
+    assert config.base_dir == str(folder)
+    assert config.input.paths == [str(folder / "data" / "a.csv"), str(tmp_path / "shared" / "*.csv"),
+                                  "gs://bucket/b.csv", "/abs/c.csv"]
+    assert (config.schema_path, config.cache_dir) == (str(folder / "schema.pbtxt"), str(folder / "cache"))
+    assert config.output.dir == str(tmp_path / "runs" / "x")  # --set: against the config's folder too
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    stored = write(elsewhere, yaml.safe_dump(config.model_dump(by_alias=True)))  # what a run's config.yaml holds
+    again = load_config(stored)
+    assert (again.input.paths, again.schema_path, again.cache_dir, again.output.dir) == (
+        config.input.paths, config.schema_path, config.cache_dir, config.output.dir)
 
 
 def test_unknown_transform_names_file_line_and_key(tmp_path):

@@ -58,8 +58,12 @@ def _write_run(run_dir, with_summary: bool) -> str:
             shards[split].append({"path": name, "rows": len(rows), "bytes": os.path.getsize(os.path.join(run_dir, name))})
     if with_summary:
         with open(os.path.join(run_dir, "run.json"), "w") as handle:
-            json.dump({"name": "fixture", "shards": shards, "compression": "gzip",
-                       "label": {"column": "label", "name": "label"}}, handle)
+            written = {split: sum(shard["rows"] for shard in entries) for split, entries in shards.items()}
+            json.dump({"name": "fixture", "rows": {"read": sum(written.values()), "written": written, "quarantined": 0},
+                       "features": {}, "shards": shards, "compression": "gzip", "format": "example",
+                       "label": {"column": "label", "name": "label"},
+                       "analysis": {"datasets": 1, "analyzed": 1, "cache_dir": None}, "seconds": {}, "versions": {},
+                       "platform": {"machine": "test", "cpus": 1, "python": "3"}}, handle)
     return run_dir
 
 
