@@ -127,7 +127,7 @@ def run(
     if output is not None and "://" not in output:
         output = os.path.abspath(output)  # a command-line path is the shell's: relative to the current directory
     job_config = load_config(config, overrides=overrides, output_dir=output)
-    output_dir = job_config.resolve(job_config.output.dir)
+    output_dir = job_config.output.dir
     if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
