@@ -173,8 +173,10 @@ def apply(
         fail(f"--format {format}: not one of csv, parquet, tfrecord")
     if splits is not None and splits != "all":
         fail(f"--splits {splits}: only 'all' (one split of every row) can replace the run's splits")
-    if "://" not in run_dir and not os.path.exists(os.path.join(run_dir, "config.yaml")):
-        fail(f"{run_dir}: not a run directory of `skewless run` (no config.yaml)")
+    from skewless.run_directory import CONFIG_FILE, RunDirectory
+
+    if "://" not in run_dir and not os.path.exists(RunDirectory(run_dir).config_file):
+        fail(f"{run_dir}: not a run directory of `skewless run` (no {CONFIG_FILE})")
     if "://" not in output:
         output = os.path.abspath(output)
         if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; the job checks again
