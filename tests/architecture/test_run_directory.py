@@ -15,7 +15,7 @@ from skewless.report import render_report
 from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RUN_FILE, RunDirectory
 from skewless.run_summary import SCHEMA_VERSION, UNVERSIONED, RunSummary
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("skewless", "pipelines", "layers", "schemas")
 
 
