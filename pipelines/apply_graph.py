@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from skewless.config import JobConfig, load_config
-from skewless.errors import ConfigError, InputError, output_exists
+from skewless.errors import ConfigError, InputError
 from skewless.pipelines import files, object_store
 from skewless.pipelines.job import (
     machine_summary,
@@ -40,7 +40,7 @@ from skewless.pipelines.job import (
 from skewless.pipelines.plan import JobPlan, plan
 from skewless.pipelines.progress import PROGRESS_DIR
 from skewless.pipelines.split_statistics import write_split_statistics
-from skewless.pipelines.staging import check_replaceable, claim, publish
+from skewless.pipelines.staging import StagedOutput
 from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RunDirectory
 from skewless.run_summary import Applied, AppliedInput, Label, RowCounts, RunSummary
 # --splits all: every row in one split of this name
@@ -94,19 +94,13 @@ def apply(
         output_dir = os.path.abspath(output_dir)
     local_run = object_store.local_run(run_dir)
     config = applied_config(local_run, output_dir, inputs, input_format, columns, header, one_split)
-    stand_in = object_store.local_stand_in(output_dir, beam_args or [])
-    if overwrite:
-        check_replaceable(output_dir)
-    elif files.exists(output_dir):
-        raise output_exists(output_dir)
+    output = StagedOutput(output_dir, overwrite, beam_args or [])
     graph_dir = RunDirectory(local_run).graph_dir
     job_plan = _with_run_types(plan(config), graph_dir)
     run_label = _run_label(local_run)
     label_left_out = config.label is None and run_label is not None
     digest = graph_digest(graph_dir)
-    claimed = claim(stand_in or output_dir)
-    staging = os.path.join(claimed, "run")
-    try:
+    with output.staging() as staging:
         _run_pipeline(config, job_plan, graph_dir, staging, beam_args or [])
         pipeline_seconds = time.time() - started
         parts = unit_parts(job_plan, staging)
@@ -132,12 +126,6 @@ def apply(
             platform=machine_summary(),
         )
         files.write_bytes(RunDirectory(staging).summary_file, summary.to_json())
-        if stand_in:
-            object_store.upload(staging, output_dir, overwrite)
-        else:
-            publish(staging, output_dir, claimed, overwrite)
-    finally:
-        files.remove_tree(claimed)
     return ApplyResult(output_dir, run_dir, digest, summary.rows.model_dump(), shards, summary.seconds, label_left_out)
 
 

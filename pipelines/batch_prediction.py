@@ -31,9 +31,9 @@ from apache_beam.ml.inference.base import KeyedModelHandler, PredictionResult, R
 from apache_beam.ml.inference.tensorflow_inference import ModelType, TFModelHandlerTensor
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from skewless.errors import ConfigError, InputError, output_exists
+from skewless.errors import ConfigError, InputError
 from skewless.layers.export import read_spec_file, serialize_raw_examples
-from skewless.pipelines import files, object_store, runners, shards, sources
+from skewless.pipelines import files, runners, shards, sources
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.job import PARTS_DIR, package_versions, part_path, run_seconds
 from skewless.pipelines.plan import estimated_output_bytes
@@ -43,7 +43,7 @@ from skewless.pipelines.reading import input_config as make_input_config
 from skewless.pipelines.reading.csv import columns_of
 from skewless.pipelines.reading.files import expand_paths
 from skewless.pipelines.sources import RowReader
-from skewless.pipelines.staging import check_replaceable, claim, publish
+from skewless.pipelines.staging import StagedOutput
 from skewless.pipelines.transform import write_quarantine
 from skewless.run_layout import RUN_FILE
 
@@ -108,14 +108,8 @@ def predict(
     key_columns = _key_columns(list(keys), raw_columns, input_config, paths, outputs)
     units = _units(input_config, paths)
     read_columns = raw_columns + [column for column in key_columns if column.name not in raw_spec]
-    stand_in = object_store.local_stand_in(output_dir, beam_args or [])
-    if overwrite:
-        check_replaceable(output_dir)
-    elif files.exists(output_dir):
-        raise output_exists(output_dir)
-    claimed = claim(stand_in or output_dir)
-    staging = os.path.join(claimed, "run")
-    try:
+    output = StagedOutput(output_dir, overwrite, beam_args or [])
+    with output.staging() as staging:
         _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, units, output_format, staging,
                       beam_args or [])
         pipeline_seconds = time.time() - started
@@ -135,12 +129,6 @@ def predict(
             "versions": package_versions(),
         }
         files.write_bytes(os.path.join(staging, RUN_FILE), json.dumps(summary, indent=2, sort_keys=True).encode())
-        if stand_in:
-            object_store.upload(staging, output_dir, overwrite)
-        else:
-            publish(staging, output_dir, claimed, overwrite)
-    finally:
-        files.remove_tree(claimed)
     return PredictResult(output_dir, export_dir, summary["rows"], [o.name for o in outputs], summary["seconds"])
 
 

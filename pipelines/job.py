@@ -24,16 +24,16 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from skewless.config import JobConfig, load_config
-from skewless.errors import ConfigError, InputError, TooManyBadRowsError, output_exists
-from skewless.pipelines import files, object_store
+from skewless.errors import ConfigError, InputError, TooManyBadRowsError
+from skewless.pipelines import files
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.plan import JobPlan, plan, sample_rows
 from skewless.pipelines.progress import PROGRESS_DIR, snapshot
-from skewless.pipelines.staging import check_replaceable, claim, publish
+from skewless.pipelines.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
-from skewless.run_summary import Analysis, Label, Platform, RowCounts, RunSummary
-from skewless.safe_names import most_frequent_filename, vocabulary_filename
+from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
+from skewless.safe_names import most_frequent_filename
 
 
 @dataclass
@@ -92,16 +92,9 @@ def run(
         config = load_config(config)
     started = time.time()
     output_dir = config.output.dir
-    # TensorFlow cannot write some stores (s3://): the run is then written here and uploaded
-    stand_in = object_store.local_stand_in(output_dir, beam_args or [])
-    if overwrite:
-        check_replaceable(output_dir)  # again at publish time: something else may appear there meanwhile
-    elif files.exists(output_dir):
-        raise output_exists(output_dir)
+    output = StagedOutput(output_dir, overwrite, beam_args or [])
     job_plan = plan(config)
-    claimed = claim(stand_in or output_dir)
-    staging = os.path.join(claimed, "run")
-    try:
+    with output.staging() as staging:
         known = not config.cache_dir
         with progress(lambda: snapshot(staging, total_known=known)) if progress else nullcontext():
             _run_pipeline(config, job_plan, staging, beam_args or [])
@@ -110,12 +103,6 @@ def run(
         result = RunResult(output_dir, summary["rows"], summary["shards"], summary["seconds"], summary["features"])
         if config.output.keras_preprocessor:
             result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
-        if stand_in:
-            object_store.upload(staging, output_dir, overwrite)
-        else:
-            publish(staging, output_dir, claimed, overwrite)
-    finally:
-        files.remove_tree(claimed)
     return result
 
 

@@ -22,15 +22,48 @@ import errno
 import os
 import shutil
 import uuid
+from contextlib import contextmanager
+from typing import Iterator
 
 from apache_beam.io.filesystems import FileSystems
 
-from skewless.errors import OutputError, OutputExistsError
-from skewless.pipelines import files
+from skewless.errors import OutputError, OutputExistsError, output_exists
+from skewless.pipelines import files, object_store
 from skewless.run_directory import RUN_FILE
 
 STAGING_SUFFIX = ".staging"
 OWNER_FILE = "owner"
+
+
+class StagedOutput:
+    """The output of a job (a run, an applied run, predictions): checked before any work starts, written in a
+    claimed staging folder, published whole when the work succeeded, and the staging folder removed either way.
+
+    ``StagedOutput(output_dir, overwrite, beam_args)`` refuses an existing output (or, with `overwrite`, one
+    that is not a previous run) in one line; ``with output.staging() as folder:`` yields the folder to write.
+    """
+
+    def __init__(self, output_dir: str, overwrite: bool, beam_args: list[str]):
+        self.output_dir, self.overwrite = output_dir, overwrite
+        # TensorFlow cannot write some stores (s3://): the output is then staged here and uploaded
+        self._stand_in = object_store.local_stand_in(output_dir, beam_args)
+        if overwrite:
+            check_replaceable(output_dir)  # again at publish time: something else may appear there meanwhile
+        elif files.exists(output_dir):
+            raise output_exists(output_dir)
+
+    @contextmanager
+    def staging(self) -> Iterator[str]:
+        claimed = claim(self._stand_in or self.output_dir)
+        try:
+            staged = os.path.join(claimed, "run")
+            yield staged
+            if self._stand_in:
+                object_store.upload(staged, self.output_dir, self.overwrite)
+            else:
+                publish(staged, self.output_dir, claimed, self.overwrite)
+        finally:
+            files.remove_tree(claimed)
 
 
 def check_replaceable(output_dir: str) -> None:

@@ -7,9 +7,9 @@ container that has TensorFlow and no Apache Beam, and `--help` should not pay fo
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import sys
+from inspect import Parameter, Signature
 from typing import Callable, List, Optional
 
 import typer
@@ -86,8 +86,8 @@ def reports_errors(where: str) -> Callable:
                 fail(one_line(error, named if isinstance(named, str) else ", ".join(named)))
 
         # typer reads the options from the signature and the type hints: add --debug to both
-        signature = inspect.signature(command)
-        debug_option = inspect.Parameter("debug", inspect.Parameter.KEYWORD_ONLY, default=_DEBUG, annotation=bool)
+        signature = Signature.from_callable(command)
+        debug_option = Parameter("debug", Parameter.KEYWORD_ONLY, default=_DEBUG, annotation=bool)
         command_reporting_errors.__signature__ = signature.replace(
             parameters=[*signature.parameters.values(), debug_option]
         )
