@@ -35,7 +35,7 @@ from skewless.errors import ConfigError, InputError
 from skewless.layers.export import read_spec_file, serialize_raw_examples
 from skewless.pipelines import files, runners, shards, sources
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.job import PARTS_DIR, package_versions, part_path, run_seconds
+from skewless.pipelines.job import package_versions, part_path, run_seconds
 from skewless.pipelines.plan import estimated_output_bytes
 from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_shard, shard_file_name
 from skewless.pipelines.raw_types import infer_types
@@ -45,7 +45,7 @@ from skewless.pipelines.reading.files import expand_paths
 from skewless.pipelines.sources import RowReader
 from skewless.pipelines.staging import StagedOutput
 from skewless.pipelines.transform import write_quarantine
-from skewless.run_layout import RUN_FILE
+from skewless.run_directory import RunDirectory
 
 SIGNATURE = "serving_default"
 # rows per model call; a reader's chunk ends a batch too
@@ -114,7 +114,7 @@ def predict(
                       beam_args or [])
         pipeline_seconds = time.time() - started
         parts = [files.read_json(part_path(staging, unit.index)) for unit in units]
-        files.remove_tree(os.path.join(staging, PARTS_DIR))
+        files.remove_tree(RunDirectory(staging).parts_dir)
         written = sum(part["written"] for part in parts)
         quarantined = sum(part["quarantined"] for part in parts)
         summary = {
@@ -128,7 +128,7 @@ def predict(
             "seconds": run_seconds(started, pipeline_seconds, process_started),
             "versions": package_versions(),
         }
-        files.write_bytes(os.path.join(staging, RUN_FILE), json.dumps(summary, indent=2, sort_keys=True).encode())
+        files.write_bytes(RunDirectory(staging).summary_file, json.dumps(summary, indent=2, sort_keys=True).encode())
     return PredictResult(output_dir, export_dir, summary["rows"], [o.name for o in outputs], summary["seconds"])
 
 
