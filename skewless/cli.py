@@ -395,11 +395,11 @@ def validate(
     import json
 
     from skewless.drift import DRIFT, SKEW, Thresholds, compare, print_comparisons
-    from skewless.report.run_files import load_run_config
+    from skewless.run_directory import RunDirectory
     from skewless.schemas import load_schema
     from skewless.statistics_files import statistics_splits
 
-    config = load_run_config(run_dir)
+    config = RunDirectory(run_dir).read_config()
     with_statistics = statistics_splits(run_dir)
     if not with_statistics:
         fail(f"{run_dir}: no statistics/Split-*/FeatureStats.pb; is it a run directory of `skewless run` or `apply`?")
@@ -407,7 +407,7 @@ def validate(
     configured = [split for split in (config.get("output") or {}).get("splits") or {} if split in with_statistics]
     ordered = configured + [split for split in with_statistics if split not in configured]
     # an applied run has no config of its own: the baseline run's schema then gives the thresholds
-    schema = schema or config.get("schema") or (against and load_run_config(against).get("schema"))
+    schema = schema or config.get("schema") or (against and RunDirectory(against).read_config().get("schema"))
     thresholds = Thresholds.from_flags(threshold, load_schema(schema) if schema else None)
     named = [split for split in (splits or "").split(",") if split]
     if against is not None:
