@@ -139,9 +139,7 @@ def histogram_masses(histograms: list, zeros: list[float] | None = None) -> list
     bucket, whose width depends on the max: spread evenly they would make two samples of one distribution differ.
     """
     zeros = zeros or [0.0] * len(histograms)
-    edges = np.unique([x for buckets in histograms for low, high, _ in buckets if high > low for x in (low, high)])
-    points = {low for buckets in histograms for low, high, _ in buckets if high == low}
-    points = sorted(points | ({0.0} if any(zeros) else set()))
+    edges, points = common_bins(histograms, zeros)
     masses = []
     for buckets, zero_count in zip(histograms, zeros):
         intervals = np.zeros(max(len(edges) - 1, 0))
@@ -162,7 +160,15 @@ def histogram_masses(histograms: list, zeros: list[float] | None = None) -> list
     return masses
 
 
-def _standard_histogram(feature) -> list[tuple[float, float, float]]:
+def common_bins(histograms: list, zeros: list[float]) -> tuple[np.ndarray, list[float]]:
+    """`histogram_masses`' bins: the union of the histograms' bucket edges, and the single values (zero-width
+    buckets, and 0 when any histogram has zeros)."""
+    edges = np.unique([x for buckets in histograms for low, high, _ in buckets if high > low for x in (low, high)])
+    points = {low for buckets in histograms for low, high, _ in buckets if high == low}
+    return edges, sorted(points | ({0.0} if any(zeros) else set()))
+
+
+def standard_histogram(feature) -> list[tuple[float, float, float]]:
     from tensorflow_metadata.proto.v0 import statistics_pb2
 
     for histogram in feature.num_stats.histograms:
@@ -194,7 +200,7 @@ def feature_distance(base, test, thresholds: Thresholds, comparator: str) -> Fea
         measure = JENSEN_SHANNON if only_js else INFINITY_NORM
     else:
         measure = JENSEN_SHANNON
-        masses = _normalized(histogram_masses([_standard_histogram(base), _standard_histogram(test)],
+        masses = _normalized(histogram_masses([standard_histogram(base), standard_histogram(test)],
                                               [base.num_stats.num_zeros, test.num_stats.num_zeros]))
         distance = None if masses is None else jensen_shannon(*masses)
     return FeatureDistance(name, measure, distance, thresholds.threshold(name, measure, comparator))

@@ -18,7 +18,8 @@ import os
 
 from skewless.pipelines import files
 from skewless.report.page import render_page
-from skewless.report.run_files import quarantine_reasons, run_statistics, vocabulary
+from skewless.report.run_files import quarantine_reasons, run_statistics, split_order, vocabulary
+from skewless.report.split_views import split_views
 from skewless.run_directory import REPORT_FILE, RunDirectory
 
 __all__ = ["REPORT_FILE", "render_report"]
@@ -53,9 +54,9 @@ def _render(run_dir: str, shown: str) -> str:
     vocabularies = {
         name: vocabulary(run, name) for name, feature in summary.features.items() if "vocabulary_size" in feature
     }
-    page = render_page(
-        shown, summary, run.read_config(), quarantine_reasons(run), vocabularies, run.read_config_text() or ""
-    )
+    config = run.read_config()
+    views = split_views(run_dir, split_order(summary, config))
+    page = render_page(shown, summary, config, quarantine_reasons(run), vocabularies, run.read_config_text() or "", views)
     path = run.report_file
     # Written beside and renamed, so a browser reloading the page never sees half of it.
     partial = f"{path}.partial"

@@ -9,6 +9,8 @@ from __future__ import annotations
 from html import escape
 
 from skewless.report import svg
+from skewless.report.split_section import advice_line, feature_warnings, split_block, warnings_list
+from skewless.report.split_views import SplitView
 from skewless.transforms import TRANSFORMS
 from skewless.report.run_files import (
     QuarantineReasons,
@@ -66,23 +68,46 @@ figure { margin: 0; }
 pre { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 10px; overflow: auto; }
 code { font-size: 12px; }
 details summary { cursor: pointer; color: var(--accent); }
+.features { display: grid; grid-template-columns: repeat(auto-fill, minmax(600px, 1fr)); gap: 14px; }
+.features .feature { margin: 0; }
+.splits { margin-top: 10px; }
+h4 { font-size: 13px; margin: 0 0 6px; }
+.distance { font-weight: 500; color: var(--muted); margin-left: 8px; }
+.chart .split { fill-opacity: .55; }
+.split-0 { fill: var(--bar); background: var(--bar); }
+.split-1 { fill: var(--oov); background: var(--oov); }
+.split-2 { fill: var(--mark); background: var(--mark); }
+.swatch.split-0, .swatch.split-1, .swatch.split-2 { opacity: .7; }
+.share { display: inline-block; height: 8px; max-width: 90px; opacity: .7; vertical-align: middle; }
+table.split-values td.num { min-width: 150px; white-space: nowrap; }
+.warnings { margin: 8px 0 0; padding-left: 18px; color: var(--mark); }
+.advice { margin: 8px 0 0; font-weight: 500; }
+.zeros { margin: 0 0 4px; }
 """
 
 
 def render_page(run_dir: str, summary: RunSummary, config: dict, reasons: QuarantineReasons, vocabularies: dict,
-                config_text: str) -> str:
-    """The whole report page as a string."""
+                config_text: str, views: dict[str, SplitView]) -> str:
+    """The whole report page as a string; `views`: each feature's splits side by side ({} without statistics)."""
     name = summary.name
     features = summary.features
     splits = split_order(summary, config)
+    options = {feature: config.get("features", {}).get(feature, {}) or {} for feature in features}
+    warnings = {feature: feature_warnings(features[feature], options[feature], oov_rate(summary, features[feature]))
+                for feature in features}
     body = [
         f"<header><h1>Run report: {escape(name)}</h1>"
         f'<div class="sub"><code>{escape(run_dir)}</code></div></header>',
         _cards(summary, splits),
         _feature_index(summary),
+        _label(summary, views),
+        _warnings_index(warnings),
         _run_details(summary, splits),
         "<h2>Features</h2>",
-        *(_feature(summary, feature, features[feature], config, vocabularies.get(feature)) for feature in features),
+        '<div class="features">',
+        *(_feature(summary, feature, features[feature], options[feature], vocabularies.get(feature),
+                   views.get(feature), warnings[feature]) for feature in features),
+        "</div>",
         _quarantine(summary, reasons),
         f"<h2>Config</h2><details><summary>{CONFIG_FILE}</summary>"
         f"<pre><code>{escape(config_text)}</code></pre></details>" if config_text else "",
@@ -164,8 +189,24 @@ def _pairs(title: str, values: dict) -> str:
     return f"<div><h3>{escape(title)}</h3><table>{rows}</table></div>"
 
 
-def _feature(summary: RunSummary, name: str, feature: dict, config: dict, vocabulary: list[str] | None) -> str:
-    options = config.get("features", {}).get(name, {}) or {}
+def _label(summary: RunSummary, views: dict[str, SplitView]) -> str:
+    label = summary.label_column
+    if not label or label not in views:
+        return ""
+    return f'<h2>Label by split</h2><div class="feature label" id="label">{split_block(views[label])}</div>'
+
+
+def _warnings_index(warnings: dict[str, list[tuple[str, str]]]) -> str:
+    flagged = [(feature, found) for feature, found in warnings.items() if found]
+    if not flagged:
+        return '<h2>Worth checking</h2><p class="muted">No sentinel values, empty buckets or ill-sized vocabularies found.</p>'
+    rows = "".join(f'<tr><td><a href="#{_anchor(feature)}">{escape(feature)}</a></td>'
+                   f'<td>{warnings_list(found)}</td></tr>' for feature, found in flagged)
+    return f'<h2>Worth checking</h2><table class="worth-checking">{rows}</table>'
+
+
+def _feature(summary: RunSummary, name: str, feature: dict, options: dict, vocabulary: list[str] | None,
+             view: SplitView | None, warnings: list[tuple[str, str]]) -> str:
     # each transform's `report_options` beside its name (a run's transform may be gone from the registry)
     transform = TRANSFORMS.get(feature.get("transform"))
     shown = (*(transform.report_options if transform else ()), "default")
@@ -195,7 +236,8 @@ def _feature(summary: RunSummary, name: str, feature: dict, config: dict, vocabu
     quantiles = _quantiles(feature.get("quantiles"))
     return (
         f'<article class="feature" id="{_anchor(name)}"><h3>{escape(name)}{badges}</h3>'
-        f'<div class="row"><table class="stats">{rows}</table>{charts}</div>{quantiles}</article>'
+        f'<div class="row"><table class="stats">{rows}</table>{charts}</div>{quantiles}'
+        f"{split_block(view)}{warnings_list(warnings)}{advice_line(feature, options)}</article>"
     )
 
 

@@ -17,6 +17,7 @@ _LEFT, _RIGHT, _TOP, _BOTTOM = 52, 10, 10, 34
 BAR_ROW = 18
 _LABEL_WIDTH, _BAR_WIDTH, _COUNT_WIDTH = 150, 210, 80
 _LABEL_CHARS = 22
+_POINT_WIDTH = 44  # a single value's pair of bars
 
 
 def histogram(edges: Sequence[float], counts: Sequence[int], title: str, mean: float | None = None) -> str:
@@ -97,3 +98,54 @@ def _open(width: int, height: int, title: str) -> str:
 
 def _text(x: float, y: float, text: str, anchor: str, css: str = "tick") -> str:
     return f'<text class="{css}" x="{x:.2f}" y="{y:.2f}" text-anchor="{anchor}">{escape(text)}</text>'
+
+
+def split_histogram(edges: Sequence[float], points: Sequence[float], shares: dict[str, Sequence[float]],
+                    title: str) -> str:
+    """Splits overlaid: each split's share of rows per bin, `shares[split]` being the interval bins between
+    `edges` then the single values `points`. Single values (0 in a column of mostly zeros) are bars of their own
+    at the left, scaled on their own, so a spike of zeros does not flatten the histogram of the other values;
+    interval bars are heights of share per unit of width (bins may differ in width)."""
+    width, height = HISTOGRAM_WIDTH, HISTOGRAM_HEIGHT
+    # no count axis to label (shares are in the tooltips), so the plot starts near the edge
+    start = 12
+    left = start + _POINT_WIDTH * len(points) + (8 if points else 0)
+    plot_width, plot_height = width - left - _RIGHT, height - _TOP - _BOTTOM
+    baseline = _TOP + plot_height
+    intervals = len(edges) - 1 if len(edges) > 1 else 0
+    low, high = (float(edges[0]), float(edges[-1])) if intervals else (0.0, 1.0)
+    span = (high - low) or 1.0
+    widths = [float(b - a) or 1.0 for a, b in zip(edges[:-1], edges[1:])]
+    densest = max([s[i] / widths[i] for s in shares.values() for i in range(intervals)] + [1e-300])
+    tallest_point = max([s[intervals + j] for s in shares.values() for j in range(len(points))] + [1e-300])
+    parts = [_open(width, height, title)]
+    for index, (split, values) in enumerate(shares.items()):
+        css = f"split split-{index}"
+        for j, point in enumerate(points):
+            share = values[intervals + j]
+            bar = share / tallest_point * plot_height
+            x = start + _POINT_WIDTH * j + 4 + index * 18
+            parts.append(
+                f'<rect class="{css}" data-split="{escape(split)}" data-point="{point!r}" data-share="{share!r}" '
+                f'x="{x:.2f}" y="{baseline - bar:.2f}" width="16" height="{bar:.2f}">'
+                f"<title>{escape(split)}: = {escape(format_number(point))}: {share:.2%} of rows</title></rect>"
+            )
+        for i in range(intervals):
+            share = values[i]
+            bar = share / widths[i] / densest * plot_height
+            x0 = left + (float(edges[i]) - low) / span * plot_width
+            x1 = left + (float(edges[i + 1]) - low) / span * plot_width
+            tip = f"{split}: [{format_number(edges[i])}, {format_number(edges[i + 1])}): {share:.2%} of rows"
+            parts.append(
+                f'<rect class="{css}" data-split="{escape(split)}" data-bin="{i}" data-share="{share!r}" '
+                f'x="{x0:.2f}" y="{baseline - bar:.2f}" width="{max(x1 - x0, 0.5):.2f}" height="{bar:.2f}">'
+                f"<title>{escape(tip)}</title></rect>"
+            )
+    for j, point in enumerate(points):
+        parts.append(_text(start + _POINT_WIDTH * j + 21, baseline + 14, f"= {format_number(point)}", "middle"))
+    parts.append(f'<line class="axis" x1="{left}" y1="{baseline}" x2="{left + plot_width}" y2="{baseline}"/>')
+    if intervals:
+        for value, anchor in ((low, "start"), ((low + high) / 2, "middle"), (high, "end")):
+            parts.append(_text(left + (value - low) / span * plot_width, baseline + 14, format_number(value), anchor))
+    parts.append("</svg>")
+    return "".join(parts)
