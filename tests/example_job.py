@@ -63,6 +63,13 @@ CENSUS_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "m
                   "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "label"]
 
 
+def census_frame(path):
+    """The census file as the job reads it (no header, spaces after the commas dropped)."""
+    import pandas as pd
+
+    return pd.read_csv(path, header=None, names=CENSUS_COLUMNS, skipinitialspace=True)
+
+
 def split_of_each_row(config) -> np.ndarray:
     """The split index of every input row, in file order: the job's split rule on the keys its reader gives them."""
     from skewless.pipelines.plan import plan

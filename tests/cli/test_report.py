@@ -15,17 +15,21 @@ import shutil
 import subprocess
 import sys
 import time
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 
 import numpy as np
 import pytest
-from example_job import EXAMPLE_CONFIG, example_config
+from example_job import EXAMPLE_CONFIG, census_config, census_frame, example_config, split_of_each_row
 from typer.testing import CliRunner
 
 from skewless.cli import app
+from skewless.config import JobConfig
+from skewless.drift import SKEW, Thresholds, compare
+from skewless.encoding_advice import advise
 from skewless.pipelines.synthetic import COLUMNS, synthetic_rows
 from skewless.report import REPORT_FILE, render_report
+from skewless.report.data_warnings import bucket_boundaries
 
 NUMERIC = ("age", "hours_per_week", "fnlwgt", "capital_gain")
 CATEGORICAL = ("workclass", "education", "occupation", "native_country")
@@ -133,7 +137,9 @@ def test_top_values_vocabulary_and_oov_rate(report, raw_rows, example_run):
 
 
 def test_one_svg_per_chart_and_nothing_fetched(report):
-    assert report.count("<svg") == len(NUMERIC) + len(CATEGORICAL)
+    # a chart of the run's values per feature, and one of train vs eval per numeric feature
+    assert report.count("<svg") == 2 * len(NUMERIC) + len(CATEGORICAL)
+    assert report.count('<figure class="split-histogram">') == len(NUMERIC)
     assert report.count('<figure class="histogram">') == len(NUMERIC)
     assert report.count('<figure class="top-values">') == len(CATEGORICAL)
     assert not re.search(r"https?://", report)
@@ -217,6 +223,166 @@ def test_cli_rerenders_and_opens(example_run, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert (run_dir / REPORT_FILE).read_text().startswith("<!DOCTYPE html>")
     assert opened == [(run_dir / REPORT_FILE).resolve().as_uri()]
+
+
+# ------------------------------------------------------------- the questions: train vs eval, warnings, advice
+
+
+def split_cells(section: str) -> dict[str, dict[str, int]]:
+    """A categorical feature's top values side by side: value -> split -> the count the page carries."""
+    table = re.search(r'<table class="split-values">(.*?)</table>', section, re.S).group(1)
+    shown = {}
+    for value, cells in re.findall(r'<tr data-value="([^"]*)">(.*?)</tr>', table, re.S):
+        counts = re.findall(r'data-split="([^"]*)" data-count="([0-9]*)"', cells)
+        shown[unescape(value)] = {split: int(count) for split, count in counts if count}
+    return shown
+
+
+def shown_distance(section: str) -> float:
+    return float(re.search(r'data-distance="([^"]+)"', section).group(1))
+
+
+def zeros_shown(section: str) -> dict[str, tuple[int, int]]:
+    found = re.findall(r'data-zeros-split="([^"]*)" data-zeros="([0-9]+)" data-values="([0-9]+)"', section)
+    return {split: (int(zeros), int(values)) for split, zeros, values in found}
+
+
+def split_shares(section: str) -> dict[str, float]:
+    """The overlaid chart's shares summed per split."""
+    totals = collections.Counter()
+    for split, share in re.findall(r'<rect class="split split-[0-9]" data-split="([^"]*)" [^>]*data-share="([^"]+)"',
+                                   section):
+        totals[split] += float(share)
+    return totals
+
+
+def warnings_of(section: str, kind: str) -> list[str]:
+    return [unescape(text) for text in re.findall(rf'<li data-warning="{kind}">([^<]*)</li>', section)]
+
+
+def test_train_vs_eval_numbers_equal_the_rows_of_each_split(report, example_run, raw_rows):
+    splits = np.array(split_of_each_row(JobConfig.model_validate(example_config(example_run.output_dir))))
+    names = list(example_run.rows["written"])
+    order = list(EXAMPLE_CONFIG["output"]["splits"])
+    for feature in CATEGORICAL:
+        shown = split_cells(article(report, feature))
+        assert shown, feature
+        for value, counts in shown.items():
+            for split, count in counts.items():
+                in_split = [row for row, s in zip(raw_rows, splits) if order[s] == split]
+                assert count == sum(row[feature] is not None and row[feature].decode() == value for row in in_split)
+    for feature in NUMERIC:
+        section = article(report, feature)
+        values = np.array([np.nan if row[feature] is None else row[feature] for row in raw_rows], dtype=np.float64)
+        zeros = zeros_shown(section)
+        for index, split in enumerate(order):
+            in_split = values[(splits == index) & ~np.isnan(values)]
+            assert zeros[split] == (int(np.sum(in_split == 0)), len(in_split)), (feature, split)
+        assert zeros["all"] == (int(np.sum(values == 0)), int(np.sum(~np.isnan(values))))
+        assert sorted(split_shares(section)) == sorted(names)
+        for total in split_shares(section).values():
+            assert abs(total - 1) < 1e-9
+
+
+def test_distances_are_the_ones_validate_prints(report, example_run):
+    comparison = compare(example_run.output_dir, "train", example_run.output_dir, "eval", Thresholds(), SKEW)
+    distances = {f.feature: f.distance for f in comparison.features}
+    for feature in NUMERIC + CATEGORICAL:
+        assert shown_distance(article(report, feature)) == distances[feature], feature
+    label = re.search(r'<div class="feature label" id="label">(.*?)</div></div>', report, re.S).group(1)
+    assert shown_distance(label) == distances["label"]
+
+
+def test_encoding_advice_is_advise_of_the_ids(report, example_run):
+    for feature in CATEGORICAL:
+        options = EXAMPLE_CONFIG["features"][feature]
+        if "hash_buckets" in options:
+            ids = options["hash_buckets"]
+        else:
+            vocabulary = Path(example_run.output_dir, "transform_graph", "transform_fn", "assets", f"vocab_{feature}")
+            ids = len(vocabulary.read_bytes().splitlines()) + options["num_oov_buckets"]
+        advice = advise(ids)
+        shown = re.search(r'data-advice-ids="([0-9]+)" data-advice="([^"]+)" data-advice-width="([0-9]+)">'
+                          r"model input: ([^<]*)<", article(report, feature))
+        assert shown.groups() == (str(ids), advice.encoding, str(advice.width), escape(advice.describe())), feature
+    # bucket ids are categorical too; other numeric features go in as they are
+    buckets = EXAMPLE_CONFIG["features"]["hours_per_week"]["num_buckets"]
+    assert f'data-advice-ids="{buckets}" data-advice="{advise(buckets).encoding}"' in article(report, "hours_per_week")
+    for feature in set(NUMERIC) - {"hours_per_week"}:
+        assert "data-advice" not in article(report, feature)
+
+
+def test_small_vocabulary_for_many_values_is_flagged(report, raw_rows):
+    top_k = EXAMPLE_CONFIG["features"]["education"]["top_k"]
+    counts = collections.Counter(row["education"] for row in raw_rows)
+    oov = sum(counts.values()) - sum(count for _, count in counts.most_common(top_k))
+    [warning] = warnings_of(article(report, "education"), "cardinality")
+    assert f"keeps {top_k:,} of {len(counts):,} distinct values: {oov / len(raw_rows):.2%} of the rows" in warning
+    for feature in ("workclass", "occupation"):
+        assert not warnings_of(article(report, feature), "cardinality")
+
+
+@pytest.fixture(scope="module")
+def census_report(census_run):
+    return Path(render_report(census_run.output_dir)).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def census_rows(census_path):
+    return census_frame(census_path)
+
+
+def test_census_question_marks_are_flagged_as_sentinels(census_report, census_rows):
+    assert (census_rows["label"] != "?").all()  # the label has no card of its own
+    for feature in census_rows.columns.drop("label"):
+        section = article(census_report, feature)
+        question_marks = int((census_rows[feature].astype(str) == "?").sum())
+        flagged = warnings_of(section, "sentinel")
+        if feature in ("workclass", "occupation", "native-country"):
+            assert question_marks > 0
+            assert flagged[0].startswith(f"'?' looks like a placeholder") and f"({question_marks:,} rows)" in flagged[0]
+        elif feature == "capital-gain":
+            assert flagged == ["its max is 99,999, a common placeholder (or cap): check what it means before scaling by it"]
+            assert census_rows[feature].max() == 99999
+        else:
+            assert question_marks == 0 and flagged == [], feature
+
+
+def test_census_capital_gain_zeros_equal_numpy(census_report, census_rows, census_run, census_path):
+    section = article(census_report, "capital-gain")
+    zeros = zeros_shown(section)
+    values = census_rows["capital-gain"].to_numpy()
+    assert zeros["all"] == (int(np.sum(values == 0)), len(values))
+    assert f"all {np.mean(values == 0):.2%}" in section
+    splits = split_of_each_row(census_config(census_path, census_run.output_dir))
+    for index, split in enumerate(("train", "eval")):
+        assert zeros[split] == (int(np.sum(values[splits == index] == 0)), int(np.sum(splits == index)))
+    # zeros are a bar of their own: its share per split is theirs among the split's rows
+    for split, share in re.findall(r'data-split="([^"]*)" data-point="0.0" data-share="([^"]+)"', section):
+        assert float(share) == pytest.approx(zeros[split][0] / zeros[split][1], abs=1e-12)
+
+
+def test_census_label_by_split_equals_the_rows(census_report, census_rows, census_run, census_path):
+    splits = split_of_each_row(census_config(census_path, census_run.output_dir))
+    label = re.search(r'<div class="feature label" id="label">(.*?)</div></div>', census_report, re.S).group(1)
+    shown = split_cells(label)
+    for index, split in enumerate(("train", "eval")):
+        counts = census_rows["label"][splits == index].value_counts()
+        assert {value: by_split[split] for value, by_split in shown.items()} == counts.to_dict()
+
+
+def test_census_empty_buckets_hold_no_row(census_report, census_rows, census_run):
+    [warning] = warnings_of(article(census_report, "hours-per-week"), "empty-buckets")
+    empty = [int(b) for b in re.match(r"buckets ([0-9, ]+) of 10", warning).group(1).split(", ")]
+    boundaries = bucket_boundaries(census_run.features["hours-per-week"]["quantiles"], 10)
+    # tft.bucketize's id: how many boundaries are <= the value
+    ids = np.searchsorted(np.array(boundaries), census_rows["hours-per-week"].to_numpy(), side="right")
+    counts = np.bincount(ids, minlength=10)
+    assert empty and all(counts[b] == 0 for b in empty)
+    assert all(counts[b] > 0 for b in range(10) if b not in empty)
+    for feature in census_rows.columns.drop("label"):
+        if feature != "hours-per-week":
+            assert not warnings_of(article(census_report, feature), "empty-buckets")
 
 
 # ------------------------------------------------------------------------------------- in a real browser

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.spatial.distance import jensenshannon
-from example_job import CENSUS_COLUMNS, census_config, split_of_each_row
+from example_job import census_config, census_frame, split_of_each_row
 from typer.testing import CliRunner
 
 from example_job import REPO
@@ -16,10 +16,6 @@ from skewless.drift import histogram_masses, jensen_shannon
 from skewless.statistics_files import feature_name, read_statistics
 
 SWAPPED = {"Private": "Self-emp-not-inc", "Self-emp-not-inc": "Private"}
-
-
-def census_frame(path) -> pd.DataFrame:
-    return pd.read_csv(path, header=None, names=CENSUS_COLUMNS, skipinitialspace=True)
 
 
 @pytest.fixture(scope="module")
