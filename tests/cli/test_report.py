@@ -496,54 +496,85 @@ def chart_pixels(png: bytes, clip: dict) -> float:
     return float(np.mean(np.abs(region - bar).sum(axis=-1) < 30))
 
 
-def test_renders_in_headless_chromium(report, example_run, tmp_path):
-    binary = chromium_binary()
-    page = Path(example_run.output_dir, REPORT_FILE).resolve().as_uri()
-    browser = DevTools(binary, tmp_path / "profile")
+# Set to a path (docs/report.png) to keep the census report's screenshot: the README shows it.
+SCREENSHOT_ENV = "SKEWLESS_REPORT_SCREENSHOT"
+CHARTS = """Array.from(document.querySelectorAll('svg.chart')).map(svg => {
+    const box = svg.getBoundingClientRect();
+    const bars = Array.from(svg.querySelectorAll('rect'));
+    return {x: box.x + scrollX, y: box.y + scrollY, width: box.width, height: box.height, bars: bars.length,
+            split: svg.closest('figure').className === 'split-histogram',
+            fill: bars.length ? getComputedStyle(bars[0]).fill : null};
+})"""
+
+
+def render_in_chromium(page: str, profile: Path, width: int = 1280, height: int | None = None):
+    """Loads `page` (a file: URI) in headless Chromium: (full-page PNG, or its top `height` pixels; the charts'
+    boxes; the browser's events)."""
+    browser = DevTools(chromium_binary(), profile)
     try:
         target = browser.send("Target.createTarget", url="about:blank")["targetId"]
         browser.session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             browser.send(f"{domain}.enable")
         browser.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": "light"}])
-        browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        browser.send("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
         browser.send("Page.navigate", url=page)
         browser.wait_for("Page.loadEventFired")
-        charts = browser.send(
-            "Runtime.evaluate", returnByValue=True,
-            expression="""Array.from(document.querySelectorAll('svg.chart')).map(svg => {
-                const box = svg.getBoundingClientRect();
-                const bars = Array.from(svg.querySelectorAll('rect'));
-                return {x: box.x + scrollX, y: box.y + scrollY, width: box.width, height: box.height,
-                        bars: bars.length, fill: bars.length ? getComputedStyle(bars[0]).fill : null};
-            })""",
-        )["result"]["value"]
+        charts = browser.send("Runtime.evaluate", returnByValue=True, expression=CHARTS)["result"]["value"]
         size = browser.send("Page.getLayoutMetrics")["cssContentSize"]
-        browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=int(size["height"]),
+        browser.send("Emulation.setDeviceMetricsOverride", width=width, height=height or int(size["height"]),
                      deviceScaleFactor=1, mobile=False)
-        png = base64.b64decode(browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"])
+        shot = browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=height is None)
+        png = base64.b64decode(shot["data"])
     finally:
         browser.close()
-    screenshot = tmp_path / "report.png"
-    screenshot.write_bytes(png)
     assert png.startswith(b"\x89PNG")
+    return png, charts, browser.events
 
-    requests = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+
+def assert_nothing_fetched_and_no_errors(events: list, page: str) -> None:
+    requests = [e["params"]["request"]["url"] for e in events if e.get("method") == "Network.requestWillBeSent"]
     assert [url for url in requests if not url.startswith("data:")] == [page]
-    assert not [e for e in browser.events if e.get("method") == "Network.loadingFailed"]
-    errors = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
+    assert not [e for e in events if e.get("method") == "Network.loadingFailed"]
+    errors = [e for e in events if e.get("method") == "Runtime.exceptionThrown"
               or e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "warning", "assert")
               or e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] in ("error", "warning")]
     assert not errors, errors
+
+
+def test_renders_in_headless_chromium(report, example_run, tmp_path):
+    page = Path(example_run.output_dir, REPORT_FILE).resolve().as_uri()
+    png, charts, events = render_in_chromium(page, tmp_path / "profile")
+    (tmp_path / "report.png").write_bytes(png)
+    assert_nothing_fetched_and_no_errors(events, page)
 
     summary = json.loads(Path(example_run.output_dir, "run.json").read_text())
     expected_bars = [len(summary["features"][f]["histogram"]["counts"]) for f in NUMERIC] + [
         len(summary["features"][f]["top_values"]) for f in CATEGORICAL
     ]
-    assert len(charts) == len(NUMERIC) + len(CATEGORICAL)
-    assert sorted(chart["bars"] for chart in charts) == sorted(expected_bars)
-    for chart in charts:
+    run_charts = [chart for chart in charts if not chart["split"]]
+    assert len(run_charts) == len(NUMERIC) + len(CATEGORICAL)
+    assert sorted(chart["bars"] for chart in run_charts) == sorted(expected_bars)
+    for chart in run_charts:
         assert chart["width"] > 200 and chart["height"] > 100
         assert chart["fill"] == "rgb(59, 111, 212)"
         # the bars are on the screenshot: a visible share of each chart is the bar color
         assert chart_pixels(png, chart) > 0.015, chart
+    split_charts = [chart for chart in charts if chart["split"]]
+    assert len(split_charts) == len(NUMERIC)
+    for chart in split_charts:
+        assert chart["width"] > 200 and chart["height"] > 100 and chart["bars"] > 0
+    # the page uses its width: cards side by side, not one narrow column
+    lefts = {round(chart["x"]) for chart in run_charts}
+    assert len(lefts) > 1
+
+
+def test_census_report_in_headless_chromium(census_report, census_run, tmp_path):
+    page = Path(census_run.output_dir, REPORT_FILE).resolve().as_uri()
+    png, charts, events = render_in_chromium(page, tmp_path / "profile", width=1400, height=2600)
+    assert_nothing_fetched_and_no_errors(events, page)
+    numeric = len(re.findall(r'<figure class="split-histogram">', census_report))
+    assert numeric == 6 and sum(chart["split"] for chart in charts) == numeric
+    target = os.environ.get(SCREENSHOT_ENV)
+    if target:
+        Path(target).write_bytes(png)
