@@ -31,8 +31,10 @@ def split_block(view: SplitView | None) -> str:
     distance = ""
     if view.distance is not None and view.distance.distance is not None:
         d = view.distance
+        # measured between the first two splits (`skewless validate` compares the first with each other one)
+        between = f" ({escape(view.splits[0])} to {escape(view.splits[1])})" if len(view.splits) > 2 else ""
         distance = (f'<span class="distance" data-distance="{d.distance!r}" data-measure="{escape(d.measure)}">'
-                    f"{escape(d.measure)} {d.distance:.4f}</span>")
+                    f"{escape(d.measure)} {d.distance:.4f}{between}</span>")
     body = _top_values(view) if view.counts is not None else _shares(view)
     title = " vs ".join(escape(split) for split in view.splits)
     return (f'<div class="splits"><h4>{title} {distance}</h4>{body}'
@@ -57,7 +59,6 @@ def _shares(view: SplitView) -> str:
 
 
 def _top_values(view: SplitView) -> str:
-    totals = {split: sum(count for _, count in counts) for split, counts in view.counts.items()}
     by_split = {split: dict(counts) for split, counts in view.counts.items()}
     values = []
     for counts in view.counts.values():
@@ -68,14 +69,14 @@ def _top_values(view: SplitView) -> str:
         cells = []
         for split in view.splits:
             count = by_split[split].get(value)
-            share = count / totals[split] if count is not None and totals[split] else None
+            share = count / view.values[split] if count is not None and view.values[split] else None
             bar = f'<span class="share split-{view.splits.index(split)}" style="width:{(share or 0) * 100:.1f}%"></span>'
             cells.append(f'<td class=num data-split="{escape(split)}" data-count="{"" if count is None else count}">'
                          f'{format_percent(share)} {bar}</td>')
         rows.append(f'<tr data-value="{escape(value)}"><td>{escape(value)}</td>{"".join(cells)}</tr>')
     more = f'<p class="muted">and {len(values) - SHOWN_VALUES} more values</p>' if len(values) > SHOWN_VALUES else ""
     return (f'<table class="split-values"><tr><th>value</th>{header}</tr>{"".join(rows)}</table>{more}'
-            '<p class="legend">share of each split\'s counted top values</p>')
+            '<p class="legend">share of each split\'s rows with a value</p>')
 
 
 def feature_warnings(feature: dict, options: dict, oov_share: float | None) -> list[tuple[str, str]]:

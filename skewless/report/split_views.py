@@ -32,6 +32,7 @@ class SplitView:
     splits: list[str]
     distance: FeatureDistance | None  # the first split against the second; None with one split
     counts: dict[str, list[tuple[str, int]]] | None  # categorical: split -> its top values
+    values: dict[str, int]  # split -> rows with a value (what the shares are of)
     numeric: NumericShares | None
 
 
@@ -49,12 +50,14 @@ def split_views(run_dir: str, splits: list[str]) -> dict[str, SplitView]:
         distance = None
         if len(shown) > 1:
             distance = feature_distance(per_split[shown[0]], per_split[shown[1]], Thresholds(), SKEW)
-        if per_split[shown[0]].WhichOneof("stats") == "string_stats":
+        kind = per_split[shown[0]].WhichOneof("stats")
+        values = {split: int(getattr(f, kind).common_stats.num_non_missing) for split, f in per_split.items()}
+        if kind == "string_stats":
             counts = {split: [(top.value, int(top.frequency)) for top in f.string_stats.top_values]
                       for split, f in per_split.items()}
-            views[name] = SplitView(name, shown, distance, counts, None)
+            views[name] = SplitView(name, shown, distance, counts, values, None)
         else:
-            views[name] = SplitView(name, shown, distance, None, _numeric_shares(per_split))
+            views[name] = SplitView(name, shown, distance, None, values, _numeric_shares(per_split))
     return views
 
 

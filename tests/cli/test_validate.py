@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.spatial.distance import jensenshannon
-from example_job import census_config, census_frame, split_of_each_row
+from example_job import CENSUS_COLUMNS, census_config, census_frame, split_of_each_row
 from typer.testing import CliRunner
 
 from example_job import REPO
