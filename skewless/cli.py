@@ -355,10 +355,13 @@ def verify(
 @app.command()
 @reports_errors("run_dir")
 def report(
-    run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
+    run_dir: str = typer.Argument(
+        ..., help="A run directory written by `skewless run`, or an output of `skewless apply`."
+    ),
     open_: bool = typer.Option(False, "--open", help="Open the report in the default web browser."),
 ) -> None:
-    """Re-render RUN_DIR/report.html: run summary, per-feature statistics and charts, quarantine reasons."""
+    """Re-render RUN_DIR/report.html: run summary, train vs eval per feature, warnings, quarantine reasons; for an
+    output of `skewless apply`, the graph it used and its statistics compared with the training run's."""
     from skewless.report import render_report
 
     path = render_report(run_dir)

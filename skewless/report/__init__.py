@@ -1,7 +1,9 @@
-"""The run report: RUN_DIR/report.html, one self-contained page about a run (summary, features, quarantine).
+"""The run report: RUN_DIR/report.html, one self-contained page about a run (summary, features, train vs eval,
+warnings, quarantine), or about an output of `skewless apply` (skewless.report.applied_page).
 
-It reads only the run directory's small files (`RunDirectory`: run summary, config, quarantine, vocabularies),
-never TensorFlow or Apache Beam, so it renders in well under a second and anywhere the run can be read.
+It reads only the run directory's small files (`RunDirectory`: run summary, config, quarantine, vocabularies,
+statistics protos), never TensorFlow or Apache Beam, so it renders in well under a second and anywhere the run
+can be read.
 
 Example:
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 
 from skewless.pipelines import files
+from skewless.report.applied_page import render_applied_page
 from skewless.report.page import render_page
 from skewless.report.run_files import quarantine_reasons, run_statistics, split_order, vocabulary
 from skewless.report.split_views import split_views
@@ -50,13 +53,21 @@ def _render_remote(run_dir: str) -> str:
 
 def _render(run_dir: str, shown: str) -> str:
     run = RunDirectory(run_dir)
+    summary = run.read_summary()
+    if summary.applied is not None:
+        return _write(run, render_applied_page(shown, run_dir, summary, quarantine_reasons(run)))
     summary = run_statistics(run)
     vocabularies = {
         name: vocabulary(run, name) for name, feature in summary.features.items() if "vocabulary_size" in feature
     }
     config = run.read_config()
     views = split_views(run_dir, split_order(summary, config))
-    page = render_page(shown, summary, config, quarantine_reasons(run), vocabularies, run.read_config_text() or "", views)
+    page = render_page(shown, summary, config, quarantine_reasons(run), vocabularies, run.read_config_text() or "",
+                       views)
+    return _write(run, page)
+
+
+def _write(run: RunDirectory, page: str) -> str:
     path = run.report_file
     # Written beside and renamed, so a browser reloading the page never sees half of it.
     partial = f"{path}.partial"

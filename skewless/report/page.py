@@ -98,7 +98,7 @@ def render_page(run_dir: str, summary: RunSummary, config: dict, reasons: Quaran
     body = [
         f"<header><h1>Run report: {escape(name)}</h1>"
         f'<div class="sub"><code>{escape(run_dir)}</code></div></header>',
-        _cards(summary, splits),
+        cards(summary, splits),
         _feature_index(summary),
         _label(summary, views),
         _warnings_index(warnings),
@@ -108,21 +108,26 @@ def render_page(run_dir: str, summary: RunSummary, config: dict, reasons: Quaran
         *(_feature(summary, feature, features[feature], options[feature], vocabularies.get(feature),
                    views.get(feature), warnings[feature]) for feature in features),
         "</div>",
-        _quarantine(summary, reasons),
+        quarantine_section(summary, reasons),
         f"<h2>Config</h2><details><summary>{CONFIG_FILE}</summary>"
         f"<pre><code>{escape(config_text)}</code></pre></details>" if config_text else "",
     ]
+    return html_document(f"skewless run report: {name}", body)
+
+
+def html_document(title: str, body: list[str]) -> str:
+    """The page around `body`: inline CSS, nothing fetched."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         # an empty data: icon, so the browser does not go looking for /favicon.ico
         '<link rel="icon" href="data:,">'
-        f"<title>skewless run report: {escape(name)}</title><style>{CSS}</style></head>"
+        f"<title>{escape(title)}</title><style>{CSS}</style></head>"
         f"<body>{''.join(body)}</body></html>\n"
     )
 
 
-def _cards(summary: RunSummary, splits: list[str]) -> str:
+def cards(summary: RunSummary, splits: list[str]) -> str:
     rows = summary.rows
     read, quarantined = rows.read, rows.quarantined
     shards = [shard for split in summary.shards.values() for shard in split]
@@ -281,7 +286,7 @@ def _quantiles(quantiles: list | None) -> str:
     return f'<table class="quantiles"><caption class="legend">quantiles</caption><tr>{header}</tr><tr>{values}</tr></table>'
 
 
-def _quarantine(summary: RunSummary, reasons: QuarantineReasons) -> str:
+def quarantine_section(summary: RunSummary, reasons: QuarantineReasons) -> str:
     quarantined = summary.rows.quarantined
     if not quarantined and not reasons.rows:
         return "<h2>Quarantine</h2><p>No rows were quarantined.</p>"

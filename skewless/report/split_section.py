@@ -51,7 +51,8 @@ def _shares(view: SplitView) -> str:
     values = sum(v for _, v in numeric.zeros.values())
     overall = (f'<span data-zeros-split="all" data-zeros="{zero_count}" data-values="{values}">'
                f"all {format_percent(zero_count / values if values else None)}</span>")
-    chart = svg.split_histogram(numeric.edges, numeric.points, numeric.shares, f"{view.feature}: share of rows by split")
+    chart = svg.split_histogram(numeric.edges, numeric.points, numeric.shares,
+                                f"{view.feature}: share of rows by split")
     note = (" Single values (0 here) are bars of their own at the left, on their own scale; the histogram beside them"
             " is of the other values.") if numeric.points else ""
     return (f'<p class="zeros">zeros: {", ".join(zeros)}; {overall}</p><figure class="split-histogram">{chart}'
@@ -70,7 +71,8 @@ def _top_values(view: SplitView) -> str:
         for split in view.splits:
             count = by_split[split].get(value)
             share = count / view.values[split] if count is not None and view.values[split] else None
-            bar = f'<span class="share split-{view.splits.index(split)}" style="width:{(share or 0) * 100:.1f}%"></span>'
+            index = view.splits.index(split)
+            bar = f'<span class="share split-{index}" style="width:{(share or 0) * 100:.1f}%"></span>'
             cells.append(f'<td class=num data-split="{escape(split)}" data-count="{"" if count is None else count}">'
                          f'{format_percent(share)} {bar}</td>')
         rows.append(f'<tr data-value="{escape(value)}"><td>{escape(value)}</td>{"".join(cells)}</tr>')

@@ -6,6 +6,7 @@ import base64
 import collections
 import csv
 import fcntl
+import hashlib
 import io
 import json
 import os
@@ -25,7 +26,7 @@ from typer.testing import CliRunner
 
 from skewless.cli import app
 from skewless.config import JobConfig
-from skewless.drift import SKEW, Thresholds, compare
+from skewless.drift import DRIFT, SKEW, Thresholds, compare
 from skewless.encoding_advice import advise
 from skewless.pipelines.synthetic import COLUMNS, synthetic_rows
 from skewless.report import REPORT_FILE, render_report
@@ -384,6 +385,60 @@ def test_census_empty_buckets_hold_no_row(census_report, census_rows, census_run
     for feature in census_rows.columns.drop("label"):
         if feature != "hours-per-week":
             assert not warnings_of(article(census_report, feature), "empty-buckets")
+
+
+# ------------------------------------------------------------------ an output of `skewless apply`
+
+
+def applied_distances(html: str, comparison: str) -> dict[str, float]:
+    section = re.search(rf'data-comparison="{re.escape(comparison)}">(.*?)</table>', html, re.S).group(1)
+    return {feature: float(distance) for feature, distance in
+            re.findall(r'<tr data-feature="([^"]*)" data-distance="([^"]+)">', section)}
+
+
+def test_applied_output_on_the_runs_own_input_matches_it_exactly(example_run, tmp_path):
+    from skewless.pipelines import apply
+
+    result = apply(example_run.output_dir, str(tmp_path / "applied"))
+    cli = CliRunner().invoke(app, ["report", result.output_dir])
+    assert cli.exit_code == 0, cli.output
+    html = Path(result.output_dir, REPORT_FILE).read_text(encoding="utf-8")
+    summary = json.loads(Path(result.output_dir, "run.json").read_text())
+    assert f'data-training-run="{escape(example_run.output_dir)}"' in html
+    # the digest as the README reproduces it: sha256sum of every graph file, sorted by path, hashed again
+    graph = Path(example_run.output_dir, "transform_graph")
+    listing = "".join(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  ./{path.relative_to(graph)}\n"
+                      for path in sorted((p for p in graph.rglob("*") if p.is_file()),
+                                         key=lambda p: str(p.relative_to(graph)).encode()))
+    digest = hashlib.sha256(listing.encode()).hexdigest()
+    assert summary["applied"]["graph_sha256"] == digest and f'data-graph-sha256="{digest}"' in html
+    for split, rows in result.rows["written"].items():
+        assert card(html, f"{split} rows").startswith(f"{rows:,}")
+    # the same rows through the same graph: each split's statistics equal the training run's, distance 0
+    features = set(example_run.features) | {"label"}
+    for split in result.rows["written"]:
+        distances = applied_distances(html, f"{result.output_dir}:{split}")
+        assert set(distances) == features and set(distances.values()) == {0.0}
+    for feature, count in summary["oov_rows"].items():
+        assert f'data-oov-feature="{feature}" data-oov-rows="{count}"' in html
+        assert count == example_run.features[feature]["oov_rows"]
+
+
+def test_applied_new_data_is_compared_with_the_training_split(example_run, tmp_path):
+    from skewless.pipelines import apply
+
+    new = [row for _, table in synthetic_rows(11, 0, 300) for row in table.to_pylist()]
+    write_csv(tmp_path / "new.csv", [list(COLUMNS)] + [csv_fields(row) for row in new])
+    result = apply(example_run.output_dir, str(tmp_path / "applied"), inputs=[str(tmp_path / "new.csv")],
+                   input_format="csv", header=True, one_split=True)
+    html = Path(render_report(result.output_dir)).read_text(encoding="utf-8")
+    [split] = result.rows["written"]
+    shown = applied_distances(html, f"{result.output_dir}:{split}")
+    expected = compare(example_run.output_dir, "train", result.output_dir, split, Thresholds(), DRIFT)
+    assert shown == {f.feature: f.distance for f in expected.features}
+    assert all(distance > 0 for distance in shown.values())
+    # largest first
+    assert list(shown.values()) == sorted(shown.values(), reverse=True)
 
 
 # ------------------------------------------------------------------------------------- in a real browser
