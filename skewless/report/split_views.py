@@ -47,10 +47,12 @@ def split_views(run_dir: str, splits: list[str]) -> dict[str, SplitView]:
     for name in datasets[splits[0]]:
         per_split = {split: datasets[split][name] for split in splits if name in datasets[split]}
         shown = list(per_split)
+        kind = per_split[shown[0]].WhichOneof("stats")
+        if kind not in ("string_stats", "num_stats"):
+            continue  # images (bytes_stats): no distribution to draw
         distance = None
         if len(shown) > 1:
             distance = feature_distance(per_split[shown[0]], per_split[shown[1]], Thresholds(), SKEW)
-        kind = per_split[shown[0]].WhichOneof("stats")
         values = {split: int(getattr(f, kind).common_stats.num_non_missing) for split, f in per_split.items()}
         if kind == "string_stats":
             counts = {split: [(top.value, int(top.frequency)) for top in f.string_stats.top_values]
