@@ -59,7 +59,6 @@ def test_wheel_holds_every_module_and_data_file_of_the_tree(wheel):
 # for `skewless export`, and every split read back through make_dataset.
 _TRAIN_AND_READ = """
 import json, sys
-from example_job import REPO
 import keras
 from skewless.pipelines.dataset import make_dataset
 
