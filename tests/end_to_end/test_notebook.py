@@ -41,6 +41,7 @@ def test_runs_top_to_bottom(tmp_path, monkeypatch):
     assert "read 10,000 rows" in printed  # the job ran on the configured rows
     assert "no differences" in printed  # the skew check's verdict
     assert "val_accuracy" in printed and "embedding" in printed  # the training curve; model_inputs' plan
+    assert "label left out" in printed and "predicted 300 of 300 rows" in printed  # apply and predict, new rows
     # everything the notebook wrote stayed under its temporary folder
     work = [path for path in tmp_path.iterdir() if path.name.startswith("skewless-quickstart-")]
     assert len(work) == 1 and (work[0] / "out" / "run.json").exists() and (work[0] / "export" / "1").is_dir()
