@@ -54,3 +54,8 @@ def write_csv(path, raw: dict[str, list]) -> None:
         ",".join("" if raw[name][i] is None else str(raw[name][i]) for name in raw) for i in range(rows)
     ]
     path.write_text("\n".join(lines) + "\n")
+
+
+def with_gaps(rng, values: list, fraction: float) -> list:
+    """`values` with about `fraction` of them replaced by None (missing), chosen by `rng`."""
+    return [None if gap else value for value, gap in zip(values, rng.random(len(values)) < fraction)]

@@ -28,6 +28,11 @@ def _y(i: int) -> float | None:
     return None if i % 5 == 0 else float(i % 7)  # every 5th row: NaN, filled by the default 0
 
 
+def _y_filled() -> np.ndarray:
+    """The good rows' y as the job fills it (missing: the default 0)."""
+    return np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
+
+
 def make_csv(folder) -> dict[int, str]:
     """The CSV file; returns {line number: reason} of the rows that must be quarantined."""
     lines = [b"id,x,y,n"]
@@ -119,7 +124,7 @@ def test_nan_takes_the_default_and_outputs_are_finite(numbers_run):
     result, _ = numbers_run
     out = written(result.output_dir)
     assert out["id"].tolist() == list(range(GOOD_ROWS))
-    y = np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
+    y = _y_filled()
     np.testing.assert_allclose(out["y"], (y - y.mean()) / y.std(), rtol=1e-5, atol=1e-5)
     assert all(np.isfinite(values).all() for name, values in out.items() if values.dtype.kind == "f")
 
@@ -164,7 +169,7 @@ def test_example_with_nan_serves_like_the_batch_missing_value(tmp_path):
     assert found == {GOOD_ROWS + 1: "x: required value is missing", GOOD_ROWS + 2: "x: inf is not finite",
                      GOOD_ROWS + 3: "y: -inf is not finite"}
     out = written(result.output_dir)
-    y = np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
+    y = _y_filled()
     np.testing.assert_allclose(out["y"], (y - y.mean()) / y.std(), rtol=1e-5, atol=1e-5)
 
     # serving: a NaN y, an absent y and y = 0 give one output, the batch path's for a missing value
@@ -222,7 +227,7 @@ def test_parquet_nan_and_inf_follow_the_same_rule(tmp_path):
     assert found == {GOOD_ROWS + 1: "x: required value is missing", GOOD_ROWS + 2: "x: -inf is not finite",
                      GOOD_ROWS + 3: "y: inf is not finite"}
     out = written(result.output_dir)
-    y_filled = np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
+    y_filled = _y_filled()
     np.testing.assert_allclose(out["y"], (y_filled - y_filled.mean()) / y_filled.std(), rtol=1e-5, atol=1e-5)
 
 
