@@ -1,15 +1,22 @@
-"""Issue 6's benchmark: `skewless run` against stock tf.Transform and a no-Beam near-limit, on the same census rows.
+"""Issue 20's benchmark: every goal of the issue measured in one invocation, each beside its target.
 
-One invocation runs, back to back and each as its own process, the stock reference (stock_tft.py), the near-limit
+Goal 1 runs, back to back and each as its own process, the stock reference (stock_tft.py), the near-limit
 reference (near_limit.py) and `skewless run` on a config this script writes (same transforms, gzip, 4 shards,
-one split). For each it measures wall seconds, rows/s and the peak resident memory of the whole process tree
-(psutil, every 0.2 s, summed over the process and all its children). Then it parses the TFRecords each wrote and
-checks that the values equal the stock output's, and prints a Markdown table.
+one split) on the same census rows. For each it measures wall seconds, rows/s and the peak resident memory of the
+whole process tree (psutil, every 0.2 s, summed over the process and all its children), parses the TFRecords
+each wrote and checks that the values equal the stock output's. The other goals run `skewless run` alone:
+2. the transform pass's CPU / wall seconds at 5M rows, as that run's run.json reports them;
+3. a 1,000-row run, wall seconds from process start to exit, median of 3 fresh processes;
+4. peak RSS at 1M and 5M rows (goal 1's and goal 2's runs);
+5. serving latency (bench_serving.py as a subprocess);
+6. the size sweep 100k, 1M, 5M, 20M rows (reusing the 1M and 5M runs): marginal seconds per 1M rows between
+   sizes and peak RSS at 20M / 1M. Each size's CSV is generated just before its run and deleted right after.
+Then a summary table: goal | target | measured | met?.
 
-    python tests/benchmarks/bench_job.py                  # 1,009,391 rows: stock, near-limit, skewless
+    python tests/benchmarks/bench_job.py                  # every goal (about 15 minutes idle; writes 2.5 GB of CSV)
+    python tests/benchmarks/bench_job.py --goals 1,3      # some goals
     python tests/benchmarks/bench_job.py --skip-stock     # reuse the last stock output and figures for these rows
-    python tests/benchmarks/bench_job.py --only skewless --rows 100000
-    python tests/benchmarks/bench_job.py --scale          # skewless at 100k, 1M, 5M rows: linear time, flat memory
+    python tests/benchmarks/bench_job.py --only skewless --rows 100000    # goal 1's comparison alone
 
 Inputs and outputs live under --cache-dir (default /tmp/skewless-bench), never in the repository.
 Summed RSS counts pages shared between forked workers once per process, so it overstates multi-process jobs.
@@ -27,6 +34,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from importlib import metadata
@@ -38,6 +46,7 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 import yaml  # noqa: E402
 
+import goals  # noqa: E402
 from census_data import (  # noqa: E402
     CATEGORICAL_COLUMNS,
     COLUMNS,
@@ -47,11 +56,16 @@ from census_data import (  # noqa: E402
     MILLION_ROWS,
     NUMERIC_COLUMNS,
     census_csv,
+    generated_census_csv,
 )
 
 HERE = Path(__file__).resolve().parent
 JOBS = ("stock", "near_limit", "skewless")
-SCALE_ROWS = (100_000, MILLION_ROWS, 5_000_000)
+GOALS = (1, 2, 3, 4, 5, 6)
+SCALE_ROWS = (100_000, MILLION_ROWS, 5_000_000, 20_000_000)
+LARGE_ROWS = 5_000_000
+STARTUP_ROWS = 1_000
+STARTUP_RUNS = 3
 SHARDS = 4
 POLL_SECONDS = 0.2
 TOLERANCE = 1e-5
@@ -69,6 +83,7 @@ class Measurement:
     output_bytes: int
     when: str
     load_average: float
+    stages: dict | None = None  # run.json's "seconds" (skewless only)
 
     @property
     def rows_per_second(self) -> float:
@@ -107,14 +122,21 @@ def measure(job: str, command: list[str], rows: int, output_dir: Path, log_path:
     with open(log_path, "wb") as log:
         start = time.perf_counter()
         process = psutil.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=CHILD_ENV)
-        while process.poll() is None:
+        while True:
             peak = max(peak, tree_rss(process))
-            time.sleep(POLL_SECONDS)
+            try:
+                # Returns as soon as the process exits, so wall seconds end at its exit, not at the next poll.
+                process.wait(timeout=POLL_SECONDS)
+                break
+            except psutil.TimeoutExpired:
+                pass
         seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     written = sum(path.stat().st_size for path in output_dir.rglob("*.tfrecord*")) if output_dir.exists() else 0
-    return Measurement(job, rows, seconds, cpu, peak, process.returncode, written, when, load)
+    summary = output_dir / "run.json"
+    stages = json.loads(summary.read_text()).get("seconds") if summary.exists() else None
+    return Measurement(job, rows, seconds, cpu, peak, process.returncode, written, when, load, stages)
 
 
 def skewless_command() -> list[str]:
@@ -329,18 +351,27 @@ def report_failure(job: str, log_path: Path, returncode: int) -> None:
     print(f"{job} FAILED (exit code {returncode}); last lines of {log_path}:", *tail, sep="\n    ")
 
 
-# --- the two modes ---------------------------------------------------------------------------------------------
+# --- goal 1: the comparison with stock -------------------------------------------------------------------------
 
 
-def compare_jobs(args: argparse.Namespace) -> int:
-    """Runs the chosen jobs on the same file, prints the table, checks values against stock. Exit 1 on a failure."""
+@dataclass
+class Comparison:
+    measurements: list[Measurement]  # stock's may come from an earlier invocation (--skip-stock)
+    same: dict[str, bool]  # job -> whether its values equal stock's, for the jobs checked
+    failed: bool
+
+    def job(self, name: str) -> Measurement | None:
+        return next((m for m in self.measurements if m.job == name), None)
+
+
+def compare_jobs(args: argparse.Namespace) -> Comparison:
+    """Runs the chosen jobs on the same file, prints the table, checks values against stock."""
     jobs = [job for job in (args.only or JOBS) if not (args.skip_stock and job == "stock")]
     csv_path, source = census_csv(args.rows, args.cache_dir)
     work_dir = Path(args.cache_dir) / "runs" / str(args.rows)
     work_dir.mkdir(parents=True, exist_ok=True)
     results_path = work_dir / "results.json"
     previous = json.loads(results_path.read_text()) if results_path.exists() else {}
-    print(f"machine: {machine_line()}")
     print(f"input: {csv_path} ({source})\n")
 
     failed = False
@@ -374,77 +405,170 @@ def compare_jobs(args: argparse.Namespace) -> int:
     print()
     print_table(measurements, stock)
 
+    same = {}
     if (work_dir / "stock" / "transform_fn").exists():
         print()
         for m in measurements:
             if m.job == "stock":
                 continue
-            same, notes = check_against_stock(work_dir / "stock", m.job, work_dir / m.job)
-            print(f"values {m.job} vs stock: {'SAME' if same else 'DIFFERENT'}")
+            same[m.job], notes = check_against_stock(work_dir / "stock", m.job, work_dir / m.job)
+            print(f"values {m.job} vs stock: {'SAME' if same[m.job] else 'DIFFERENT'}")
             for note in notes:
                 print(f"    {note}")
-            failed |= not same
+            failed |= not same[m.job]
     else:
         print("\nvalues: not checked (no stock output for these rows; run without --skip-stock once)")
-    return 1 if failed else 0
+    return Comparison(measurements, same, failed)
 
 
-def scale(args: argparse.Namespace) -> int:
-    """`skewless run` at several sizes: time should grow linearly and peak memory stay flat."""
-    missing = skewless_missing()
-    if missing:
-        print(f"--scale needs the skewless job, which does not exist yet: {missing}")
-        return 1
-    print(f"machine: {machine_line()}\n")
-    measurements = []
-    for rows in args.scale_rows:
-        csv_path, source = census_csv(rows, args.cache_dir)
-        work_dir = Path(args.cache_dir) / "runs" / str(rows)
+# --- goals 2-4 and 6: `skewless run` alone ----------------------------------------------------------------------
+
+
+class SkewlessRuns:
+    """`skewless run` by number of rows, each size run at most once per invocation, so the goals that need the
+    same size (goal 1's 1M rows for goals 4 and 6, 5M for goals 2, 4 and 6) share one run."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.by_rows: dict[int, Measurement | None] = {}  # None: that run failed
+        self.failed = False
+
+    def at(self, rows: int) -> Measurement | None:
+        if rows not in self.by_rows:
+            with generated_census_csv(rows, self.args.cache_dir) as (csv_path, source):
+                self.by_rows[rows] = self.run(rows, csv_path, source)
+        return self.by_rows[rows]
+
+    def run(self, rows: int, csv_path: Path, source: str) -> Measurement | None:
+        """One run on `csv_path`; its output is deleted after (20M rows of output is large, and the figures and
+        run.json's seconds are what matter)."""
+        work_dir = Path(self.args.cache_dir) / "runs" / str(rows)
         work_dir.mkdir(parents=True, exist_ok=True)
         output_dir, log_path = work_dir / "skewless", work_dir / "skewless.log"
-        command = job_command("skewless", csv_path, output_dir, work_dir, args)
+        command = job_command("skewless", csv_path, output_dir, work_dir, self.args)
         print(f"running skewless on {rows:,} rows ({source})", flush=True)
         m = measure("skewless", command, rows, output_dir, log_path)
+        shutil.rmtree(output_dir, ignore_errors=True)
+        print(f"  {m.seconds:.1f} s wall, {m.cpu_seconds:.1f} s CPU, peak RSS {gb(m.peak_rss_bytes)}, "
+              f"load average at start {m.load_average:.1f}", flush=True)
         if m.returncode != 0:
             report_failure("skewless", log_path, m.returncode)
-            return 1
-        measurements.append(m)
-        shutil.rmtree(output_dir, ignore_errors=True)  # 5M rows of output is large; the figures are what matter
-    # Marginal cost per 1M rows between consecutive sizes: a fixed start-up cost (imports, tracing the graph)
-    # cancels out, so equal marginal costs mean time grows linearly.
+            self.failed = True
+            return None
+        return m
+
+    def startup(self) -> list[Measurement | None]:
+        """Goal 3: fresh processes on the same small file (built once; it is tiny)."""
+        csv_path, source = census_csv(STARTUP_ROWS, self.args.cache_dir)
+        return [self.run(STARTUP_ROWS, csv_path, source) for _ in range(STARTUP_RUNS)]
+
+
+def print_sweep(runs: list[Measurement]) -> None:
     print("\n| rows | started (load avg) | wall s | CPU s | rows/s | marginal wall s / 1M rows "
           "| marginal CPU s / 1M rows | peak RSS (tree) |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
-    marginal = []
-    for before, m in zip([None] + measurements[:-1], measurements):
-        if before is None:
-            slopes = ("", "")
-        else:
-            millions = (m.rows - before.rows) / 1e6
-            marginal.append(((m.seconds - before.seconds) / millions, (m.cpu_seconds - before.cpu_seconds) / millions))
-            slopes = tuple(f"{value:.1f}" for value in marginal[-1])
+    slopes = [("", "")] + [(f"{wall:.1f}", f"{cpu:.1f}") for wall, cpu in goals.marginal_costs(runs)]
+    for m, (wall, cpu) in zip(sorted(runs, key=lambda run: run.rows), slopes):
         print(f"| {m.rows:,} | {m.when} ({m.load_average:.1f}) | {m.seconds:.1f} | {m.cpu_seconds:.1f} | "
-              f"{m.rows_per_second:,.0f} | {slopes[0]} | {slopes[1]} | {gb(m.peak_rss_bytes)} |")
-    if len(marginal) >= 2:
-        print(f"\nmarginal cost, last interval / first: wall {marginal[-1][0] / marginal[0][0]:.2f}, "
-              f"CPU {marginal[-1][1] / marginal[0][1]:.2f} (1.00 = linear)")
-    by_rows = {m.rows: m for m in measurements}
-    if MILLION_ROWS in by_rows and 5_000_000 in by_rows:
-        memory = by_rows[5_000_000].peak_rss_bytes / by_rows[MILLION_ROWS].peak_rss_bytes
-        print(f"peak RSS 5M / 1M: {memory:.2f} ({'flat, within 20%' if memory <= 1.2 else 'NOT within 20%'})")
-        return 0 if memory <= 1.2 else 1
-    return 0
+              f"{m.rows_per_second:,.0f} | {wall} | {cpu} | {gb(m.peak_rss_bytes)} |")
+
+
+# --- goal 5: serving --------------------------------------------------------------------------------------------
+
+
+def serving_figures(args: argparse.Namespace) -> tuple[dict | None, str]:
+    """bench_serving.py's p50 / p99 per export (its own output goes to the console), or None and why not."""
+    with tempfile.TemporaryDirectory() as folder:
+        figures_path = Path(folder) / "serving.json"
+        command = [sys.executable, str(HERE / "bench_serving.py"), "--cache-dir", args.cache_dir,
+                   "--json", str(figures_path)]
+        print(f"running {shlex.join(command)}", flush=True)
+        done = subprocess.run(command, env=CHILD_ENV)
+        if not figures_path.exists():
+            return None, f"bench_serving.py failed (exit code {done.returncode})"
+        return json.loads(figures_path.read_text()), ""
+
+
+# --- all goals --------------------------------------------------------------------------------------------------
+
+
+def run_goals(args: argparse.Namespace) -> int:
+    """Measures the chosen goals, each printed with its verdict as it finishes, then the summary table.
+    Exit 1 when a job failed or an output's values differ from stock's; a goal not met is a verdict, not a failure."""
+    print(f"machine: {machine_line()}\ngoals: {', '.join(map(str, sorted(args.goals)))}", flush=True)
+    runs = SkewlessRuns(args)
+    verdicts = []
+    failed = False
+
+    def section(title: str) -> None:
+        print(f"\n## {title}\n", flush=True)
+
+    def verdict(outcome: goals.Verdict) -> None:
+        verdicts.append(outcome)
+        print(f"\n{outcome.line()}", flush=True)
+
+    if 1 in args.goals:
+        section(f"goal 1: throughput against stock tf.Transform, {args.rows:,} rows")
+        comparison = compare_jobs(args)
+        failed |= comparison.failed
+        skewless = comparison.job("skewless")
+        if skewless is not None:
+            runs.by_rows[args.rows] = skewless
+        verdict(goals.throughput(comparison.job("stock"), skewless, comparison.same.get("skewless")))
+    if 2 in args.goals:
+        section(f"goal 2: CPU / wall seconds of the transform pass, {args.large_rows:,} rows")
+        verdict(goals.transform_parallelism(runs.at(args.large_rows)))
+    if 3 in args.goals:
+        section(f"goal 3: fixed cost, {STARTUP_ROWS:,} rows, {STARTUP_RUNS} fresh processes")
+        verdict(goals.startup(runs.startup()))
+    if 4 in args.goals:
+        section("goal 4: peak RSS")
+        print(f"the runs at {args.rows:,} and {args.large_rows:,} rows (of the goals above where they ran)")
+        verdict(goals.peak_memory([runs.at(rows) for rows in sorted({args.rows, args.large_rows})]))
+    if 5 in args.goals:
+        section("goal 5: serving latency")
+        figures, why_not = serving_figures(args)
+        failed |= figures is None or not figures["same"]
+        verdict(goals.serving(figures, why_not))
+    if 6 in args.goals:
+        section(f"goal 6: size sweep, {', '.join(f'{rows:,}' for rows in sorted(set(args.scale_rows)))} rows")
+        sweep = [runs.at(rows) for rows in sorted(set(args.scale_rows))]
+        print_sweep([m for m in sweep if m is not None])
+        for outcome in goals.sweep(sweep, args.rows):
+            verdict(outcome)
+
+    section("summary")
+    goals.print_summary(verdicts)
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"\nmachine: {machine_line().split(' | load')[0]} | load average at end {load}")
+    return 1 if failed or runs.failed else 0
+
+
+def goal_numbers(text: str) -> set[int]:
+    try:
+        chosen = {int(part) for part in text.split(",")}
+    except ValueError:
+        chosen = set()
+    if not chosen or not chosen <= set(GOALS):
+        raise argparse.ArgumentTypeError(f"expected goal numbers of {', '.join(map(str, GOALS))}, e.g. 1,3")
+    return chosen
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=MILLION_ROWS, help="census rows (default 31 x adult.data)")
+    parser.add_argument("--goals", type=goal_numbers, metavar="N[,N]",
+                        help="measure only these goals (default: all; only 1 when --rows or --only is given)")
+    parser.add_argument("--rows", type=int, help=f"goal 1's census rows (default {MILLION_ROWS:,}, 31 x adult.data); "
+                        "also goal 4's smaller size and the sweep's memory reference")
     parser.add_argument("--only", type=lambda text: text.split(","), metavar="JOB[,JOB]",
-                        help=f"run only these jobs, of {', '.join(JOBS)}")
+                        help=f"goal 1: run only these jobs, of {', '.join(JOBS)}")
     parser.add_argument("--skip-stock", action="store_true",
-                        help="do not rerun stock; compare against its last output and figures for --rows")
-    parser.add_argument("--scale", action="store_true", help="run skewless alone at 100k, 1M and 5M rows")
-    parser.add_argument("--scale-rows", type=int, nargs="+", default=list(SCALE_ROWS), help=argparse.SUPPRESS)
+                        help="goal 1: do not rerun stock; compare against its last output and figures for --rows")
+    parser.add_argument("--skip-serving", action="store_true", help="leave out goal 5")
+    parser.add_argument("--large-rows", type=int, default=LARGE_ROWS,
+                        help=f"goal 2's size and goal 4's larger one (default {LARGE_ROWS:,})")
+    parser.add_argument("--scale-rows", type=int, nargs="+", default=list(SCALE_ROWS), metavar="ROWS",
+                        help=f"goal 6's sizes (default {' '.join(map(str, SCALE_ROWS))})")
     parser.add_argument("--stock-args", default="", help="extra Beam flags for the stock reference, one string")
     parser.add_argument("--skewless-args", default="", help="extra flags for `skewless run`, one string")
     parser.add_argument("--cache-dir", default=str(DEFAULT_CACHE_DIR), help="inputs, outputs, logs (not the repo)")
@@ -452,7 +576,13 @@ def main() -> int:
     unknown = set(args.only or ()) - set(JOBS)
     if unknown:
         parser.error(f"--only: unknown job(s) {sorted(unknown)}; choose from {', '.join(JOBS)}")
-    return scale(args) if args.scale else compare_jobs(args)
+    if args.goals is None:
+        args.goals = {1} if args.rows is not None or args.only else set(GOALS)
+    if args.skip_serving:
+        args.goals.discard(5)
+    if args.rows is None:
+        args.rows = MILLION_ROWS
+    return run_goals(args)
 
 
 if __name__ == "__main__":

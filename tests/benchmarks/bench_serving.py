@@ -11,6 +11,7 @@ warms each up, then times `--calls` single-Example calls of each `serving_defaul
 first in turn) so that other load on the machine hits all alike, and prints p50 / p99 / mean milliseconds.
 
     python tests/benchmarks/bench_serving.py              # 1,000 calls each after 200 warm-up calls
+    python tests/benchmarks/bench_serving.py --json FILE  # also the p50 / p99 figures as JSON (bench_job.py reads them)
 """
 
 from __future__ import annotations
@@ -155,6 +156,13 @@ def write_requests(csv_path: Path, raw_spec: dict, path: Path) -> None:
             writer.write(record)
 
 
+def percentiles(millis: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """{"p50": {export: ms}, "p99": {export: ms}}: what bench_job.py reads for issue 20's serving goal."""
+    import numpy as np
+
+    return {f"p{q}": {name: float(np.percentile(values, q)) for name, values in millis.items()} for q in (50, 99)}
+
+
 def percentile_row(name: str, millis: list[float], stock: list[float]) -> str:
     import numpy as np
 
@@ -168,6 +176,8 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--cache-dir", default=str(DEFAULT_CACHE_DIR), help="inputs, runs, exports (not the repo)")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="also write each export's p50 / p99 ms and whether they predict the same here")
     args = parser.parse_args()
     missing = skewless_missing()
     if missing:
@@ -208,6 +218,8 @@ def main() -> int:
     print(f"\npredictions on {DISTINCT_REQUESTS} requests: max abs difference {result['difference']:.2g} "
           f"({'SAME' if same else 'DIFFERENT'})")
     print(f"modules loaded by the serving process besides TensorFlow: {result['modules'] or 'none'}")
+    if args.json:
+        args.json.write_text(json.dumps({"same": same, **percentiles(result["millis"])}))
     return 0 if same else 1
 
 

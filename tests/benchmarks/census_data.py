@@ -10,7 +10,9 @@ block with the same columns, value kinds and cardinalities is repeated instead, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -37,21 +39,35 @@ COLUMNS = (
 
 def census_csv(rows: int = MILLION_ROWS, cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR) -> tuple[Path, str]:
     """Returns (path of an N-row census CSV, where its rows come from), building the file once per size."""
+    path, source, block = _census_file(rows, cache_dir, "")
+    if not path.is_file():
+        _write_repeated(block(), rows, path)
+    return path, source
+
+
+@contextlib.contextmanager
+def generated_census_csv(rows: int, cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR) -> Iterator[tuple[Path, str]]:
+    """Like `census_csv`, but the file is written on entry and deleted on exit, never kept: the size sweep's
+    inputs (20M rows is 2.5 GB)."""
+    path, source, block = _census_file(rows, cache_dir, "generated-")
+    _write_repeated(block(), rows, path)
+    try:
+        yield path, f"{source}, generated for this run"
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _census_file(rows: int, cache_dir: str | os.PathLike, prefix: str) -> tuple[Path, str, Callable[[], list[bytes]]]:
+    """(where an N-row census CSV goes, where its rows come from, the function giving the block to repeat)."""
     if rows < 1:
         raise ValueError(f"rows must be >= 1, got {rows}")
     cache = Path(cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     if ADULT_DATA.is_file():
         source = f"UCI Adult ({ADULT_DATA}) repeated to {rows:,} rows"
-        path = cache / f"census-{rows}.csv"
-        block = _adult_block
-    else:
-        source = f"SYNTHETIC census-like rows ({ADULT_DATA} is absent) repeated to {rows:,} rows"
-        path = cache / f"synthetic-census-{rows}.csv"
-        block = _synthetic_block
-    if not path.is_file():
-        _write_repeated(block(), rows, path)
-    return path, source
+        return cache / f"{prefix}census-{rows}.csv", source, _adult_block
+    source = f"SYNTHETIC census-like rows ({ADULT_DATA} is absent) repeated to {rows:,} rows"
+    return cache / f"{prefix}synthetic-census-{rows}.csv", source, _synthetic_block
 
 
 def _adult_block() -> list[bytes]:

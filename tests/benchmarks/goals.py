@@ -1,0 +1,146 @@
+"""Issue 20's goals: each one's target, the figure bench_job.py measured for it, and whether it is met.
+
+Every function takes bench_job.py's `Measurement`s (or bench_serving.py's figures) and returns `Verdict`s; none
+runs anything. A goal whose figure could not be measured (a run that failed is passed as None) has `met=None`
+and says why in `measured`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bench_job import Measurement
+
+THROUGHPUT_VS_STOCK = 10.0
+TRANSFORM_CPU_PER_WALL = 1.7
+STARTUP_SECONDS = 4.0
+PEAK_RSS_BYTES = 1e9
+# The sweep's tolerances: the largest interval's cost per row at most 25% above the smallest's (two short runs
+# on a shared machine drift by a few seconds), and peak memory at the largest size within 20% of that at 1M rows.
+LINEAR_WITHIN = 1.25
+FLAT_WITHIN = 1.2
+
+
+@dataclass
+class Verdict:
+    goal: str
+    target: str
+    measured: str
+    met: bool | None  # None: not measured; `measured` says why
+
+    @property
+    def word(self) -> str:
+        return {True: "met", False: "NOT met", None: "not measured"}[self.met]
+
+    def line(self) -> str:
+        return f"goal {self.goal}: {self.measured} (target {self.target}): {self.word}"
+
+
+def throughput(stock: Measurement | None, skewless: Measurement | None, same: bool | None) -> Verdict:
+    target = f">= {THROUGHPUT_VS_STOCK:g}x stock's rows/s, values SAME"
+    if stock is None or skewless is None:
+        missing = "stock" if stock is None else "skewless"
+        return Verdict("1 throughput", target, f"{missing} not run", None)
+    ratio = skewless.rows_per_second / stock.rows_per_second
+    values = {True: "SAME", False: "DIFFERENT", None: "values not checked"}[same]
+    measured = f"{ratio:.2f}x at {skewless.rows:,} rows ({skewless.seconds:.1f} s vs {stock.seconds:.1f} s), {values}"
+    return Verdict("1 throughput", target, measured, ratio >= THROUGHPUT_VS_STOCK and same is True)
+
+
+def transform_parallelism(run: Measurement | None) -> Verdict:
+    """CPU / wall seconds of the transform pass, as the job's run.json reports them (nothing else measures it)."""
+    target = f"CPU s / wall s >= {TRANSFORM_CPU_PER_WALL:g} in the transform pass"
+    if run is None:
+        return Verdict("2 both cores", target, "the run failed", None)
+    stages = run.stages or {}
+    if "transform_pass" not in stages or "transform_pass_cpu" not in stages:
+        return Verdict("2 both cores", target, "not reported by this version (run.json's seconds lack "
+                       "transform_pass / transform_pass_cpu)", None)
+    wall, cpu = stages["transform_pass"], stages["transform_pass_cpu"]
+    ratio = cpu / wall if wall else 0.0
+    measured = f"{ratio:.2f} at {run.rows:,} rows ({cpu:.1f} CPU s / {wall:.1f} wall s)"
+    return Verdict("2 both cores", target, measured, ratio >= TRANSFORM_CPU_PER_WALL)
+
+
+def startup(runs: list[Measurement | None]) -> Verdict:
+    target = f"<= {STARTUP_SECONDS:g} s wall, start to exit (median of fresh processes)"
+    if not runs or None in runs:
+        return Verdict("3 fixed cost", target, "a run failed", None)
+    median = statistics.median(run.seconds for run in runs)
+    each = ", ".join(f"{run.seconds:.1f}" for run in runs)
+    cpu = statistics.median(run.cpu_seconds for run in runs)
+    measured = f"{median:.2f} s at {runs[0].rows:,} rows (runs {each} s; median CPU {cpu:.1f} s)"
+    return Verdict("3 fixed cost", target, measured, median <= STARTUP_SECONDS)
+
+
+def peak_memory(runs: list[Measurement | None]) -> Verdict:
+    target = f"peak RSS (tree) <= {PEAK_RSS_BYTES / 1e9:g} GB at each size"
+    if not runs or None in runs:
+        return Verdict("4 memory", target, "a run failed", None)
+    measured = ", ".join(f"{run.peak_rss_bytes / 1e9:.2f} GB at {run.rows:,} rows" for run in runs)
+    return Verdict("4 memory", target, measured, all(run.peak_rss_bytes <= PEAK_RSS_BYTES for run in runs))
+
+
+def serving(figures: dict | None, why_not: str = "not run") -> Verdict:
+    """`figures` as bench_serving.py --json writes them: p50 / p99 ms per export and whether predictions agree."""
+    target = "skewless export p50 and p99 <= stock tf.Transform + tf_keras, predictions SAME"
+    if figures is None:
+        return Verdict("5 serving", target, why_not, None)
+    p50, p99 = figures["p50"], figures["p99"]
+    measured = (f"p50 {p50['skewless']:.3f} vs {p50['stock']:.3f} ms ({p50['skewless'] / p50['stock']:.2f}x), "
+                f"p99 {p99['skewless']:.3f} vs {p99['stock']:.3f} ms ({p99['skewless'] / p99['stock']:.2f}x), "
+                f"{'SAME' if figures['same'] else 'DIFFERENT'}")
+    met = p50["skewless"] <= p50["stock"] and p99["skewless"] <= p99["stock"] and figures["same"]
+    return Verdict("5 serving", target, measured, met)
+
+
+def marginal_costs(runs: list[Measurement]) -> list[tuple[float, float]]:
+    """(wall s, CPU s) per 1M rows between consecutive sizes: the fixed start-up cost cancels out, so equal
+    figures mean time grows linearly with the rows."""
+    runs = sorted(runs, key=lambda run: run.rows)
+    costs = []
+    for smaller, larger in zip(runs, runs[1:]):
+        millions = (larger.rows - smaller.rows) / 1e6
+        costs.append(((larger.seconds - smaller.seconds) / millions,
+                      (larger.cpu_seconds - smaller.cpu_seconds) / millions))
+    return costs
+
+
+def sweep(runs: list[Measurement | None], reference_rows: int) -> list[Verdict]:
+    """Linear time (last interval's wall s per 1M rows / first's) and flat memory (largest size / reference)."""
+    linear_target = f"marginal wall s per 1M rows, last interval / first <= {LINEAR_WITHIN:g}"
+    flat_target = f"peak RSS at the largest size / at {reference_rows:,} rows <= {FLAT_WITHIN:g}"
+    if None in runs:
+        return [Verdict("6 linear time", linear_target, "a run failed", None),
+                Verdict("6 flat memory", flat_target, "a run failed", None)]
+    costs = marginal_costs(runs)
+    if len(costs) < 2:
+        linear = Verdict("6 linear time", linear_target, f"needs 3 sizes, ran {len(runs)}", None)
+    elif costs[0][0] <= 0:
+        linear = Verdict("6 linear time", linear_target, f"first interval's marginal cost {costs[0][0]:.1f} s: "
+                         "the runs' noise exceeds their work (sizes too close)", None)
+    else:
+        ratio = costs[-1][0] / costs[0][0]
+        measured = (f"{ratio:.2f} ({costs[0][0]:.1f} -> {costs[-1][0]:.1f} s; CPU "
+                    f"{costs[0][1]:.1f} -> {costs[-1][1]:.1f} s, {costs[-1][1] / costs[0][1]:.2f})")
+        linear = Verdict("6 linear time", linear_target, measured, ratio <= LINEAR_WITHIN)
+    by_rows = {run.rows: run for run in runs}
+    largest = max(by_rows, default=None)
+    if reference_rows not in by_rows or largest == reference_rows:
+        flat = Verdict("6 flat memory", flat_target, f"needs {reference_rows:,} rows and a larger size", None)
+    else:
+        ratio = by_rows[largest].peak_rss_bytes / by_rows[reference_rows].peak_rss_bytes
+        measured = (f"{ratio:.2f} ({by_rows[largest].peak_rss_bytes / 1e9:.2f} GB at {largest:,} rows / "
+                    f"{by_rows[reference_rows].peak_rss_bytes / 1e9:.2f} GB)")
+        flat = Verdict("6 flat memory", flat_target, measured, ratio <= FLAT_WITHIN)
+    return [linear, flat]
+
+
+def print_summary(verdicts: list[Verdict]) -> None:
+    print("| goal | target | measured | met? |")
+    print("|---|---|---|---|")
+    for verdict in verdicts:
+        print(f"| {verdict.goal} | {verdict.target} | {verdict.measured} | {verdict.word} |")
