@@ -523,7 +523,8 @@ def run_goals(args: argparse.Namespace) -> int:
         verdict(goals.startup(runs.startup()))
     if 4 in args.goals:
         section("goal 4: peak RSS")
-        print(f"the runs at {args.rows:,} and {args.large_rows:,} rows (of the goals above where they ran)")
+        print(f"`skewless run` at {args.rows:,} and {args.large_rows:,} rows: goal 1's and goal 2's runs, "
+              "or run now where those goals did not run")
         verdict(goals.peak_memory([runs.at(rows) for rows in sorted({args.rows, args.large_rows})]))
     if 5 in args.goals:
         section("goal 5: serving latency")

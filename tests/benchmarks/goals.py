@@ -61,7 +61,7 @@ def transform_parallelism(run: Measurement | None) -> Verdict:
                        "transform_pass / transform_pass_cpu)", None)
     wall, cpu = stages["transform_pass"], stages["transform_pass_cpu"]
     ratio = cpu / wall if wall else 0.0
-    measured = f"{ratio:.2f} at {run.rows:,} rows ({cpu:.1f} CPU s / {wall:.1f} wall s)"
+    measured = f"{ratio:.2f} at {run.rows:,} rows ({cpu:.2f} CPU s / {wall:.2f} wall s)"
     return Verdict("2 both cores", target, measured, ratio >= TRANSFORM_CPU_PER_WALL)
 
 
