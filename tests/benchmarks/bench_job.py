@@ -13,7 +13,7 @@ each wrote and checks that the values equal the stock output's. The other goals 
    sizes and peak RSS at 20M / 1M. Each size's CSV is generated just before its run and deleted right after.
 Then a summary table: goal | target | measured | met?.
 
-    python tests/benchmarks/bench_job.py                  # every goal (about 15 minutes idle; writes 2.5 GB of CSV)
+    python tests/benchmarks/bench_job.py                  # every goal (about 10 minutes idle; 2.5 GB of CSV at a time)
     python tests/benchmarks/bench_job.py --goals 1,3      # some goals
     python tests/benchmarks/bench_job.py --skip-stock     # reuse the last stock output and figures for these rows
     python tests/benchmarks/bench_job.py --only skewless --rows 100000    # goal 1's comparison alone
