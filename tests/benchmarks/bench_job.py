@@ -469,6 +469,8 @@ def main() -> int:
         args.goals = {1} if args.rows is not None or args.only else set(GOALS)
     if args.skip_serving:
         args.goals.discard(5)
+        if not args.goals:
+            parser.error("--skip-serving leaves no goal to measure")
     if args.rows is None:
         args.rows = MILLION_ROWS
     return run_goals(args)
