@@ -31,6 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from skewless.errors import InputError, OutputExistsError, SchemaError
+from skewless.layers.serving_head import serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
 from skewless.safe_names import signature_argument_name
@@ -78,9 +79,10 @@ def export_serving_model(
     else:
         kind, available, model_features = "transformed feature", _served_transformed_features(graph), graph
     _check_fed(inputs, available, kind, graph)
+    head = serving_head(model)
 
     def predict(raw):
-        return _named_outputs(model(_feed(model, model_features(raw)), training=False))
+        return _named_outputs(head(_feed(model, model_features(raw))))
 
     def parse(examples):
         return parse_raw_examples(examples, serving_spec)
@@ -321,7 +323,7 @@ def _fit(value, expected: keras.KerasTensor):
     if value.dtype != tf.string:
         value = tf.cast(value, expected.dtype)
     if len(expected.shape) == value.shape.rank + 1 and expected.shape[-1] == 1:
-        value = value[..., tf.newaxis]
+        value = tf.expand_dims(value, -1)
     return value
 
 

@@ -1,0 +1,82 @@
+"""The model as the serving signatures call it: tables it only gathers rows from are constants of the graph.
+
+A Keras 3 `Embedding` reads its whole table (`ReadVariableOp`) and then gathers rows from it (`GatherV2`), and
+every variable is one more captured input of each call. With the table held as a constant, both are gone, one
+pair per table (bench_serving: 16 of the 226 nodes a census request runs, p50 1.05x stock's down to 1.01x; see
+docs/performance.md "Serving latency"). A gather only copies rows, so a constant table gives bit for bit what the
+variable gives, negative ids included (the model's own ops are kept). Every other variable stays a variable: with
+its value in the graph, Grappler rewrites arithmetic by value (an all-zero bias added is dropped, so the fused
+MatMul+BiasAdd kernel is not used; a division by a constant becomes a multiplication by its reciprocal), which
+changes results in the last bits.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+# convert_variables_to_constants_v2 converts every variable; its converter takes an allowlist of them.
+from tensorflow.python.framework import convert_to_constants
+
+# Larger tables stay variables: a constant is stored in the graph itself (a GraphDef is limited to 2 GB) and
+# held in memory beside the variable the other signatures and the checkpoint still use.
+MAX_FROZEN_BYTES = 32 * 2**20
+
+
+def serving_head(model):
+    """`model` as a function of its input structure (fed as `model.input`), in inference mode.
+
+    Tables used only by gathers become constants when the model's graph calls no inner functions (control
+    flow, nested tf.functions: left as they are) and takes dense inputs; otherwise the model is called as is.
+    """
+    def call(inputs):
+        return model(inputs, training=False)
+
+    specs = keras.tree.map_structure(_dense_spec, model.input)
+    if any(spec is None for spec in tf.nest.flatten(specs)):
+        return call
+    traced = tf.function(call, autograph=False).get_concrete_function(specs)
+    if traced.graph.as_graph_def().library.function:
+        return call
+    tables = _gathered_only(traced)
+    if not tables or sum(tables.values()) > MAX_FROZEN_BYTES:
+        return call
+    converter = convert_to_constants._FunctionConverterDataInEager(
+        func=traced, lower_control_flow=False, aggressive_inlining=False, variable_names_allowlist=set(tables)
+    )
+    graph_def, frozen_inputs = convert_to_constants._replace_variables_by_constants(converter_data=converter)
+    frozen = convert_to_constants._construct_concrete_function(traced, graph_def, frozen_inputs)
+    captured = [value for index, value in enumerate(traced.captured_inputs) if index not in frozen_inputs]
+
+    def call_frozen(inputs):
+        outputs = frozen(*tf.nest.flatten(inputs), *captured)
+        return tf.nest.pack_sequence_as(traced.structured_outputs, outputs)
+
+    return call_frozen
+
+
+def _dense_spec(tensor):
+    """The TensorSpec of a dense model input; None for a sparse or ragged one."""
+    if getattr(tensor, "sparse", False) or getattr(tensor, "ragged", False):
+        return None
+    return tf.TensorSpec(tensor.shape, tensor.dtype)
+
+
+def _gathered_only(traced) -> dict[str, int]:
+    """{captured variable's placeholder name: its size in bytes} for the variables read only to gather from."""
+    variables = {id(variable.handle): variable for variable in traced.graph.variables}
+    tables = {}
+    for outside, inside in traced.graph.captures:
+        variable = variables.get(id(outside))
+        reads = inside.consumers()
+        if variable is None or not reads:
+            continue
+        if all(read.type == "ReadVariableOp" and _only_gathered(read.outputs[0]) for read in reads):
+            tables[inside.op.name] = variable.shape.num_elements() * variable.dtype.size
+    return tables
+
+
+def _only_gathered(value) -> bool:
+    """True when `value` is used only as the table of gathers, or for its shape."""
+    return all(
+        (use.type == "GatherV2" and use.inputs[0] is value) or use.type == "Shape" for use in value.consumers()
+    )
