@@ -370,3 +370,27 @@ def test_tfrecord_framing_equals_tensorflows_writer(tmp_path):
     assert framed.tobytes() == (tmp_path / "tf.tfrecord").read_bytes(), (
         "TensorFlow's TFRecord framing (uint64 length, masked CRC32C of it, data, masked CRC32C of the data) no longer "
         "matches pipelines/shards.py tfrecord_frames")
+
+
+# --- layers/serving_head.py: TensorFlow's private variable-to-constant converter, with an allowlist ------------
+
+
+def test_tensorflow_converts_only_the_allowed_variables_to_constants():
+    from tensorflow.python.framework import convert_to_constants
+
+    table, kernel = tf.Variable([[1.0, 2.0], [3.0, 4.0]]), tf.Variable([[5.0], [6.0]])
+    traced = tf.function(lambda ids: tf.matmul(tf.gather(table, ids), kernel)).get_concrete_function(
+        tf.TensorSpec([None], tf.int32))
+    allowed = {inside.op.name for outside, inside in traced.graph.captures if outside is table.handle}
+    converter = convert_to_constants._FunctionConverterDataInEager(
+        func=traced, lower_control_flow=False, aggressive_inlining=False, variable_names_allowlist=allowed)
+    graph_def, converted = convert_to_constants._replace_variables_by_constants(converter_data=converter)
+    frozen = convert_to_constants._construct_concrete_function(traced, graph_def, converted)
+    captured = [value for index, value in enumerate(traced.captured_inputs) if index not in converted]
+    assert len(captured) == 1 and captured[0] is kernel.handle, (
+        "TensorFlow convert_to_constants no longer converts exactly the allowlisted variables (found the "
+        f"unconverted inputs {captured}): layers/serving_head.py freezes gather-only tables with it")
+    ids = tf.constant([1, 0, 1])
+    assert np.array_equal(frozen(ids, *captured)[0].numpy(), traced(ids).numpy()), (
+        "TensorFlow convert_to_constants' function no longer takes (inputs, unconverted variables) and gives "
+        "the traced function's values: layers/serving_head.py calls it so")
