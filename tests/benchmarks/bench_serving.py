@@ -8,7 +8,8 @@ export, the stock recipe around the Keras 3 model itself, tells how much of a di
 
 A fresh process that imports TensorFlow only loads all three, checks they predict the same on every request,
 warms each up, then times `--calls` single-Example calls of each `serving_default`, taking turns (each export
-first in turn) so that other load on the machine hits all alike, and prints p50 / p99 / mean milliseconds.
+first in turn) so that other load on the machine hits all alike, and prints p50 / p99 / mean milliseconds and the
+nodes TensorFlow runs per call (after Grappler's optimizations: what a call costs beside its fixed overhead).
 
     python tests/benchmarks/bench_serving.py              # 1,000 calls each after 200 warm-up calls
     python tests/benchmarks/bench_serving.py --json FILE  # also the p50 / p99 figures as JSON (bench_job.py reads them)
@@ -51,6 +52,16 @@ loaded = {name: tf.saved_model.load(path) for name, path in paths.items()}
 serve = {name: model.signatures["serving_default"] for name, model in loaded.items()}
 requests = [tf.constant([record]) for record in tf.data.TFRecordDataset(examples_path).as_numpy_iterator()]
 
+# Nodes each call runs: the largest graph TensorFlow runs for the first call, after Grappler (RunMetadata).
+from tensorflow.python.eager import context
+nodes = {}
+for name, f in serve.items():
+    context.context().enable_run_metadata()
+    f(examples=requests[0])
+    metadata = context.context().export_run_metadata()
+    context.context().disable_run_metadata()
+    nodes[name] = max(len(g.node) for run in metadata.function_graphs for g in run.partition_graphs)
+
 predictions = {name: np.concatenate([list(f(examples=r).values())[0].numpy().reshape(-1) for r in requests])
                for name, f in serve.items()}
 difference = max(float(np.max(np.abs(p - predictions["stock"]))) for p in predictions.values())
@@ -66,7 +77,7 @@ for i in range(calls):
         serve[name](examples=request)
         millis[name].append((time.perf_counter_ns() - start) / 1e6)
 heavy = sorted({"skewless", "tensorflow_transform", "apache_beam", "keras", "tf_keras"} & set(sys.modules))
-print(json.dumps({"difference": difference, "modules": heavy, "millis": millis}))
+print(json.dumps({"difference": difference, "modules": heavy, "millis": millis, "nodes": nodes}))
 """
 
 
@@ -163,12 +174,13 @@ def percentiles(millis: dict[str, list[float]]) -> dict[str, dict[str, float]]:
     return {f"p{q}": {name: float(np.percentile(values, q)) for name, values in millis.items()} for q in (50, 99)}
 
 
-def percentile_row(name: str, millis: list[float], stock: list[float]) -> str:
+def percentile_row(name: str, millis: list[float], stock: list[float], nodes: int) -> str:
     import numpy as np
 
     p50, p99, mean = np.percentile(millis, 50), np.percentile(millis, 99), np.mean(millis)
-    ratio = p50 / np.percentile(stock, 50)
-    return f"| {name} | {len(millis):,} | {p50:.3f} | {p99:.3f} | {mean:.3f} | {ratio:.2f}x |"
+    ratios = p50 / np.percentile(stock, 50), p99 / np.percentile(stock, 99)
+    return (f"| {name} | {len(millis):,} | {p50:.3f} | {p99:.3f} | {mean:.3f} | {ratios[0]:.2f}x | {ratios[1]:.2f}x "
+            f"| {nodes} |")
 
 
 def main() -> int:
@@ -207,13 +219,13 @@ def main() -> int:
         return 1
     result = json.loads(timed.stdout.strip().splitlines()[-1])
     print(f"\nserving_default, one serialized raw tf.Example per call, {args.warmup} warm-up calls each, "
-          f"calls alternating between the two exports\n")
-    print("| export | calls | p50 ms | p99 ms | mean ms | p50 vs stock |")
-    print("|---|---:|---:|---:|---:|---:|")
+          f"calls alternating between the exports\n")
+    print("| export | calls | p50 ms | p99 ms | mean ms | p50 vs stock | p99 vs stock | nodes run |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     labels = {"stock": "stock (tf.Transform + tf_keras)", "stock_keras3": "stock recipe, Keras 3 head",
               "skewless": "skewless export"}
     for name, label in labels.items():
-        print(percentile_row(label, result["millis"][name], result["millis"]["stock"]))
+        print(percentile_row(label, result["millis"][name], result["millis"]["stock"], result["nodes"][name]))
     same = result["difference"] <= 1e-6
     print(f"\npredictions on {DISTINCT_REQUESTS} requests: max abs difference {result['difference']:.2g} "
           f"({'SAME' if same else 'DIFFERENT'})")
