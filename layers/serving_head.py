@@ -2,12 +2,12 @@
 
 A Keras 3 `Embedding` reads its whole table (`ReadVariableOp`) and then gathers rows from it (`GatherV2`), and
 every variable is one more captured input of each call. With the table held as a constant, both are gone, one
-pair per table (bench_serving: 16 of the 226 nodes a census request runs, p50 1.05x stock's down to 1.01x; see
-docs/performance.md "Serving latency"). A gather only copies rows, so a constant table gives bit for bit what the
-variable gives, negative ids included (the model's own ops are kept). Every other variable stays a variable: with
-its value in the graph, Grappler rewrites arithmetic by value (an all-zero bias added is dropped, so the fused
-MatMul+BiasAdd kernel is not used; a division by a constant becomes a multiplication by its reciprocal), which
-changes results in the last bits.
+pair per table (bench_serving's census head: 8 reads and 8 inputs per call fewer, p50 1.04x stock's down to
+0.96-1.00x; see docs/performance.md "Serving latency"). A gather only copies rows, so a constant table gives bit
+for bit what the variable gives, negative ids included (the model's own ops are kept). Every other variable
+stays a variable: with its value in the graph, Grappler rewrites arithmetic by value (an all-zero bias added is
+dropped, so the fused MatMul+BiasAdd kernel is not used; a division by a constant becomes a multiplication by
+its reciprocal), which changes results in the last bits.
 """
 
 from __future__ import annotations
