@@ -132,6 +132,8 @@ def run(
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
     runtime.keep_freed_memory()
+    runtime.keras_2_for_tf_transform()
+    runtime.no_ipython()
     runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.job import run as run_job
     from skewless.progress import show_progress
@@ -182,6 +184,8 @@ def apply(
         if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; the job checks again
             raise output_exists(output)
     runtime.keep_freed_memory()
+    runtime.keras_2_for_tf_transform()
+    runtime.no_ipython()
     runtime.import_frozen("tensorflow", "tensorflow_transform", "apache_beam")
     from skewless.pipelines.apply_graph import apply as apply_graph
 
@@ -224,6 +228,7 @@ def predict(
         if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; predict checks again
             raise output_exists(output)
     runtime.keep_freed_memory()
+    runtime.no_ipython()
     runtime.import_frozen("tensorflow", "apache_beam")
     from skewless.pipelines.batch_prediction import predict as predict_rows
 
@@ -343,6 +348,8 @@ def verify(
     Exits 0 when every path is equal, 1 on any difference, 2 when no difference was found but a check
     could not run (each is printed as "could not check: ...").
     """
+    runtime.keras_2_for_tf_transform()
+    runtime.no_ipython()
     runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.verify import print_result, verify as run_verify
 
@@ -453,11 +460,16 @@ def inspect(
 
 
 def main() -> None:
+    """The `skewless` command (the CLI's commands called in-process, e.g. by tests, end as usual)."""
     try:
         app()
     except KeyboardInterrupt:
         typer.echo("skewless: interrupted", err=True)
         sys.exit(130)
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            runtime.exit_without_teardown(done.code or 0)
+        raise
 
 
 if __name__ == "__main__":

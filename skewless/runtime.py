@@ -4,6 +4,7 @@ calls these (the library leaves a host process's settings alone). Figures: the 2
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import ctypes.util
@@ -13,7 +14,9 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
+from typing import NoReturn
 
 # What TensorFlow 2.21's native libraries log on stderr as they load (oneDNN is on, no CUDA driver),
 # whatever TF_CPP_MIN_LOG_LEVEL says: absl INFO lines and the notice that precedes them.
@@ -25,6 +28,13 @@ _IMPORTED = time.time()
 # TensorFlow's C++ log levels: 0 INFO, 1 WARNING, 2 ERROR, 3 FATAL only
 _TF_LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 
+# which Keras `tf.keras` is: "1" tf_keras (Keras 2), else Keras 3
+_LEGACY_KERAS = "TF_USE_LEGACY_KERAS"
+
+# Packages the stack imports if installed, for features skewless does not use: TensorFlow Lite's JAX
+# converter (`from jax import jit` when `import tensorflow` loads tf.lite: 0.7 s where JAX is installed).
+_UNUSED_OPTIONAL_IMPORTS = ("jax",)
+
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -35,6 +45,24 @@ def quiet_tensorflow_logs() -> None:
     come at every start on a CPU-only machine and say nothing about the job. Must run before TensorFlow is
     imported; a TF_CPP_MIN_LOG_LEVEL the user set wins (0 shows them all, as `--debug` does)."""
     os.environ.setdefault(_TF_LOG_LEVEL, "3")
+
+
+def keras_2_for_tf_transform() -> None:
+    """Makes `import tensorflow` load tf_keras, which tf.Transform needs, instead of Keras 3, which a
+    tf.Transform command does not: TensorFlow imports the optimizers of whichever Keras `tf.keras` is when it
+    is imported, and tf.Transform sets TF_USE_LEGACY_KERAS=1 as it is imported itself (it works with Keras 2
+    only), so Keras 3 was loaded for nothing: 0.6 s of CPU and 1,000 modules per run. Keras 3 is still
+    imported where a command uses it (the Keras preprocessor, skewless.layers). Must run before TensorFlow is
+    imported; a TF_USE_LEGACY_KERAS the user set wins."""
+    os.environ.setdefault(_LEGACY_KERAS, "1")
+
+
+def no_ipython() -> None:
+    """Tells Beam there is no IPython session without it importing IPython to ask: a `skewless` process is
+    never one (a notebook that runs the command starts a new process), and Beam asks when it builds and runs
+    a pipeline (`is_in_ipython`), which imported IPython and what it imports: 0.5 s per run. Beam and the other
+    libraries treat IPython that cannot be imported as not running; an IPython already imported stays."""
+    sys.modules.setdefault("IPython", None)
 
 
 def process_start_time() -> float:
@@ -60,12 +88,28 @@ def import_frozen(*modules: str) -> None:
     """
     gc.disable()
     try:
-        with _native_load_notices_dropped() if _tensorflow_info_hidden() else contextlib.nullcontext():
+        with _native_load_notices_dropped() if _tensorflow_info_hidden() else contextlib.nullcontext(), \
+                _hidden(_UNUSED_OPTIONAL_IMPORTS):
             for module in modules:
                 importlib.import_module(module)
     finally:
         gc.freeze()
         gc.enable()
+
+
+@contextlib.contextmanager
+def _hidden(names: tuple[str, ...]):
+    """Makes `import NAME` fail meanwhile (as if not installed) for each name not imported yet; afterwards it
+    imports as usual for whoever needs it."""
+    hidden = [name for name in names if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None
+    try:
+        yield
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
 
 
 def _tensorflow_info_hidden() -> bool:
@@ -118,3 +162,23 @@ def quiet_pipeline_errors() -> None:
     import logging
 
     logging.getLogger("apache_beam.runners").setLevel(logging.CRITICAL)
+
+
+def exit_without_teardown(code: int) -> NoReturn:
+    """Ends the process as `sys.exit(code)` would, minus the interpreter's teardown, where the heavy stack
+    was imported and no other thread runs (else it exits as usual, waiting for the threads).
+
+    Teardown finalizes the stack's ~900,000 import-time objects module by module: 0.4-0.6 s after every job,
+    for nothing, since the process ends. What teardown does that matters is done first: the exit handlers
+    (logging flushed, TensorFlow's AutoGraph temporary files removed, the tests' own handlers) and the
+    standard streams flushed. A command's output files are closed before it returns.
+    """
+    if "tensorflow" not in sys.modules or threading.active_count() > 1:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed, or a broken pipe: as at a normal exit, nothing more to say
+            pass
+    os._exit(code)

@@ -94,3 +94,16 @@ def test_tensorflow_native_log_lines_only_with_debug(tmp_path):
     native = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d", re.MULTILINE)
     assert quiet.returncode == 2 and len(quiet.stderr.splitlines()) == 1, quiet.stderr
     assert debug.returncode != 0 and native.search(debug.stderr), debug.stderr
+
+
+def test_run_loads_no_keras_3_and_ends_through_the_exit_handlers(tmp_path):
+    """A job needs tf.Transform's Keras 2 (tf_keras), not Keras 3, which `import tensorflow` used to load;
+    the process skips the interpreter's teardown, yet runs the exit handlers (the one that lists the loaded
+    modules is one) and flushes what it printed (stdout is a pipe here, so buffered)."""
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(example_config(tmp_path / "out")))
+    code, out, err, loaded = skewless("run", str(path))
+    assert code == 0, err
+    assert loaded == ["apache_beam", "tensorflow", "tensorflow_transform", "tfx_bsl"]
+    rows = json.loads((tmp_path / "out" / "run.json").read_text())["rows"]
+    assert out.splitlines()[-1].startswith(f"{tmp_path / 'out'}: read {rows['read']:,} rows")
