@@ -133,7 +133,6 @@ def run(
         raise output_exists(output_dir)
     runtime.keep_freed_memory()
     runtime.keras_2_for_tf_transform()
-    runtime.no_ipython()
     runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.job import run as run_job
     from skewless.progress import show_progress
@@ -185,7 +184,6 @@ def apply(
             raise output_exists(output)
     runtime.keep_freed_memory()
     runtime.keras_2_for_tf_transform()
-    runtime.no_ipython()
     runtime.import_frozen("tensorflow", "tensorflow_transform", "apache_beam")
     from skewless.pipelines.apply_graph import apply as apply_graph
 
@@ -228,7 +226,6 @@ def predict(
         if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; predict checks again
             raise output_exists(output)
     runtime.keep_freed_memory()
-    runtime.no_ipython()
     runtime.import_frozen("tensorflow", "apache_beam")
     from skewless.pipelines.batch_prediction import predict as predict_rows
 
@@ -349,7 +346,6 @@ def verify(
     could not run (each is printed as "could not check: ...").
     """
     runtime.keras_2_for_tf_transform()
-    runtime.no_ipython()
     runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.verify import print_result, verify as run_verify
 
@@ -460,7 +456,9 @@ def inspect(
 
 
 def main() -> None:
-    """The `skewless` command (the CLI's commands called in-process, e.g. by tests, end as usual)."""
+    """The `skewless` command (the CLI's commands called in-process, e.g. by tests, keep IPython importable
+    and end as usual)."""
+    runtime.no_ipython()
     try:
         app()
     except KeyboardInterrupt:

@@ -58,10 +58,10 @@ def keras_2_for_tf_transform() -> None:
 
 
 def no_ipython() -> None:
-    """Tells Beam there is no IPython session without it importing IPython to ask: a `skewless` process is
-    never one (a notebook that runs the command starts a new process), and Beam asks when it builds and runs
-    a pipeline (`is_in_ipython`), which imported IPython and what it imports: 0.5 s per run. Beam and the other
-    libraries treat IPython that cannot be imported as not running; an IPython already imported stays."""
+    """Tells Beam there is no IPython session without it importing IPython to ask: the `skewless` command's
+    process is never one (a notebook that runs the command starts a new process), and Beam asks when it builds
+    and runs a pipeline (`is_in_ipython`), which imported IPython and what it imports: 0.5 s per run. Beam and
+    the other libraries treat an IPython that cannot be imported as not running; one already imported stays."""
     sys.modules.setdefault("IPython", None)
 
 
