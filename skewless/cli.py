@@ -132,8 +132,7 @@ def run(
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
     runtime.keep_freed_memory()
-    runtime.keras_2_for_tf_transform()
-    runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
+    runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.job import run as run_job
     from skewless.progress import show_progress
     from skewless.report import render_report
@@ -183,8 +182,7 @@ def apply(
         if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; the job checks again
             raise output_exists(output)
     runtime.keep_freed_memory()
-    runtime.keras_2_for_tf_transform()
-    runtime.import_frozen("tensorflow", "tensorflow_transform", "apache_beam")
+    runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
     from skewless.pipelines.apply_graph import apply as apply_graph
 
     result = apply_graph(run_dir, output, inputs=inputs or None, input_format=format,
@@ -345,8 +343,7 @@ def verify(
     Exits 0 when every path is equal, 1 on any difference, 2 when no difference was found but a check
     could not run (each is printed as "could not check: ...").
     """
-    runtime.keras_2_for_tf_transform()
-    runtime.import_frozen("tensorflow", "tensorflow_transform.beam", "apache_beam")
+    runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.verify import print_result, verify as run_verify
 
     result = run_verify(run_dir, sample=sample, export_dir=export_dir)

@@ -31,10 +31,6 @@ _TF_LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 # which Keras `tf.keras` is: "1" tf_keras (Keras 2), else Keras 3
 _LEGACY_KERAS = "TF_USE_LEGACY_KERAS"
 
-# Packages the stack imports if installed, for features skewless does not use: TensorFlow Lite's JAX
-# converter (`from jax import jit` when `import tensorflow` loads tf.lite: 0.7 s where JAX is installed).
-_UNUSED_OPTIONAL_IMPORTS = ("jax",)
-
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -47,14 +43,20 @@ def quiet_tensorflow_logs() -> None:
     os.environ.setdefault(_TF_LOG_LEVEL, "3")
 
 
-def keras_2_for_tf_transform() -> None:
-    """Makes `import tensorflow` load tf_keras, which tf.Transform needs, instead of Keras 3, which a
-    tf.Transform command does not: TensorFlow imports the optimizers of whichever Keras `tf.keras` is when it
-    is imported, and tf.Transform sets TF_USE_LEGACY_KERAS=1 as it is imported itself (it works with Keras 2
-    only), so Keras 3 was loaded for nothing: 0.6 s of CPU and 1,000 modules per run. Keras 3 is still
-    imported where a command uses it (the Keras preprocessor, skewless.layers). Must run before TensorFlow is
-    imported; a TF_USE_LEGACY_KERAS the user set wins."""
+def import_tf_transform_stack(*modules: str) -> None:
+    """`import_frozen(*modules)` for a command that runs tf.Transform and no Keras 3 or JAX model: without
+    loading Keras 3 or JAX on the way.
+
+    TensorFlow imports the optimizers of whichever Keras `tf.keras` is as it is imported, and tf.Transform
+    sets TF_USE_LEGACY_KERAS=1 when it is imported itself (it works with Keras 2, tf_keras, only): setting it
+    first (unless the user did) spares loading Keras 3 for nothing, 0.6 s of CPU and 1,000 modules. tf.lite
+    imports JAX where it is installed (`from jax import jit`, 0.7 s) for a converter no job uses: hidden
+    while the stack is imported, importable again afterwards. Keras 3 and JAX are still imported where a
+    command uses them later (the Keras preprocessor, skewless.layers).
+    """
     os.environ.setdefault(_LEGACY_KERAS, "1")
+    with _hidden(("jax",)):
+        import_frozen(*modules)
 
 
 def no_ipython() -> None:
@@ -88,8 +90,7 @@ def import_frozen(*modules: str) -> None:
     """
     gc.disable()
     try:
-        with _native_load_notices_dropped() if _tensorflow_info_hidden() else contextlib.nullcontext(), \
-                _hidden(_UNUSED_OPTIONAL_IMPORTS):
+        with _native_load_notices_dropped() if _tensorflow_info_hidden() else contextlib.nullcontext():
             for module in modules:
                 importlib.import_module(module)
     finally:

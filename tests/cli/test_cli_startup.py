@@ -2,12 +2,14 @@
 an existing output (issue 18, item 5). Checked on the modules a real `skewless` process loaded, not on time."""
 
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from example_job import example_config
@@ -107,3 +109,14 @@ def test_run_loads_no_keras_3_and_ends_through_the_exit_handlers(tmp_path):
     assert loaded == ["apache_beam", "tensorflow", "tensorflow_transform", "tfx_bsl"]
     rows = json.loads((tmp_path / "out" / "run.json").read_text())["rows"]
     assert out.splitlines()[-1].startswith(f"{tmp_path / 'out'}: read {rows['read']:,} rows")
+
+
+def test_jax_is_hidden_only_while_the_stack_is_imported():
+    """tf.lite imports JAX if installed; the job commands' import leaves it out, and it imports as usual after."""
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("JAX is not installed: nothing to hide")
+    script = ("import sys\nfrom skewless import runtime\nruntime.import_tf_transform_stack('tensorflow')\n"
+              "print('jax' in sys.modules)\nimport jax\nprint('jax' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
