@@ -120,3 +120,19 @@ def test_jax_is_hidden_only_while_the_stack_is_imported():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_run_with_the_keras_preprocessor_loads_keras_3_after_the_stack(tmp_path):
+    """The job command imports the stack with tf.keras as Keras 2; output.keras_preprocessor still builds a
+    Keras 3 model in that process, and the job's own check finds every feature's output equal to the graph's."""
+    path = tmp_path / "job.yaml"
+    config = example_config(tmp_path / "out", input={"format": "synthetic", "rows": 1500, "seed": 4},
+                            output={"shards": 1, "keras_preprocessor": True})
+    path.write_text(yaml.safe_dump(config))
+    code, out, err, loaded = skewless("run", str(path))
+    assert code == 0, err
+    assert "keras" in loaded
+    check = json.loads((tmp_path / "out" / "keras_preprocessor.json").read_text())
+    assert check["rows"] >= 1000
+    assert {feature["status"] for feature in check["features"]} == {"exact"}, check["features"]
+    assert (tmp_path / "out" / "keras_preprocessor.keras").stat().st_size > 0
