@@ -27,6 +27,14 @@ from skewless.run_directory import DATA_DIR, QUARANTINE_DIR
 from skewless.safe_names import vocabulary_filename
 
 
+# Rows run through the graph and the encoder at a time. A chunk is the reader's (CSV: 8 MB of text, about
+# 65,000 census rows) and the analysis must keep it whole (its sums depend on the grouping), but each row's
+# transformed bytes do not: the graph maps rows one by one (it serves single examples too) and the gzip stream
+# does not depend on how its input is cut. The graph's tensors and the encoded rows of a whole chunk took
+# about 240 MB at its peak (1M census rows); a slice of 16,384 rows keeps that to a quarter.
+TRANSFORM_BATCH_ROWS = 16_384
+
+
 def split_of(keys: np.ndarray, fractions: list[float]) -> np.ndarray:
     """Split index per row: the top 53 bits of the row's 64-bit key as a uniform number in [0, 1)."""
     uniform = (keys >> np.uint64(11)).astype(np.float64) / float(1 << 53)
@@ -225,21 +233,32 @@ class TransformUnitFn(beam.DoFn):
 
     def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int],
                      statistics: dict[str, SplitStatistics]) -> None:
-        """Transforms one chunk, counts its out-of-vocabulary rows, appends each row to its split's shard and
-        adds its raw values to its split's statistics."""
-        transformed = self._transformer.transform(chunk.table)
+        """Transforms one chunk `TRANSFORM_BATCH_ROWS` rows at a time, counts its out-of-vocabulary rows, appends
+        each row to its split's shard and adds its raw values to its split's statistics (whole chunks, as the
+        sketches' results depend on how rows are grouped)."""
+        split_index = split_of(chunk.keys, list(self._spec.splits.values()))
+        for start in range(0, chunk.table.num_rows, TRANSFORM_BATCH_ROWS):
+            stop = start + TRANSFORM_BATCH_ROWS
+            self._write_rows(chunk.table.slice(start, TRANSFORM_BATCH_ROWS), split_index[start:stop], writers, oov)
+        for index, split in enumerate(self._spec.splits):
+            rows = np.flatnonzero(split_index == index)
+            if len(rows) == chunk.table.num_rows:
+                statistics[split].add(chunk.table)
+            elif len(rows):
+                statistics[split].add(chunk.table.take(pa.array(rows)))
+
+    def _write_rows(self, table: pa.Table, split_index: np.ndarray, writers: dict[str, ShardWriter],
+                    oov: dict[str, int]) -> None:
+        transformed = self._transformer.transform(table)
         for name, size in self._vocabulary_sizes.items():
             oov[name] += _oov_rows(transformed[name], size)
         batch = tensors_to_record_batch(transformed)
-        split_index = split_of(chunk.keys, list(self._spec.splits.values()))
         for index, split in enumerate(self._spec.splits):
             rows = np.flatnonzero(split_index == index)
             if len(rows) == batch.num_rows:
                 writers[split].write_records(self._transformer.encode(batch))
-                statistics[split].add(chunk.table)
             elif len(rows):
                 writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
-                statistics[split].add(chunk.table.take(pa.array(rows)))
 
     def _summary(self, unit: WorkUnit, read: int, quarantine: list[dict], writers: dict, oov: dict,
                  statistics: dict[str, SplitStatistics]) -> dict:

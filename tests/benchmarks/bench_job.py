@@ -17,6 +17,7 @@ Then a summary table: goal | target | measured | met?.
     python tests/benchmarks/bench_job.py --goals 1,3      # some goals
     python tests/benchmarks/bench_job.py --skip-stock     # reuse the last stock output and figures for these rows
     python tests/benchmarks/bench_job.py --only skewless --rows 100000    # goal 1's comparison alone
+    python tests/benchmarks/bench_job.py --goals 4 --without-jax   # memory as in a user's install (no jax)
 
 Inputs and outputs live under --cache-dir (default /tmp/skewless-bench), never in the repository.
 Summed RSS counts pages shared between forked workers once per process, so it overstates multi-process jobs.
@@ -185,6 +186,15 @@ def job_command(job: str, csv_path: Path, output_dir: Path, work_dir: Path, args
         return [sys.executable, str(HERE / "near_limit.py"), "--input", str(csv_path), "--output", str(output_dir)]
     config = write_skewless_config(csv_path, output_dir, work_dir / "skewless.yaml")
     return skewless_command() + ["run", str(config)] + shlex.split(args.skewless_args)
+
+
+def hide_jax(cache_dir: str) -> None:
+    """Makes `import jax` fail in the jobs' processes, as in a user's install: jax is only a test dependency of
+    skewless, but where it is installed `import tensorflow` imports it (tf.lite tries to), about 105 MB of RSS."""
+    stub = Path(cache_dir) / "without-jax"
+    (stub / "jax").mkdir(parents=True, exist_ok=True)
+    (stub / "jax" / "__init__.py").write_text('raise ImportError("hidden by bench_job.py --without-jax")\n')
+    CHILD_ENV["PYTHONPATH"] = os.pathsep.join(filter(None, [str(stub), CHILD_ENV.get("PYTHONPATH")]))
 
 
 # --- reporting -------------------------------------------------------------------------------------------------
@@ -461,7 +471,11 @@ def main() -> int:
     parser.add_argument("--stock-args", default="", help="extra Beam flags for the stock reference, one string")
     parser.add_argument("--skewless-args", default="", help="extra flags for `skewless run`, one string")
     parser.add_argument("--cache-dir", default=str(DEFAULT_CACHE_DIR), help="inputs, outputs, logs (not the repo)")
+    parser.add_argument("--without-jax", action="store_true",
+                        help="hide jax from the jobs, as a user's install has none (it is a test dependency here)")
     args = parser.parse_args()
+    if args.without_jax:
+        hide_jax(args.cache_dir)
     unknown = set(args.only or ()) - set(JOBS)
     if unknown:
         parser.error(f"--only: unknown job(s) {sorted(unknown)}; choose from {', '.join(JOBS)}")
