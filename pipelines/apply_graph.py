@@ -33,6 +33,7 @@ from skewless.pipelines.job import (
     run_seconds,
     sum_parts,
     transform_and_write,
+    transform_pass_seconds,
     unit_parts,
     unit_write_spec,
     work_started,
@@ -121,7 +122,7 @@ def apply(
             shards=shards,
             compression=config.output.compression,
             format=config.output.format,
-            seconds=run_seconds(started, pipeline_seconds, process_started),
+            seconds={**run_seconds(started, pipeline_seconds, process_started), **transform_pass_seconds(parts)},
             versions=package_versions(),
             platform=machine_summary(),
         )

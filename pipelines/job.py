@@ -196,6 +196,7 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
         categorical_features=frozenset(n for n, f in config.features.items() if f.transform_kind.categories),
         output_format=config.output.format,
         parsed_dir=parsed_dir,
+        overlap_stages=config.runner.overlap_stages,
     )
 
 
@@ -270,7 +271,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
         compression=config.output.compression,
         format=config.output.format,
         analysis=Analysis(datasets=len(job_plan.datasets), analyzed=analyzed, cache_dir=config.cache_dir),
-        seconds=run_seconds(started, pipeline_seconds, process_started),
+        seconds={**run_seconds(started, pipeline_seconds, process_started), **transform_pass_seconds(parts)},
         versions=package_versions(),
         platform=machine_summary(),
     )
@@ -285,6 +286,19 @@ def run_seconds(started: float, pipeline_seconds: float, process_started: float 
         return {"pipeline": round(pipeline_seconds, 3), "total": round(now - started, 3)}
     return {"pipeline": round(pipeline_seconds, 3), "startup": round(started - process_started, 3),
             "total": round(now - process_started, 3)}
+
+
+def transform_pass_seconds(parts: list[dict]) -> dict:
+    """The transform pass's wall seconds (first unit's start to last unit's finish) and the CPU seconds its
+    process spent meanwhile, from the units' clocks (`transform.unit_clock`); nothing when the units ran in
+    more than one process (another runner's workers), whose CPU clocks do not add up."""
+    clocks = [part["clock"] for part in parts]
+    if not clocks or len({clock[end]["pid"] for clock in clocks for end in ("started", "finished")}) != 1:
+        return {}
+    first = min((clock["started"] for clock in clocks), key=lambda moment: moment["wall"])
+    last = max((clock["finished"] for clock in clocks), key=lambda moment: moment["wall"])
+    return {"transform_pass": round(last["wall"] - first["wall"], 3),
+            "transform_pass_cpu": round(last["cpu"] - first["cpu"], 3)}
 
 
 def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:

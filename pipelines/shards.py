@@ -23,13 +23,12 @@ from __future__ import annotations
 import math
 import uuid
 import zlib
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 
 import google_crc32c
 import numpy as np
 
 from skewless.pipelines.example_encoder import Records, concat_rows
+from skewless.pipelines.stage_thread import StageThread
 
 MB = 1 << 20
 SYNTHETIC_ROW_BYTES = 100
@@ -90,28 +89,25 @@ class ShardWriter:
     default level (TensorFlow's own TFRecordWriter uses the same), in blocks, to keep memory flat.
     Compressing and writing run on a thread of the writer's own: zlib releases the GIL, so on a
     multi-core machine gzip overlaps with transforming the next chunk. At most `MAX_PENDING` blocks wait
-    for that thread, which bounds the memory it can hold.
+    for that thread, which bounds the memory it can hold. `threaded=False` compresses and writes on the
+    caller's thread instead (the same bytes).
     """
 
     MAX_PENDING = 2
 
-    def __init__(self, path: str, compression: str):
+    def __init__(self, path: str, compression: str, threaded: bool = True):
         from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
         self.path = path
         self._temp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
         self._file = FileSystems.create(self._temp, compression_type=CompressionTypes.UNCOMPRESSED)
         self._gzip = zlib.compressobj(6, zlib.DEFLATED, 31) if compression == "gzip" else None
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shard-writer")
-        self._pending: deque = deque()
+        self._compressing = StageThread("shard-writer", self.MAX_PENDING, threaded)
         self.records = 0
         self.bytes = 0
 
     def write_records(self, records: Records) -> None:
-        framed = tfrecord_frames(records)
-        while len(self._pending) >= self.MAX_PENDING:
-            self._pending.popleft().result()
-        self._pending.append(self._thread.submit(self._emit, framed))
+        self._compressing.submit(self._emit, tfrecord_frames(records))
         self.records += len(records.lengths)
 
     def _emit(self, data) -> None:
@@ -124,7 +120,7 @@ class ShardWriter:
         """Flushes and moves the file under its final name."""
         from apache_beam.io.filesystems import FileSystems
 
-        self._drain()
+        self._compressing.drain()
         if self._gzip is not None:
             tail = self._gzip.flush()
             self._file.write(tail)
@@ -134,19 +130,9 @@ class ShardWriter:
             FileSystems.delete([self.path])
         FileSystems.rename([self._temp], [self.path])
 
-    def _drain(self) -> None:
-        try:
-            while self._pending:
-                self._pending.popleft().result()
-        finally:
-            self._thread.shutdown(wait=True)
-
     def abort(self) -> None:
         from apache_beam.io.filesystems import FileSystems
 
-        for future in self._pending:
-            future.cancel()
-        self._thread.shutdown(wait=True)
-        self._pending.clear()
+        self._compressing.abort()
         self._file.close()
         FileSystems.delete([self._temp])

@@ -2,7 +2,11 @@
 
 One DoFn call per unit: read its rows in chunks, put bad rows in quarantine, run the graph on each
 chunk as one batch, give every row its split from its key, encode to tf.train.Example or SequenceExample
-(deterministically) and append to the unit's shard of that split. Memory holds one chunk at a time,
+(deterministically) and append to the unit's shard of that split. The stages overlap on threads: the next
+chunk is read while a slice of this one goes through the graph, the slice before it is encoded (and a
+finished chunk counted into the split statistics), and the one before that compressed
+(`stage_thread.StageThread`); each stage takes its work in order, so the bytes are those of running the
+stages one after another (`overlap_stages=False`). Memory holds a fixed number of chunks and slices,
 whatever the data size.
 """
 
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 
 import apache_beam as beam
@@ -23,6 +28,7 @@ from skewless.pipelines.read_ahead import read_ahead
 from skewless.pipelines.shards import ShardWriter, shard_name
 from skewless.pipelines.split_statistics import SplitStatistics
 from skewless.pipelines.sources import RowReader, WorkUnit
+from skewless.pipelines.stage_thread import StageThread
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR
 from skewless.safe_names import vocabulary_filename
 
@@ -173,6 +179,7 @@ class UnitWriteSpec:
     output_format: str = "example"
     parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
     categorical_features: frozenset[str] = frozenset()  # int features whose statistics count values (vocabulary, hash)
+    overlap_stages: bool = True  # read, transform, encode and compress on threads of their own (the same bytes)
 
 
 class TransformUnitFn(beam.DoFn):
@@ -194,7 +201,11 @@ class TransformUnitFn(beam.DoFn):
         }
 
     def process(self, unit: WorkUnit, graph_ready=None):
+        started = unit_clock()
+        threaded = self._spec.overlap_stages
         writers = self._open_writers(unit)
+        # one chunk encoded while the next goes through the graph, and at most one more waiting for it
+        encoding = StageThread("skewless-encode", 2, threaded)
         quarantine: list[dict] = []
         read = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
@@ -202,12 +213,15 @@ class TransformUnitFn(beam.DoFn):
                       for split in self._spec.splits}
         try:
             counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")
-            for chunk in counted(read_ahead(self._chunks(unit)), counter):
+            chunks = read_ahead(self._chunks(unit)) if threaded else self._chunks(unit)
+            for chunk in counted(chunks, counter):
                 read += chunk.rows_read
                 quarantine.extend(row.to_json() for row in chunk.bad)
                 if chunk.table.num_rows:
-                    self._write_chunk(chunk, writers, oov, statistics)
+                    self._transform_chunk(chunk, oov, encoding, writers, statistics)
+            encoding.drain()
         except BaseException:
+            encoding.abort()  # before the writers: its thread writes to them
             for writer in writers.values():
                 writer.abort()
             raise
@@ -215,7 +229,8 @@ class TransformUnitFn(beam.DoFn):
             writer.close()
         if quarantine:
             write_quarantine(self._spec.staging_dir, unit.index, self._spec.unit_count, quarantine)
-        yield self._summary(unit, read, quarantine, writers, oov, statistics)
+        summary = self._summary(unit, read, quarantine, writers, oov, statistics)
+        yield {**summary, "clock": {"started": started, "finished": unit_clock()}}
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
         from apache_beam.io.filesystems import FileSystems
@@ -227,38 +242,45 @@ class TransformUnitFn(beam.DoFn):
                     spec.staging_dir, DATA_DIR, shard_name(split, unit.index, spec.unit_count, spec.compression)
                 ),
                 spec.compression,
+                spec.overlap_stages,
             )
             for split in spec.splits
         }
 
-    def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int],
-                     statistics: dict[str, SplitStatistics]) -> None:
-        """Transforms one chunk `TRANSFORM_BATCH_ROWS` rows at a time, counts its out-of-vocabulary rows, appends
-        each row to its split's shard and adds its raw values to its split's statistics (whole chunks, as the
-        sketches' results depend on how rows are grouped)."""
+    def _transform_chunk(self, chunk, oov: dict[str, int], encoding: StageThread, writers: dict[str, ShardWriter],
+                         statistics: dict[str, SplitStatistics]) -> None:
+        """Transforms one chunk `TRANSFORM_BATCH_ROWS` rows at a time and hands each slice to `encoding`, which
+        appends each row to its split's shard, then the whole chunk, whose raw values it adds to each split's
+        statistics (whole chunks, as the sketches' results depend on how rows are grouped)."""
         split_index = split_of(chunk.keys, list(self._spec.splits.values()))
         for start in range(0, chunk.table.num_rows, TRANSFORM_BATCH_ROWS):
-            stop = start + TRANSFORM_BATCH_ROWS
-            self._write_rows(chunk.table.slice(start, TRANSFORM_BATCH_ROWS), split_index[start:stop], writers, oov)
-        for index, split in enumerate(self._spec.splits):
-            rows = np.flatnonzero(split_index == index)
-            if len(rows) == chunk.table.num_rows:
-                statistics[split].add(chunk.table)
-            elif len(rows):
-                statistics[split].add(chunk.table.take(pa.array(rows)))
+            batch = self._transformed(chunk.table.slice(start, TRANSFORM_BATCH_ROWS), oov)
+            encoding.submit(self._write_rows, batch, split_index[start : start + TRANSFORM_BATCH_ROWS], writers)
+        encoding.submit(self._add_statistics, chunk.table, split_index, statistics)
 
-    def _write_rows(self, table: pa.Table, split_index: np.ndarray, writers: dict[str, ShardWriter],
-                    oov: dict[str, int]) -> None:
+    def _transformed(self, table: pa.Table, oov: dict[str, int]) -> pa.RecordBatch:
+        """Rows through the graph (`tensors_to_record_batch`), their out-of-vocabulary rows counted into `oov`."""
         transformed = self._transformer.transform(table)
         for name, size in self._vocabulary_sizes.items():
             oov[name] += _oov_rows(transformed[name], size)
-        batch = tensors_to_record_batch(transformed)
+        return tensors_to_record_batch(transformed)
+
+    def _write_rows(self, batch: pa.RecordBatch, split_index: np.ndarray, writers: dict[str, ShardWriter]) -> None:
         for index, split in enumerate(self._spec.splits):
             rows = np.flatnonzero(split_index == index)
             if len(rows) == batch.num_rows:
                 writers[split].write_records(self._transformer.encode(batch))
             elif len(rows):
                 writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
+
+    def _add_statistics(self, table: pa.Table, split_index: np.ndarray,
+                        statistics: dict[str, SplitStatistics]) -> None:
+        for index, split in enumerate(self._spec.splits):
+            rows = np.flatnonzero(split_index == index)
+            if len(rows) == table.num_rows:
+                statistics[split].add(table)
+            elif len(rows):
+                statistics[split].add(table.take(pa.array(rows)))
 
     def _summary(self, unit: WorkUnit, read: int, quarantine: list[dict], writers: dict, oov: dict,
                  statistics: dict[str, SplitStatistics]) -> dict:
@@ -284,6 +306,12 @@ class TransformUnitFn(beam.DoFn):
             if chunks is not None:
                 return chunks
         return self._spec.reader.read(unit)
+
+
+def unit_clock() -> dict:
+    """When, in wall and in this process's CPU seconds, and in which process: what `job.transform_pass_seconds`
+    reads from the units' summaries."""
+    return {"wall": time.time(), "cpu": time.process_time(), "pid": os.getpid()}
 
 
 def write_quarantine(staging_dir: str, index: int, unit_count: int, rows: list[dict]) -> None:

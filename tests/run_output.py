@@ -21,10 +21,10 @@ def read_split(result, split):
     return {name: np.concatenate(values) for name, values in rows.items()}
 
 
-def files_of(run_dir) -> dict[str, bytes]:
-    """Every file of data/, transform_graph/ and statistics/, by path relative to the run directory."""
+def files_of(run_dir, parts=("data", "transform_graph", "statistics")) -> dict[str, bytes]:
+    """Every file of the run directory's `parts` (folders), by path relative to the run directory."""
     found = {}
-    for part in ("data", "transform_graph", "statistics"):
+    for part in parts:
         for folder, _, names in os.walk(os.path.join(run_dir, part)):
             for name in names:
                 path = os.path.join(folder, name)

@@ -1,0 +1,79 @@
+"""The transform pass's stages on threads of their own (runner.overlap_stages) write the bytes of running them
+one after another on one thread, and run.json times the pass."""
+
+import threading
+
+import pytest
+from dirty_csv import job_config, make_inputs
+from run_output import files_of
+
+from skewless.pipelines.job import transform_pass_seconds
+
+
+@pytest.fixture
+def stage_threads(monkeypatch):
+    """Makes the CSV reader's blocks small (many chunks per work unit, so the stages really overlap) and
+    records the threads that transform slices of chunks and that encode them."""
+    from skewless.pipelines import transform
+    from skewless.pipelines.reading import csv
+
+    monkeypatch.setattr(csv, "CSV_BLOCK_BYTES", 512)
+    seen = {"transform": [], "encode": []}
+    for stage, method in (("transform", "_transformed"), ("encode", "_write_rows")):
+        original = getattr(transform.TransformUnitFn, method)
+
+        def recorded(self, *args, _original=original, _stage=stage):
+            seen[_stage].append(threading.current_thread())
+            return _original(self, *args)
+
+        monkeypatch.setattr(transform.TransformUnitFn, method, recorded)
+    return seen
+
+
+def test_overlapped_stages_write_the_bytes_of_one_thread(tmp_path, stage_threads):
+    from skewless.pipelines import run
+
+    make_inputs(tmp_path)
+    outputs = {}
+    for overlap in (True, False):
+        for seen in stage_threads.values():
+            seen.clear()
+        config = job_config(tmp_path, max_bad_fraction=0.2, splits={"train": 0.6, "eval": 0.4},
+                            dir=str(tmp_path / f"out-{overlap}"))
+        config["runner"] = {"overlap_stages": overlap}
+        result = run(config)
+        outputs[overlap] = files_of(result.output_dir, ("data", "quarantine", "statistics"))
+        transforming, encoding = set(stage_threads["transform"]), set(stage_threads["encode"])
+        assert len(stage_threads["encode"]) == len(stage_threads["transform"]) > 3 * 3  # chunks of 3 units
+        if overlap:
+            assert not transforming & encoding  # each chunk encoded on another thread than the graph ran on
+        else:
+            assert transforming == encoding == {threading.main_thread()}
+        assert result.rows["quarantined"] > 0
+        seconds = result.seconds  # every unit ran in this process: run.json times the pass
+        assert 0 < seconds["transform_pass"] < seconds["pipeline"] and seconds["transform_pass_cpu"] > 0
+    overlapped, one_thread = outputs[True], outputs[False]
+    assert {path.split("/")[0] for path in one_thread} == {"data", "quarantine", "statistics"}
+    assert sorted(overlapped) == sorted(one_thread)
+    assert [path for path in one_thread if overlapped[path] != one_thread[path]] == []
+
+
+def _clock(wall: float, cpu: float, pid: int = 7) -> dict:
+    return {"wall": wall, "cpu": cpu, "pid": pid}
+
+
+def test_transform_pass_spans_the_first_start_to_the_last_finish():
+    parts = [
+        {"clock": {"started": _clock(100.0, 5.0), "finished": _clock(103.5, 9.0)}},
+        {"clock": {"started": _clock(100.5, 5.25), "finished": _clock(104.0, 10.5)}},
+        {"clock": {"started": _clock(103.5, 9.0), "finished": _clock(103.75, 9.5)}},
+    ]
+    assert transform_pass_seconds(parts) == {"transform_pass": 4.0, "transform_pass_cpu": 5.5}
+
+
+def test_transform_pass_is_left_out_when_units_ran_in_other_processes():
+    parts = [
+        {"clock": {"started": _clock(100.0, 5.0, pid=7), "finished": _clock(103.5, 9.0, pid=7)}},
+        {"clock": {"started": _clock(100.5, 1.0, pid=8), "finished": _clock(104.0, 4.5, pid=8)}},
+    ]
+    assert transform_pass_seconds(parts) == {}
