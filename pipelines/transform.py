@@ -204,8 +204,8 @@ class TransformUnitFn(beam.DoFn):
         started = unit_clock()
         threaded = self._spec.overlap_stages
         writers = self._open_writers(unit)
-        # one chunk encoded while the next goes through the graph, and at most one more waiting for it
-        encoding = StageThread("skewless-encode", 2, threaded)
+        # one chunk encoded while the next goes through the graph; a chunk more would add its memory
+        encoding = StageThread("skewless-encode", 1, threaded)
         quarantine: list[dict] = []
         read = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
