@@ -2,12 +2,10 @@
 
 One DoFn call per unit: read its rows in chunks, put bad rows in quarantine, run the graph on each
 chunk as one batch, give every row its split from its key, encode to tf.train.Example or SequenceExample
-(deterministically) and append to the unit's shard of that split. The stages overlap on threads: the next
-chunk is read while a slice of this one goes through the graph, the slice before it is encoded (and a
-finished chunk counted into the split statistics), and the one before that compressed
-(`stage_thread.StageThread`); each stage takes its work in order, so the bytes are those of running the
-stages one after another (`overlap_stages=False`). Memory holds a fixed number of chunks and slices,
-whatever the data size.
+(deterministically) and append to the unit's shard of that split. Reading the next chunk (`read_ahead`) and
+gzip (each shard writer's thread) overlap with the graph and the encoder on threads of their own, each taking
+its work in order, so the bytes are those of running everything on one thread (`overlap_stages=False`).
+Memory holds a fixed number of chunks, whatever the data size.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from skewless.pipelines.read_ahead import read_ahead
 from skewless.pipelines.shards import ShardWriter, shard_name
 from skewless.pipelines.split_statistics import SplitStatistics
 from skewless.pipelines.sources import RowReader, WorkUnit
-from skewless.pipelines.stage_thread import StageThread
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR
 from skewless.safe_names import vocabulary_filename
 
@@ -179,7 +176,7 @@ class UnitWriteSpec:
     output_format: str = "example"
     parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
     categorical_features: frozenset[str] = frozenset()  # int features whose statistics count values (vocabulary, hash)
-    overlap_stages: bool = True  # read, transform, encode and compress on threads of their own (the same bytes)
+    overlap_stages: bool = True  # read ahead and gzip on threads of their own (the same bytes)
 
 
 class TransformUnitFn(beam.DoFn):
@@ -204,8 +201,6 @@ class TransformUnitFn(beam.DoFn):
         started = unit_clock()
         threaded = self._spec.overlap_stages
         writers = self._open_writers(unit)
-        # one chunk encoded while the next goes through the graph; a chunk more would add its memory
-        encoding = StageThread("skewless-encode", 1, threaded)
         quarantine: list[dict] = []
         read = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
@@ -218,10 +213,8 @@ class TransformUnitFn(beam.DoFn):
                 read += chunk.rows_read
                 quarantine.extend(row.to_json() for row in chunk.bad)
                 if chunk.table.num_rows:
-                    self._transform_chunk(chunk, oov, encoding, writers, statistics)
-            encoding.drain()
+                    self._write_chunk(chunk, writers, oov, statistics)
         except BaseException:
-            encoding.abort()  # before the writers: its thread writes to them
             for writer in writers.values():
                 writer.abort()
             raise
@@ -247,40 +240,34 @@ class TransformUnitFn(beam.DoFn):
             for split in spec.splits
         }
 
-    def _transform_chunk(self, chunk, oov: dict[str, int], encoding: StageThread, writers: dict[str, ShardWriter],
-                         statistics: dict[str, SplitStatistics]) -> None:
-        """Transforms one chunk `TRANSFORM_BATCH_ROWS` rows at a time and hands each slice to `encoding`, which
-        appends each row to its split's shard, then the whole chunk, whose raw values it adds to each split's
-        statistics (whole chunks, as the sketches' results depend on how rows are grouped)."""
+    def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int],
+                     statistics: dict[str, SplitStatistics]) -> None:
+        """Transforms one chunk `TRANSFORM_BATCH_ROWS` rows at a time, counts its out-of-vocabulary rows, appends
+        each row to its split's shard and adds its raw values to its split's statistics (whole chunks, as the
+        sketches' results depend on how rows are grouped)."""
         split_index = split_of(chunk.keys, list(self._spec.splits.values()))
         for start in range(0, chunk.table.num_rows, TRANSFORM_BATCH_ROWS):
-            batch = self._transformed(chunk.table.slice(start, TRANSFORM_BATCH_ROWS), oov)
-            encoding.submit(self._write_rows, batch, split_index[start : start + TRANSFORM_BATCH_ROWS], writers)
-        encoding.submit(self._add_statistics, chunk.table, split_index, statistics)
+            stop = start + TRANSFORM_BATCH_ROWS
+            self._write_rows(chunk.table.slice(start, TRANSFORM_BATCH_ROWS), split_index[start:stop], writers, oov)
+        for index, split in enumerate(self._spec.splits):
+            rows = np.flatnonzero(split_index == index)
+            if len(rows) == chunk.table.num_rows:
+                statistics[split].add(chunk.table)
+            elif len(rows):
+                statistics[split].add(chunk.table.take(pa.array(rows)))
 
-    def _transformed(self, table: pa.Table, oov: dict[str, int]) -> pa.RecordBatch:
-        """Rows through the graph (`tensors_to_record_batch`), their out-of-vocabulary rows counted into `oov`."""
+    def _write_rows(self, table: pa.Table, split_index: np.ndarray, writers: dict[str, ShardWriter],
+                    oov: dict[str, int]) -> None:
         transformed = self._transformer.transform(table)
         for name, size in self._vocabulary_sizes.items():
             oov[name] += _oov_rows(transformed[name], size)
-        return tensors_to_record_batch(transformed)
-
-    def _write_rows(self, batch: pa.RecordBatch, split_index: np.ndarray, writers: dict[str, ShardWriter]) -> None:
+        batch = tensors_to_record_batch(transformed)
         for index, split in enumerate(self._spec.splits):
             rows = np.flatnonzero(split_index == index)
             if len(rows) == batch.num_rows:
                 writers[split].write_records(self._transformer.encode(batch))
             elif len(rows):
                 writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
-
-    def _add_statistics(self, table: pa.Table, split_index: np.ndarray,
-                        statistics: dict[str, SplitStatistics]) -> None:
-        for index, split in enumerate(self._spec.splits):
-            rows = np.flatnonzero(split_index == index)
-            if len(rows) == table.num_rows:
-                statistics[split].add(table)
-            elif len(rows):
-                statistics[split].add(table.take(pa.array(rows)))
 
     def _summary(self, unit: WorkUnit, read: int, quarantine: list[dict], writers: dict, oov: dict,
                  statistics: dict[str, SplitStatistics]) -> dict:

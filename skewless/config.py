@@ -233,8 +233,8 @@ class RunnerConfig(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
     # seconds a started job may go without any worker reading a row before it is cancelled (None: wait forever)
     start_timeout: float | None = Field(default=600, gt=0)
-    # the transform pass reads, transforms, encodes and compresses each work unit's chunks on threads of their
-    # own, overlapping on several cores; false: one after another on the worker's thread (the same bytes)
+    # the transform pass reads the next chunk and gzips on threads of their own, overlapping with the graph and
+    # the encoder on several cores; false: everything on the worker's thread (the same bytes)
     overlap_stages: bool = True
 
 

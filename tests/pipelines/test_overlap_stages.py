@@ -1,5 +1,5 @@
-"""The transform pass's stages on threads of their own (runner.overlap_stages) write the bytes of running them
-one after another on one thread, and run.json times the pass."""
+"""The transform pass's reading and gzip on threads of their own (runner.overlap_stages) write the bytes of
+running everything on one thread, and run.json times the pass."""
 
 import threading
 
@@ -12,21 +12,31 @@ from skewless.pipelines.job import transform_pass_seconds
 
 @pytest.fixture
 def stage_threads(monkeypatch):
-    """Makes the CSV reader's blocks small (many chunks per work unit, so the stages really overlap) and
-    records the threads that transform slices of chunks and that encode them."""
-    from skewless.pipelines import transform
+    """Makes the CSV reader's blocks small (many chunks per work unit, so the threads really overlap) and
+    records the threads that run the graph, read the kept chunks and gzip."""
+    from skewless.pipelines import parsed_units, shards, transform
     from skewless.pipelines.reading import csv
 
     monkeypatch.setattr(csv, "CSV_BLOCK_BYTES", 512)
-    seen = {"transform": [], "encode": []}
-    for stage, method in (("transform", "_transformed"), ("encode", "_write_rows")):
-        original = getattr(transform.TransformUnitFn, method)
+    seen = {"transform": [], "read": [], "gzip": []}
 
-        def recorded(self, *args, _original=original, _stage=stage):
-            seen[_stage].append(threading.current_thread())
-            return _original(self, *args)
+    def recorded(stage, original):
+        def call(*args):
+            seen[stage].append(threading.current_thread())
+            return original(*args)
+        return call
 
-        monkeypatch.setattr(transform.TransformUnitFn, method, recorded)
+    monkeypatch.setattr(transform.ChunkTransformer, "transform",
+                        recorded("transform", transform.ChunkTransformer.transform))
+    monkeypatch.setattr(shards.ShardWriter, "_emit", recorded("gzip", shards.ShardWriter._emit))
+    original_chunks = parsed_units._chunks
+
+    def chunks(path):
+        for chunk in original_chunks(path):
+            seen["read"].append(threading.current_thread())
+            yield chunk
+
+    monkeypatch.setattr(parsed_units, "_chunks", chunks)
     return seen
 
 
@@ -43,12 +53,12 @@ def test_overlapped_stages_write_the_bytes_of_one_thread(tmp_path, stage_threads
         config["runner"] = {"overlap_stages": overlap}
         result = run(config)
         outputs[overlap] = files_of(result.output_dir, ("data", "quarantine", "statistics"))
-        transforming, encoding = set(stage_threads["transform"]), set(stage_threads["encode"])
-        assert len(stage_threads["encode"]) == len(stage_threads["transform"]) > 3 * 3  # chunks of 3 units
-        if overlap:
-            assert not transforming & encoding  # each chunk encoded on another thread than the graph ran on
-        else:
-            assert transforming == encoding == {threading.main_thread()}
+        transforming = set(stage_threads["transform"])
+        assert len(stage_threads["transform"]) > 3 * 3  # several chunks in each of 3 units
+        assert transforming == {threading.main_thread()}
+        for stage in ("read", "gzip"):
+            threads = set(stage_threads[stage])
+            assert threads and (not threads & transforming if overlap else threads == transforming), stage
         assert result.rows["quarantined"] > 0
         seconds = result.seconds  # every unit ran in this process: run.json times the pass
         assert 0 < seconds["transform_pass"] < seconds["pipeline"] and seconds["transform_pass_cpu"] > 0
