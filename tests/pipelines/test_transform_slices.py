@@ -5,6 +5,7 @@ import json
 import os
 
 from example_job import example_config
+from run_output import files_of
 
 
 def test_slices_write_the_same_bytes_statistics_and_counts_as_whole_chunks(tmp_path, monkeypatch):
@@ -27,20 +28,11 @@ def test_slices_write_the_same_bytes_statistics_and_counts_as_whole_chunks(tmp_p
     assert largest[37] == 37 < largest[1_000_000]  # the slices were cut, and more finely than the chunks
     whole, sliced = outputs[1_000_000], outputs[37]
     for part in ("data", "statistics"):
-        ours, theirs = _files(sliced, part), _files(whole, part)
+        ours, theirs = files_of(sliced, (part,)), files_of(whole, (part,))
         assert ours and ours == theirs
     ours, theirs = _summary(sliced), _summary(whole)
     assert ours["rows"] == theirs["rows"] and ours["features"] == theirs["features"]
     assert any("oov" in json.dumps(feature) for feature in ours["features"].values())
-
-
-def _files(run_dir: str, part: str) -> dict[str, bytes]:
-    found = {}
-    for folder, _, names in os.walk(os.path.join(run_dir, part)):
-        for name in names:
-            path = os.path.join(folder, name)
-            found[os.path.relpath(path, run_dir)] = open(path, "rb").read()
-    return found
 
 
 def _summary(run_dir: str) -> dict:
