@@ -27,13 +27,10 @@ from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
 from skewless.pipelines import files, object_store
 from skewless.pipelines.job import (
-    machine_summary,
-    package_versions,
     pipeline_options,
-    run_seconds,
+    shared_summary_fields,
     sum_parts,
     transform_and_write,
-    transform_pass_seconds,
     unit_parts,
     unit_write_spec,
     work_started,
@@ -43,7 +40,7 @@ from skewless.pipelines.progress import PROGRESS_DIR
 from skewless.pipelines.split_statistics import write_split_statistics
 from skewless.pipelines.staging import StagedOutput
 from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RunDirectory
-from skewless.run_summary import Applied, AppliedInput, Label, RowCounts, RunSummary
+from skewless.run_summary import Applied, AppliedInput, RunSummary
 # --splits all: every row in one split of this name
 ALL_SPLIT = "all"
 
@@ -105,7 +102,7 @@ def apply(
         _run_pipeline(config, job_plan, graph_dir, staging, beam_args or [])
         pipeline_seconds = time.time() - started
         parts = unit_parts(job_plan, staging)
-        read, quarantined, shards, written = sum_parts(config, parts)
+        sums = sum_parts(config, parts)
         # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift)
         write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
         oov = {name: sum(part["oov"][name] for part in parts) for name in parts[0]["oov"]}
@@ -113,21 +110,13 @@ def apply(
             files.remove_tree(folder)
         _copy_graph(local_run, staging, run_label if label_left_out else None)
         summary = RunSummary(
-            name=config.name,
+            **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started),
             applied=Applied(run=run_dir, graph_sha256=digest, label_left_out=label_left_out),
             input=AppliedInput(format=config.input.format, paths=config.input.paths),
-            rows=RowCounts(read=read, written=written, quarantined=quarantined),
             oov_rows=oov,
-            label=Label(column=config.label.column, name=config.label.column) if config.label else None,
-            shards=shards,
-            compression=config.output.compression,
-            format=config.output.format,
-            seconds={**run_seconds(started, pipeline_seconds, process_started), **transform_pass_seconds(parts)},
-            versions=package_versions(),
-            platform=machine_summary(),
         )
         files.write_bytes(RunDirectory(staging).summary_file, summary.to_json())
-    return ApplyResult(output_dir, run_dir, digest, summary.rows.model_dump(), shards, summary.seconds, label_left_out)
+    return ApplyResult(output_dir, run_dir, digest, summary.rows.model_dump(), summary.shards, summary.seconds, label_left_out)
 
 
 def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, input_format: str | None,

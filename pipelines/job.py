@@ -253,7 +253,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     raw_stats = _raw_statistics(config, job_plan, staging)
     analyzed = len(files.files_under(run.stats_dir))  # none when the cache had everything
     parts = unit_parts(job_plan, staging)
-    read, quarantined, shards, written = sum_parts(config, parts)
+    sums = sum_parts(config, parts)
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
     _write_metadata(config, job_plan.columns, staging)
@@ -263,20 +263,30 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     for folder in (run.parts_dir, run.stats_dir, os.path.join(staging, PROGRESS_DIR)):
         files.remove_tree(folder)
     summary = RunSummary(
-        name=config.name,
-        rows=RowCounts(read=read, written=written, quarantined=quarantined),
+        **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started),
         features=features,
-        label=Label(column=config.label.column, name=config.label.column) if config.label else None,
-        shards=shards,
-        compression=config.output.compression,
-        format=config.output.format,
         analysis=Analysis(datasets=len(job_plan.datasets), analyzed=analyzed, cache_dir=config.cache_dir),
-        seconds={**run_seconds(started, pipeline_seconds, process_started), **transform_pass_seconds(parts)},
-        versions=package_versions(),
-        platform=machine_summary(),
     )
     files.write_bytes(run.summary_file, summary.to_json())
     return summary
+
+
+def shared_summary_fields(config: JobConfig, parts: list[dict], sums: tuple, started: float, pipeline_seconds: float,
+                          process_started: float | None) -> dict:
+    """The fields of run.json that a job and `skewless apply` fill alike, from the units' summaries (`parts`)
+    and their sums (`sum_parts`)."""
+    read, quarantined, shards, written = sums
+    return {
+        "name": config.name,
+        "rows": RowCounts(read=read, written=written, quarantined=quarantined),
+        "label": Label(column=config.label.column, name=config.label.column) if config.label else None,
+        "shards": shards,
+        "compression": config.output.compression,
+        "format": config.output.format,
+        "seconds": {**run_seconds(started, pipeline_seconds, process_started), **transform_pass_seconds(parts)},
+        "versions": package_versions(),
+        "platform": machine_summary(),
+    }
 
 
 def run_seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:
