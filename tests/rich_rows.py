@@ -59,3 +59,20 @@ def write_csv(path, raw: dict[str, list]) -> None:
 def with_gaps(rng, values: list, fraction: float) -> list:
     """`values` with about `fraction` of them replaced by None (missing), chosen by `rng`."""
     return [None if gap else value for value, gap in zip(values, rng.random(len(values)) < fraction)]
+
+
+def columns_with_gaps(rng, rows: int) -> dict[str, list]:
+    """An `id` and eight columns of every kind with and without missing values, drawn from `rng` in this order:
+    floats (`x`, `m`), ints and floats with one most frequent value (`k`: 2, `f`: 2.25), strings (`c`: "b", `d`),
+    and two float columns without gaps (`s`, `r`)."""
+    return {
+        "id": list(range(rows)),
+        "x": with_gaps(rng, rng.normal(10, 3, rows).round(3).tolist(), 0.15),
+        "m": with_gaps(rng, rng.uniform(0, 100, rows).round(2).tolist(), 0.1),
+        "k": with_gaps(rng, rng.choice([0, 1, 2, 3], rows, p=[0.2, 0.2, 0.4, 0.2]).tolist(), 0.1),
+        "f": with_gaps(rng, rng.choice([1.5, 2.25, 3.125], rows, p=[0.25, 0.5, 0.25]).tolist(), 0.1),
+        "c": with_gaps(rng, rng.choice(["a", "b", "c"], rows, p=[0.3, 0.45, 0.25]).tolist(), 0.1),
+        "d": with_gaps(rng, rng.choice(["p", "q"], rows).tolist(), 0.2),
+        "s": rng.lognormal(1, 1.2, rows).round(3).tolist(),
+        "r": rng.normal(0, 5, rows).round(3).tolist(),
+    }

@@ -33,6 +33,22 @@ def _y_filled() -> np.ndarray:
     return np.array([0.0 if _y(i) is None else _y(i) for i in range(GOOD_ROWS)])
 
 
+def assert_y_z_scored(out: dict[str, np.ndarray]) -> None:
+    """The written y is the good rows' filled y, z-scored with NumPy's mean and standard deviation."""
+    y = _y_filled()
+    np.testing.assert_allclose(out["y"], (y - y.mean()) / y.std(), rtol=1e-5, atol=1e-5)
+
+
+def run_input(folder, input_config: dict):
+    """The job on `input_config`'s rows: (its result, {quarantined row's line: reason})."""
+    from skewless.pipelines import run
+
+    config = job_config(folder)
+    config["input"] = input_config
+    result = run(config)
+    return result, quarantined(result.output_dir)
+
+
 def make_csv(folder) -> dict[int, str]:
     """The CSV file; returns {line number: reason} of the rows that must be quarantined."""
     lines = [b"id,x,y,n"]
@@ -63,12 +79,15 @@ def job_config(folder, **input_options) -> dict:
     }
 
 
-def quarantined(output_dir: str) -> list[dict]:
-    rows = []
+def quarantined(output_dir: str) -> dict[int, str]:
+    """{line: reason} of every quarantined row (each test here reads one input file, so lines are unique)."""
+    found = {}
     for path in sorted(glob.glob(os.path.join(output_dir, "quarantine", "rows-*.jsonl"))):
         with open(path) as handle:
-            rows.extend(json.loads(line) for line in handle)
-    return rows
+            for line in handle:
+                row = json.loads(line)
+                found[row["line"]] = row["reason"]
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +101,7 @@ def numbers_run(tmp_path_factory):
 
 def test_nan_inf_and_overflow_are_quarantined_with_their_reason(numbers_run):
     result, expected = numbers_run
-    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    found = quarantined(result.output_dir)
     assert found == expected
     with open(os.path.join(result.output_dir, "run.json")) as handle:
         rows = json.load(handle)["rows"]
@@ -124,8 +143,7 @@ def test_nan_takes_the_default_and_outputs_are_finite(numbers_run):
     result, _ = numbers_run
     out = written(result.output_dir)
     assert out["id"].tolist() == list(range(GOOD_ROWS))
-    y = _y_filled()
-    np.testing.assert_allclose(out["y"], (y - y.mean()) / y.std(), rtol=1e-5, atol=1e-5)
+    assert_y_z_scored(out)
     assert all(np.isfinite(values).all() for name, values in out.items() if values.dtype.kind == "f")
 
 
@@ -134,7 +152,7 @@ def test_nonfinite_missing_mode_fills_inf_like_nan(tmp_path):
 
     expected = make_csv(tmp_path)
     result = run(job_config(tmp_path, nonfinite="missing"))
-    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    found = quarantined(result.output_dir)
     # x has no default: its inf and overflow are missing values, so those rows stay quarantined, as missing
     assert set(found) == set(expected) - {number for number, reason in expected.items() if reason.startswith("y:")}
     assert set(found.values()) == {"x: required value is missing"}
@@ -145,8 +163,6 @@ def test_nonfinite_missing_mode_fills_inf_like_nan(tmp_path):
 def test_example_with_nan_serves_like_the_batch_missing_value(tmp_path):
     """tf.Examples with NaN and inf go through the job as CSV text does; serving NaN gives the default's output."""
     import tensorflow as tf
-
-    from skewless.pipelines import run
 
     def example(i, x, y):
         feature = {"id": tf.train.Feature(int64_list=tf.train.Int64List(value=[i])),
@@ -162,15 +178,10 @@ def test_example_with_nan_serves_like_the_batch_missing_value(tmp_path):
     with tf.io.TFRecordWriter(str(path)) as writer:
         for record in records:
             writer.write(record)
-    config = job_config(tmp_path)
-    config["input"] = {"format": "tfrecord", "paths": [str(path)]}
-    result = run(config)
-    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    result, found = run_input(tmp_path, {"format": "tfrecord", "paths": [str(path)]})
     assert found == {GOOD_ROWS + 1: "x: required value is missing", GOOD_ROWS + 2: "x: inf is not finite",
                      GOOD_ROWS + 3: "y: -inf is not finite"}
-    out = written(result.output_dir)
-    y = _y_filled()
-    np.testing.assert_allclose(out["y"], (y - y.mean()) / y.std(), rtol=1e-5, atol=1e-5)
+    assert_y_z_scored(written(result.output_dir))
 
     # serving: a NaN y, an absent y and y = 0 give one output, the batch path's for a missing value
     import tensorflow_transform as tft
@@ -180,6 +191,7 @@ def test_example_with_nan_serves_like_the_batch_missing_value(tmp_path):
     raw = tf.io.parse_example(tf.constant(batch), graph.raw_feature_spec())
     served = graph.transform_features_layer()(raw)["y"].numpy()
     assert np.isfinite(served).all() and served[0] == served[1] == served[2]
+    y = _y_filled()
     np.testing.assert_allclose(served[0], (0.0 - y.mean()) / y.std(), rtol=1e-5)
 
 
@@ -200,7 +212,7 @@ def test_log_without_clip_quarantines_values_at_or_below_minus_one(tmp_path):
     result = run({"name": "log", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
                   "features": {"v": {"transform": "log"}},
                   "output": {"dir": str(tmp_path / "out"), "shards": 1, "max_bad_fraction": 0.5}})
-    reasons = {row["reason"] for row in quarantined(result.output_dir)}
+    reasons = set(quarantined(result.output_dir).values())
     assert result.rows["quarantined"] == 12 and all(reason.startswith("v: -") for reason in reasons)
     kept = np.log1p(np.array([v for v in values if v > -1] * 6, dtype=np.float64))
     with open(os.path.join(result.output_dir, "run.json")) as handle:
@@ -214,21 +226,14 @@ def test_parquet_nan_and_inf_follow_the_same_rule(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from skewless.pipelines import run
-
     ids = list(range(GOOD_ROWS)) + [900, 901, 902]
     x = [_x(i) for i in range(GOOD_ROWS)] + [float("nan"), float("-inf"), 1.0]
     y = [float("nan") if _y(i) is None else _y(i) for i in range(GOOD_ROWS)] + [1.0, 1.0, float("inf")]
     pq.write_table(pa.table({"id": ids, "x": x, "y": y, "n": [i % 4 for i in ids]}), tmp_path / "rows.parquet")
-    config = job_config(tmp_path)
-    config["input"] = {"format": "parquet", "paths": [str(tmp_path / "rows.parquet")]}
-    result = run(config)
-    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    result, found = run_input(tmp_path, {"format": "parquet", "paths": [str(tmp_path / "rows.parquet")]})
     assert found == {GOOD_ROWS + 1: "x: required value is missing", GOOD_ROWS + 2: "x: -inf is not finite",
                      GOOD_ROWS + 3: "y: inf is not finite"}
-    out = written(result.output_dir)
-    y_filled = _y_filled()
-    np.testing.assert_allclose(out["y"], (y_filled - y_filled.mean()) / y_filled.std(), rtol=1e-5, atol=1e-5)
+    assert_y_z_scored(written(result.output_dir))
 
 
 LIST_ROWS = {0: "1|nan|3", 1: "2", 2: "NaN", 3: "4|inf", 4: "5| 6 ", 5: "-inf|7", 6: "8|1e400", 7: "9"}
@@ -249,7 +254,7 @@ def test_nan_in_a_csv_list_is_left_out_and_inf_quarantined(tmp_path, nonfinite):
     items = {i: [float(v) for v in text.split("|")] for i, text in LIST_ROWS.items()}
     beyond = {i for i, values in items.items() if not all(abs(v) <= np.finfo(np.float32).max for v in values
                                                           if not math.isnan(v))}
-    found = {row["line"]: row["reason"] for row in quarantined(result.output_dir)}
+    found = quarantined(result.output_dir)
     if nonfinite == "quarantine":
         first_bad = {i: next(t for t in LIST_ROWS[i].split("|") if "inf" in t or "e400" in t) for i in beyond}
         assert found == {i + 2: f"scores: '{text}' " + ("is beyond float32" if "e400" in text else "is not finite")

@@ -15,7 +15,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 from typer.testing import CliRunner
 
-from rich_rows import with_gaps, written_rows
+from rich_rows import columns_with_gaps, written_rows
 from skewless.cli import app
 from skewless.layers import TransformLayer, raw_inputs, serialize_raw_examples
 
@@ -34,15 +34,7 @@ def top_city(inputs, outputs):
 def raw_rows():
     rng = np.random.default_rng(16)
     columns = {
-        "id": list(range(ROWS)),
-        "x": with_gaps(rng, rng.normal(10, 3, ROWS).round(3).tolist(), 0.15),
-        "m": with_gaps(rng, rng.uniform(0, 100, ROWS).round(2).tolist(), 0.1),
-        "k": with_gaps(rng, rng.choice([0, 1, 2, 3], ROWS, p=[0.2, 0.2, 0.4, 0.2]).tolist(), 0.1),
-        "f": with_gaps(rng, rng.choice([1.5, 2.25, 3.125], ROWS, p=[0.25, 0.5, 0.25]).tolist(), 0.1),
-        "c": with_gaps(rng, rng.choice(["a", "b", "c"], ROWS, p=[0.3, 0.45, 0.25]).tolist(), 0.1),
-        "d": with_gaps(rng, rng.choice(["p", "q"], ROWS).tolist(), 0.2),
-        "s": rng.lognormal(1, 1.2, ROWS).round(3).tolist(),
-        "r": rng.normal(0, 5, ROWS).round(3).tolist(),
+        **columns_with_gaps(rng, ROWS),
         "h": rng.choice(["u", "v", "w", "z"], ROWS).tolist(),
         "city": rng.choice(CITIES, ROWS, p=[0.5, 0.3, 0.2]).tolist(),
         "body": [" ".join(rng.choice(["good", "bad", "fine", "day", "night"], rng.integers(1, 6))) for _ in range(ROWS)],

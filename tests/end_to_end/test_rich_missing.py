@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from rich_rows import served_rows, with_gaps, write_csv, written_rows
+from rich_rows import columns_with_gaps, served_rows, write_csv, written_rows
 from skewless.config import load_config
 from skewless.errors import ConfigError
 
@@ -18,16 +18,8 @@ def missing_run(tmp_path_factory):
     rng = np.random.default_rng(5)
     folder = tmp_path_factory.mktemp("missing")
     raw = {
-        "id": list(range(ROWS)),
-        "x": with_gaps(rng, rng.normal(10, 3, ROWS).round(3).tolist(), 0.15),
-        "m": with_gaps(rng, rng.uniform(0, 100, ROWS).round(2).tolist(), 0.1),
         # unique modes, so "most frequent" has one answer: 2, 2.25 and "b"
-        "k": with_gaps(rng, rng.choice([0, 1, 2, 3], ROWS, p=[0.2, 0.2, 0.4, 0.2]).tolist(), 0.1),
-        "f": with_gaps(rng, rng.choice([1.5, 2.25, 3.125], ROWS, p=[0.25, 0.5, 0.25]).tolist(), 0.1),
-        "c": with_gaps(rng, rng.choice(["a", "b", "c"], ROWS, p=[0.3, 0.45, 0.25]).tolist(), 0.1),
-        "d": with_gaps(rng, rng.choice(["p", "q"], ROWS).tolist(), 0.2),
-        "s": rng.lognormal(1, 1.2, ROWS).round(3).tolist(),
-        "r": rng.normal(0, 5, ROWS).round(3).tolist(),
+        **columns_with_gaps(rng, ROWS),
         "label": rng.choice(["no", "yes"], ROWS).tolist(),
     }
     write_csv(folder / "rows.csv", raw)
