@@ -282,3 +282,25 @@ def test_serving_the_raw_examples_gives_the_written_rows(matrix, tmp_path):
     np.testing.assert_allclose(predicted, features @ weights[:, 0].astype(np.float64) + 0.25, rtol=1e-5, atol=1e-4)
 
 
+
+
+# ---- storage types differ: no schema, each file typed as its writer stored it -----------------------------------
+
+def test_flights_split_the_same_from_r_csv_and_pandas_parquet_whatever_the_storage_types(tmp_path):
+    """R's CSV holds dep_time, arr_delay, air_time as ints ("517", "NA"); pandas' Parquet holds them as float64 with
+    nulls, carrier and origin as dictionaries. Without a schema each run types the columns as its file stores them,
+    and the same rows still go to the same splits."""
+    from skewless.pipelines import run
+
+    dataset = DATASETS["flights"]
+    frame = load(dataset, dataset.step)
+    assert frame["arr_delay"].dtype == np.float64 and frame["arr_delay"].isna().any()  # the premise
+    write_csv(dataset, frame, tmp_path / "flights.csv")
+    write_parquet(dataset, frame, tmp_path / "flights.parquet")
+    splits = {}
+    for fmt in ("csv", "parquet"):
+        config = job_config(dataset, fmt, tmp_path / f"flights.{fmt}", tmp_path / f"out-{fmt}")
+        splits[fmt] = _split_ids(run(config).output_dir)
+    assert splits["parquet"] == splits["csv"]
+    labelled = frame[frame["arr_delay"].notna()]
+    assert sorted(sum(splits["csv"].values(), [])) == sorted(labelled[ID].tolist())
