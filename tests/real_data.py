@@ -379,8 +379,9 @@ def split_records(run_dir, split: str) -> list[bytes]:
     return [record.numpy() for record in tf.data.TFRecordDataset(paths, compression_type=compression)]
 
 
-def parsed_rows(run_dir, records: list[bytes]) -> dict[int, dict]:
-    """Transformed records parsed with the run's spec -> {row id: {feature: value as a Python list/scalar}}."""
+def parsed_rows(run_dir, records: list[bytes], key: str = ID) -> dict[int, dict]:
+    """Transformed records parsed with the run's spec -> {row id (the `key` feature): {feature: value as a Python
+    list/scalar}}."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
@@ -390,7 +391,7 @@ def parsed_rows(run_dir, records: list[bytes]) -> dict[int, dict]:
     parsed = tf.io.parse_example(tf.constant(records), spec)
     columns = {name: python_rows(value) for name, value in parsed.items()}
     return {int(row_id): {name: values[i] for name, values in columns.items()}
-            for i, row_id in enumerate(columns[ID])}
+            for i, row_id in enumerate(columns[key])}
 
 
 def python_rows(value) -> list:

@@ -5,6 +5,7 @@ batch rules) is tests/layers/test_serving_batch_rules.py.
 """
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -47,7 +48,7 @@ def _written(run_dir) -> dict[int, dict]:
     """Every written row by its `id`, parsed with the run's transformed spec."""
     rows = {}
     for split, count in run_json(run_dir)["rows"]["written"].items():
-        rows |= parsed_rows(run_dir, split_records(run_dir, split)) if count else {}
+        rows |= parsed_rows(run_dir, split_records(run_dir, split), key="id") if count else {}
     return rows
 
 
@@ -252,7 +253,7 @@ def test_item4_same_split_from_csv_and_parquet_whatever_the_storage_type(tmp_pat
 
 
 def _split_ids(run_dir) -> dict[str, list[int]]:
-    return {split: sorted(parsed_rows(run_dir, split_records(run_dir, split)))
+    return {split: sorted(parsed_rows(run_dir, split_records(run_dir, split), key="id"))
             for split in run_json(run_dir)["rows"]["written"]}
 
 
@@ -368,13 +369,15 @@ def _finishes_or_refuses(tmp_path, config, feature) -> dict | None:
     if result.exit_code == 0:
         return run_json(config["output"]["dir"])
     assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and feature in lines[0], result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("skewless: error:")]  # not progress
+    assert len(errors) == 1, result.stderr
+    what = errors[0].split(f"{path}: ", 1)[-1]  # the message after the config's path
+    assert re.search(rf"\b{re.escape(feature)}\b", what), result.stderr
     return None
 
 
 def _text_csv(path, texts):
-    path.write_text("id,text\n" + "".join(f'{i},"{text}"\n' for i, text in enumerate(texts)))
+    path.write_text("id,review\n" + "".join(f'{i},"{text}"\n' for i, text in enumerate(texts)))
 
 
 @pytest.mark.parametrize("fmt, num_oov_buckets", [("csv", 1), ("csv", 0), ("tfrecord", 0)])
@@ -385,15 +388,15 @@ def test_item8_tfidf_with_an_empty_vocabulary(tmp_path, fmt, num_oov_buckets):
         _text_csv(path, texts)
     else:
         path = tmp_path / "rows.tfrecord"
-        _write_tfrecord(path, [example_of({"id": i, "text": text}) for i, text in enumerate(texts)])
+        _write_tfrecord(path, [example_of({"id": i, "review": text}) for i, text in enumerate(texts)])
     config = _config(tmp_path, fmt, path, {
         "id": {"transform": "passthrough"},
-        "text": {"transform": "text_vocabulary", "output": "tfidf", "num_oov_buckets": num_oov_buckets}})
-    summary = _finishes_or_refuses(tmp_path, config, "text")
+        "review": {"transform": "text_vocabulary", "output": "tfidf", "num_oov_buckets": num_oov_buckets}})
+    summary = _finishes_or_refuses(tmp_path, config, "review")
     if summary is not None:
         written = _written(config["output"]["dir"])
         assert len(written) == len(texts)
-        assert all(row["text"] == [] and row["text_weights"] == [] for row in written.values())
+        assert all(row["review"] == [] and row["review_weights"] == [] for row in written.values())
 
 
 def test_item8_tfidf_with_a_one_token_vocabulary(tmp_path):
@@ -401,26 +404,26 @@ def test_item8_tfidf_with_a_one_token_vocabulary(tmp_path):
     _text_csv(path, ["hello", "Hello!", "hello hello", "HELLO."] * 5)
     config = _config(tmp_path, "csv", path, {
         "id": {"transform": "passthrough"},
-        "text": {"transform": "text_vocabulary", "output": "tfidf", "num_oov_buckets": 0}})
-    summary = _finishes_or_refuses(tmp_path, config, "text")
+        "review": {"transform": "text_vocabulary", "output": "tfidf", "num_oov_buckets": 0}})
+    summary = _finishes_or_refuses(tmp_path, config, "review")
     if summary is not None:
         written = _written(config["output"]["dir"])
-        assert {tuple(row["text"]) for row in written.values()} == {(0,)}
+        assert {tuple(row["review"]) for row in written.values()} == {(0,)}
         # tft.tfidf: count / length * (1 + ln((N + 1) / (df + 1))) with df = N: 1 per row
-        assert {tuple(np.round(row["text_weights"], 6)) for row in written.values()} == {(1.0,)}
+        assert {tuple(np.round(row["review_weights"], 6)) for row in written.values()} == {(1.0,)}
 
 
 @pytest.mark.parametrize("fill", [{"fill": "mean"}, {"fill": "median"}, {"fill": "most_frequent"}, {"default": 0}])
 def test_item8_a_column_with_no_value_anywhere(tmp_path, fill):
     path = tmp_path / "rows.csv"
-    path.write_text("id,x,y\n" + "".join(f"{i},,{i % 3}.5\n" for i in range(12)))
+    path.write_text("id,income,y\n" + "".join(f"{i},,{i % 3}.5\n" for i in range(12)))
     config = _config(tmp_path, "csv", path, {
-        "id": {"transform": "passthrough"}, "x": {"transform": "z_score", **fill}, "y": {"transform": "z_score"}})
-    summary = _finishes_or_refuses(tmp_path, config, "x")
+        "id": {"transform": "passthrough"}, "income": {"transform": "z_score", **fill}, "y": {"transform": "z_score"}})
+    summary = _finishes_or_refuses(tmp_path, config, "income")
     if summary is not None:
-        assert summary["features"]["x"]["missing"] == 12
+        assert summary["features"]["income"]["missing"] == 12
         assert sum(summary["rows"]["written"].values()) == 12
-        assert all(np.isfinite(row["x"]) for row in _written(config["output"]["dir"]).values())
+        assert all(np.isfinite(row["income"]) for row in _written(config["output"]["dir"]).values())
 
 
 def test_item8_a_split_with_no_row(tmp_path):
