@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import to_backend
+from skewless.value_rules import is_missing_text
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -17,13 +18,15 @@ class FillMissing(keras.layers.Layer):
     by the same op tf.Transform's ``sparse_tensor_to_dense_with_shape(x, [None, 1], default)`` runs
     (a row with two values is an error there and here). A dense input has a value in every row and
     passes through (shape ``(batch, 1)`` is squeezed to ``(batch,)``). A float NaN is a missing value
-    as in the job (and ±inf too with ``nonfinite="missing"``, the job's ``input.nonfinite``).
+    as in the job (and ±inf too with ``nonfinite="missing"``, the job's ``input.nonfinite``), and so is an
+    empty string or one of `missing_tokens` (the job's ``input.na_values``; `skewless.value_rules`).
 
     Sparse inputs are TF tensors on every backend (Keras' StringLookup and Hashing use TF the same way).
 
     Args:
         default: the fill value (a number, or a string for a string feature).
         nonfinite: "quarantine" (only NaN is missing) or "missing" (±inf are missing too).
+        missing_tokens: text read as missing besides the empty string (whitespace around it stripped).
 
     Example:
 
@@ -36,12 +39,13 @@ class FillMissing(keras.layers.Layer):
     ```
     """
 
-    def __init__(self, default, nonfinite: str = "quarantine", **kwargs):
+    def __init__(self, default, nonfinite: str = "quarantine", missing_tokens=(), **kwargs):
         kwargs.setdefault("trainable", False)
         kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.default = default
         self.nonfinite = nonfinite
+        self.missing_tokens = list(missing_tokens)
         # Strings are not backend tensors on JAX or PyTorch: take inputs as they come.
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
@@ -51,6 +55,9 @@ class FillMissing(keras.layers.Layer):
         if isinstance(inputs, tf.RaggedTensor):
             inputs = inputs.to_sparse()
         if isinstance(inputs, tf.SparseTensor):
+            if inputs.dtype == tf.string:
+                tokens = {token.encode() for token in self.missing_tokens}
+                inputs = tf.sparse.retain(inputs, tf.logical_not(is_missing_text(inputs.values, tokens)))
             one_column = tf.stack([inputs.dense_shape[0], tf.constant(1, tf.int64)])
             narrowed = tf.SparseTensor(inputs.indices, inputs.values, one_column)
             default = tf.constant(self.default, dtype=inputs.dtype)
@@ -68,5 +75,5 @@ class FillMissing(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(default=self.default, nonfinite=self.nonfinite)
+        config.update(default=self.default, nonfinite=self.nonfinite, missing_tokens=self.missing_tokens)
         return config

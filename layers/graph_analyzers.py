@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from skewless.errors import SchemaError
 from skewless.layers.transform_graph import find_graph_dir
+from skewless.value_rules import TOKENS_NAME
 
 
 @dataclass
@@ -40,6 +41,7 @@ class GraphFeature:
         tables: ``(keys, ids)`` of each lookup table it reads, keys in id order.
         hash_buckets: ``num_buckets`` of each string hashing op.
         defaults: the fill values of missing (sparse) raw values.
+        missing_tokens: the NA tokens (``input.na_values``) the graph reads as missing text.
     """
 
     name: str
@@ -50,6 +52,7 @@ class GraphFeature:
     tables: list[tuple[list, np.ndarray]] = field(default_factory=list)
     hash_buckets: list[int] = field(default_factory=list)
     defaults: list = field(default_factory=list)
+    missing_tokens: list = field(default_factory=list)
 
     def constant(self, op_type: str, input_index: int) -> np.ndarray | None:
         """The one captured constant consumed by `op_type` at `input_index` (None if not exactly one)."""
@@ -105,6 +108,8 @@ def _walk(name: str, output, captured: dict, raw_names: dict) -> GraphFeature:
             feature.hash_buckets.append(int(op.get_attr("num_buckets")))
         if op.type == "SparseToDense":
             feature.defaults.append(_const_value(op.inputs[3]))
+        if op.type == "Const" and TOKENS_NAME in op.name.rsplit("/", 1)[-1]:
+            feature.missing_tokens = [token.decode() for token in _const_value(op.outputs[0]).tolist()]
         for index, tensor in enumerate(op.inputs):
             if tensor.ref() in raw_names:
                 feature.raw_inputs.add(raw_names[tensor.ref()])

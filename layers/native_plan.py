@@ -24,7 +24,11 @@ from skewless.transforms import TRANSFORMS
 # `native_ops`); a graph with any other op upstream of a feature computes something else (a preprocessing_fn).
 INPUT_OPS = {"Placeholder", "Identity", "Const", "Cast", "NoOp", "SparseToDense", "Squeeze", "StridedSlice", "Pack",
              # a float NaN (±inf with input.nonfinite: missing) takes the default: pipelines/missing.py
-             "IsNan", "IsFinite", "LogicalNot", "SelectV2"}
+             "IsNan", "IsFinite", "LogicalNot", "SelectV2",
+             # the job's value rules (skewless/value_rules.py): a NaN or ±inf refused, empty text and NA tokens
+             # taken out of an optional string feature (tf.sparse.retain)
+             "CheckNumerics", "ZerosLike", "StringStrip", "Equal", "ExpandDims", "Any", "LogicalOr", "Where",
+             "Reshape", "GatherV2"}
 
 @dataclass
 class FeaturePlan:
@@ -73,7 +77,7 @@ def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec) -> Fe
             return _refuse(plan, "the graph computes the fill value of its missing values (not a constant default)")
         nonfinite = "missing" if "IsFinite" in graph.op_types else "quarantine"
         prefix = [FillMissing(default.decode("utf-8") if isinstance(default, bytes) else default, nonfinite,
-                              name=f"{keras_layer_name(name)}_fill_missing")]
+                              missing_tokens=graph.missing_tokens, name=f"{keras_layer_name(name)}_fill_missing")]
     reason = kind.native(plan, graph)
     if reason is not None:
         return _refuse(plan, reason)

@@ -1,9 +1,12 @@
 """Raw rows that probe a transform where it is easiest to get wrong, drawn from its analyzer outputs.
 
 Numbers sit on and one float32 step around each mean, min, max and bucket boundary, plus random
-values across (and beyond) the observed range, zeros of both signs, infinities and NaN. Categories
-cover every vocabulary entry, then mix known entries with unseen ones (which land in the OOV
-buckets) and the empty string. Optional features are missing in some rows.
+values across (and beyond) the observed range, zeros of both signs, and the values the graph reads as
+missing where a feature may be missing: NaN (infinities too under ``input.nonfinite: missing``). Categories
+cover every vocabulary entry, then mix known entries with unseen ones (which land in the OOV buckets) and,
+for an optional feature, the empty string. Optional features are missing in some rows. Values the graph
+refuses (docs/values.md: NaN in a required feature, ±inf unless they are missing values, empty text in a
+required feature) are never drawn: the graph fails the whole batch on them, as serving must.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
             # the graph decodes these bytes: any other probe than a real image fails the whole batch
             values = [tf.io.encode_png(tf.zeros([1, 1, 1], tf.uint8)).numpy()] * count
         else:
-            values = _column(name, spec.dtype, probe, count, rng)
+            optional = isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature))
+            values = _column(name, spec.dtype, probe, count, rng, optional,
+                             infinite_missing=name in plans and _infinities_are_missing(plans[name]))
         if isinstance(spec, tf.io.RaggedFeature):  # a feature list: here one step of one value
             values = [[[value]] for value in values]
         if isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature)):
@@ -39,10 +44,16 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
     return [{name: values[index] for name, values in columns.items()} for index in range(count)]
 
 
-def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng) -> list:
+def _infinities_are_missing(plan) -> bool:
+    """Whether the feature's graph fills ±inf as missing (``input.nonfinite: missing``: its FillMissing says so)."""
+    return any(getattr(layer, "nonfinite", None) == "missing" for layer in plan.layers or [])
+
+
+def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: bool = True,
+            infinite_missing: bool = False) -> list:
     if dtype == tf.string:
         known = [token.encode() if isinstance(token, str) else token for token in probe.get("tokens", [])]
-        unseen = [f"skewless-probe-{name}-{i}".encode() for i in range(max(count // 4, 1))] + [b""]
+        unseen = [f"skewless-probe-{name}-{i}".encode() for i in range(max(count // 4, 1))] + ([b""] if optional else [])
         return _mix(known, unseen, count, rng)
     if "tokens" in probe:
         unseen = rng.integers(-1000, 1000, size=max(count // 4, 1)).tolist()
@@ -51,7 +62,8 @@ def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng) -> list:
     scale = float(probe.get("scale", 1.0))
     if dtype.is_integer:
         return _integers(points, scale, count, rng)
-    return _floats(points, scale, count, rng)
+    special = [0.0, -0.0] + ([np.nan] if optional else []) + ([np.inf, -np.inf] if optional and infinite_missing else [])
+    return _floats(points, scale, count, rng, np.array(special, dtype=np.float32))
 
 
 def _mix(known: list, unseen: list, count: int, rng) -> list:
@@ -64,9 +76,8 @@ def _mix(known: list, unseen: list, count: int, rng) -> list:
     return values
 
 
-def _floats(points: np.ndarray, scale: float, count: int, rng) -> list:
+def _floats(points: np.ndarray, scale: float, count: int, rng, special: np.ndarray) -> list:
     edges = points.astype(np.float32)
-    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=np.float32)
     near = np.concatenate([edges, np.nextafter(edges, np.float32(np.inf)), np.nextafter(edges, np.float32(-np.inf))])
     spread = np.concatenate([
         rng.uniform(points.min() - 0.25 * scale, points.max() + 0.25 * scale, size=count),

@@ -77,13 +77,16 @@ def apply(
     overwrite: bool = False,
     beam_args: list[str] | None = None,
     process_started: float | None = None,
+    max_bad_fraction: float | None = None,
 ) -> ApplyResult:
     """Transforms `inputs` (default: the run's own input) with the graph of the run at `run_dir`.
 
     The input is read with the run's input settings (`input_format` replaces the format, `header` whether
     a CSV's first line names its columns, `columns` a headerless CSV's column names) and its raw column types; rows are checked, split, encoded, sharded and
     written as the run's were, into `output_dir`, published whole. `one_split` writes every row to one
-    split, "all", instead of the run's splits. Raises InputError when `run_dir` is not a finished run.
+    split, "all", instead of the run's splits. `max_bad_fraction` replaces the run's
+    ``output.max_bad_fraction`` (new data may deserve a limit of its own). Raises InputError when `run_dir` is
+    not a finished run.
     """
     started = time.time()
     if files.is_local(run_dir):
@@ -91,7 +94,8 @@ def apply(
     if files.is_local(output_dir):
         output_dir = os.path.abspath(output_dir)
     local_run = object_store.local_run(run_dir)
-    config = applied_config(local_run, output_dir, inputs, input_format, columns, header, one_split)
+    config = applied_config(local_run, output_dir, inputs, input_format, columns, header, one_split,
+                            max_bad_fraction)
     output = StagedOutput(output_dir, overwrite, beam_args or [])
     graph_dir = RunDirectory(local_run).graph_dir
     job_plan = _with_run_types(plan(config), graph_dir)
@@ -120,7 +124,8 @@ def apply(
 
 
 def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, input_format: str | None,
-                   columns: list[str] | None, header: bool | None, one_split: bool) -> JobConfig:
+                   columns: list[str] | None, header: bool | None, one_split: bool,
+                   max_bad_fraction: float | None = None) -> JobConfig:
     """The run's config reading `inputs` and writing `output_dir`; without the label when the input lacks
     its column."""
     run = RunDirectory(run_dir)
@@ -136,7 +141,7 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
         raw["input"]["paths"] = [path if "://" in path else os.path.abspath(path) for path in inputs]
     if input_format and input_format != config.input.format:
         # the run's settings for another format do not apply: keep only those every format has
-        general = ("nonfinite", "list_delimiter", "keep_parsed")
+        general = ("nonfinite", "na_values", "list_delimiter", "keep_parsed")
         raw["input"] = {"format": input_format, "paths": raw["input"]["paths"],
                         **{key: raw["input"][key] for key in general}}
     if header is not None:
@@ -144,15 +149,21 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
     if columns:
         raw["input"]["columns"] = list(columns)
     raw["output"]["dir"] = output_dir
+    if raw.get("label"):
+        # new data keeps its rows without a label as the run's data would be judged by default: quarantined
+        raw["label"]["missing"] = "quarantine"
     if one_split:
         raw["output"]["splits"] = {ALL_SPLIT: 1.0}
+    if max_bad_fraction is not None:
+        raw["output"]["max_bad_fraction"] = max_bad_fraction
     # the transform pass reads the input itself: there is no analysis pass to keep parsed units for it
     raw["input"]["keep_parsed"] = False
     try:
         applied = load_config(raw)
     except ConfigError as error:
         # load_config names a dict "config": name the run's config and the options that changed it
-        raise ConfigError(f"{config_path} with the input options given (--input, --format, --header, --columns): "
+        raise ConfigError(f"{config_path} with the options given (--input, --format, --header, --columns, "
+                          "--max-bad-fraction): "
                           f"{str(error).removeprefix('config: ')}") from None
     if applied.label is not None and not _has_column(applied, applied.label.column):
         applied = applied.model_copy(update={"label": None})

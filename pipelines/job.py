@@ -54,8 +54,10 @@ class RunResult:
         shard_count = sum(len(s) for s in self.shards.values())
         return (
             f"{self.output_dir}: read {self.rows['read']:,} rows, wrote {written} "
-            f"in {shard_count} shards, quarantined {self.rows['quarantined']:,}; "
-            f"{self.seconds['total']:.1f} s"
+            f"in {shard_count} shards, quarantined {self.rows['quarantined']:,}"
+            + (f", left out {self.rows['unlabeled']:,} without a label" if self.rows.get("unlabeled") is not None
+               else "")
+            + f"; {self.seconds['total']:.1f} s"
             + self._preprocessor_summary()
         )
 
@@ -276,9 +278,12 @@ def shared_summary_fields(config: JobConfig, parts: list[dict], sums: tuple, sta
     """The fields of run.json that a job and `skewless apply` fill alike, from the units' summaries (`parts`)
     and their sums (`sum_parts`)."""
     read, quarantined, shards, written = sums
+    # rows.unlabeled is there when such rows are left out on purpose (label.missing: drop), even if none were
+    unlabeled = ({"unlabeled": sum(p.get("unlabeled", 0) for p in parts)}
+                 if config.label is not None and config.label.missing == "drop" else {})
     return {
         "name": config.name,
-        "rows": RowCounts(read=read, written=written, quarantined=quarantined),
+        "rows": RowCounts(read=read, written=written, quarantined=quarantined, **unlabeled),
         "label": Label(column=config.label.column, name=config.label.column) if config.label else None,
         "shards": shards,
         "compression": config.output.compression,

@@ -24,6 +24,7 @@ from skewless.pipelines.sources import BadRow, Chunk
 
 _KEYS = "__skewless_split_key"
 _BAD = b"skewless.bad_rows"
+_UNLABELED = b"skewless.unlabeled_rows"
 
 
 def stream_path(folder: str, unit: int) -> str:
@@ -44,7 +45,8 @@ def kept(chunks: Iterator[Chunk], path: str) -> Iterator[Chunk]:
             batch = _as_batch(chunk)
             if writer is None:
                 writer = pa.ipc.new_stream(handle, batch.schema)
-            writer.write_batch(batch, custom_metadata={_BAD: json.dumps([row.to_json() for row in chunk.bad])})
+            writer.write_batch(batch, custom_metadata={_BAD: json.dumps([row.to_json() for row in chunk.bad]),
+                                                       _UNLABELED: str(chunk.unlabeled)})
             yield chunk
         if writer is None:
             # a unit without rows (its byte range lies inside one long line) still has a complete stream
@@ -75,7 +77,7 @@ def _chunks(path: str) -> Iterator[Chunk]:
             keys = batch.column(_KEYS).to_numpy()
             table = pa.Table.from_batches([batch.drop_columns([_KEYS])])
             bad = [BadRow(**row) for row in json.loads(metadata[_BAD])]
-            yield Chunk(table, keys, bad)
+            yield Chunk(table, keys, bad, int(metadata[_UNLABELED]))
 
 
 def _as_batch(chunk: Chunk) -> pa.RecordBatch:

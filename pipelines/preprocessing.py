@@ -20,6 +20,7 @@ from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.missing import fill_missing, missing_indicator
 from skewless.transforms import TRANSFORMS
 from skewless.transforms.values import as_strings
+from skewless.value_rules import checked_raw_value
 
 
 def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Callable:
@@ -33,8 +34,16 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     label = config.label.model_dump() if config.label else None
     user_fn = config.preprocessing_fn
     nonfinite = config.input.nonfinite
+    label_column = config.label.column if config.label else None
+    na_tokens = {column.name: config.input.missing_tokens(column.name) for column in columns}
 
     def preprocessing_fn(inputs):
+        # the job's value rules first, so that serving refuses and fills what the batch job does; not on the
+        # label, which serving never has (tf.Transform feeds placeholder values for it, which would be refused)
+        inputs = {name: value if name == label_column else checked_raw_value(
+                      value, name, nonfinite, na_tokens.get(name, frozenset()),
+                      by_name[name].is_list if name in by_name else False)
+                  for name, value in inputs.items()}
         outputs = {}
         filled = {}
         for name, options in features.items():

@@ -162,7 +162,7 @@ def _csv_types(input_config: InputConfig, path: str, lists=()) -> dict[str, str]
         values = table.column(name)
         if name in lists:
             values = pc.utf8_trim_whitespace(pc.list_flatten(pc.split_pattern(values, input_config.list_delimiter)))
-        types[name] = majority_kind(text_counts(values))
+        types[name] = majority_kind(text_counts(values, input_config.missing_tokens(name)))
     return types
 
 

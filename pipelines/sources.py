@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -76,10 +77,11 @@ class Chunk:
     table: pa.Table  # the raw columns of the rows that decoded; nulls where a value is missing
     keys: np.ndarray  # uint64 split key per good row
     bad: list[BadRow] = field(default_factory=list)
+    unlabeled: int = 0  # rows left out for having no label (label.missing: drop)
 
     @property
     def rows_read(self) -> int:
-        return self.table.num_rows + len(self.bad)
+        return self.table.num_rows + len(self.bad) + self.unlabeled
 
 
 # --------------------------------------------------------------------------------------------- planning
@@ -217,6 +219,7 @@ class RowReader:
         split_key: str | None = None,
         allowed: dict[str, list[str]] | None = None,
         schema=None,
+        drop_unlabeled: str | None = None,
     ):
         self.config = input_config
         self.columns = columns
@@ -225,6 +228,11 @@ class RowReader:
         self.allowed = allowed or {}
         self.schema = job_schema(columns, schema, self.allowed)
         self._optional = [c.name for c in columns if c.optional]
+        # the label column when rows without a label are left out (label.missing: drop), not quarantined
+        self._drop_unlabeled = drop_unlabeled
+        # column -> its NA tokens (input.na_values), for the columns that have any
+        self._tokens = {c.name: input_config.missing_tokens(c.name) for c in columns
+                        if input_config.missing_tokens(c.name)}
 
     @classmethod
     def for_job(cls, config: JobConfig, input_config: InputConfig, columns: list[RawColumn]) -> "RowReader":
@@ -237,7 +245,8 @@ class RowReader:
         allowed = {}
         if config.label is not None and config.label.map is not None:
             allowed[config.label.column] = list(config.label.map)
-        reader = cls(input_config, columns, config.output.split_key, allowed, schema)
+        drop = config.label.column if config.label is not None and config.label.missing == "drop" else None
+        reader = cls(input_config, columns, config.output.split_key, allowed, schema, drop)
         for feature in reader.schema.feature:
             options = config.features.get(feature.name)
             bound = options.transform_kind.raw_above(options) if options is not None else None
@@ -317,7 +326,7 @@ class RowReader:
             return record[:RAW_RECORD_BYTES].hex()
 
         for decoded in tfrecord_batches(segment.path, ROW_CHUNK, self.config.record, segment.start, segment.stop):
-            batch, misplaced = decoded.batch, {}
+            batch, misplaced = _with_columns(decoded.batch, [c.name for c in self.columns if not c.sequence]), {}
             if self.config.record == "sequence_example":
                 batch, misplaced = lift_feature_lists(batch, self.columns)
             yield self._chunk(
@@ -334,7 +343,7 @@ class RowReader:
             raise InputError(f"{segment.path}: no column {missing[0]!r} in the CSV input")
         if self.config.multiline:  # plan_units never cuts such a file
             for part in csv_record_batches(segment.path, self.config, names, ROW_CHUNK):
-                batch = _split_lists(part.batch, self.columns, self.config)
+                batch = _split_lists(part.batch, self.columns, self.config, self._tokens)
                 raw = (lambda row, raw=part.raw: raw(row).decode("utf-8", errors="backslashreplace"))
                 yield self._chunk(batch, part.numbers, part.rejected, segment.path, raw, text=True)
             return
@@ -344,7 +353,7 @@ class RowReader:
             def raw(row: int, numbers=parsed.numbers, block=block) -> str:
                 return block.raw(numbers[row]).decode("utf-8", errors="backslashreplace")
 
-            batch = _split_lists(parsed.batch, self.columns, self.config)
+            batch = _split_lists(parsed.batch, self.columns, self.config, self._tokens)
             yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, line=block.line, text=True)
 
     # -- shared: judging rows, typing, split keys
@@ -369,18 +378,20 @@ class RowReader:
         (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
         from skewless.pipelines.sequence_input import values_per_row
-        from skewless.schemas.row_checks import check_batch, nan_as_null, parse_text
+        from skewless.schemas.row_checks import check_batch, missing_as_null, parse_text
 
         names = [c.name for c in self.columns]
         nonfinite = self.config.nonfinite
+        tokens = self._tokens
         parsed = {}
         if not text:
-            # NaN is no value: what is judged and what is kept must both see it missing
+            # NaN, empty text and NA tokens are no values: what is judged and what is kept must both see them missing
             batch = pa.RecordBatch.from_arrays(
-                [nan_as_null(column, nonfinite) for column in batch.columns], batch.schema.names)
+                [missing_as_null(column, nonfinite, tokens.get(name, frozenset()))
+                 for name, column in zip(batch.schema.names, batch.columns)], batch.schema.names)
         judged = batch
         if text:
-            parsed = {c.name: parse_text(batch.column(c.name), c.kind, nonfinite)
+            parsed = {c.name: parse_text(batch.column(c.name), c.kind, nonfinite, tokens.get(c.name, frozenset()))
                       for c in self.columns if not c.is_list}
             if not any(p.invalid.any() or p.unrepresentable.any() for p in parsed.values()):
                 # Parsed values get the same verdicts as their text, which would be parsed again;
@@ -394,13 +405,16 @@ class RowReader:
             judged = pa.RecordBatch.from_arrays(
                 [values_per_row(judged.column(name)) if name in sequences else judged.column(name)
                  for name in judged.schema.names], judged.schema.names)
-        found = check_batch(judged, self.schema, self._optional, nonfinite)
+        found = check_batch(judged, self.schema, self._optional, nonfinite, tokens)
         for row, row_problems in (problems or {}).items():
             found.setdefault(row, [])[:0] = row_problems
         problems = found
+        unlabeled = self._unlabeled_rows(batch, parsed)
+        for row in unlabeled:
+            problems[row] = []  # left out, not bad: whatever else the row holds, it is never written
         bad = [
             BadRow(source, line(numbers[row]), "; ".join(str(p) for p in row_problems), raw(row))
-            for row, row_problems in problems.items()
+            for row, row_problems in problems.items() if row_problems
         ]
         render = raw_rejected or (lambda data: data.decode("utf-8", errors="backslashreplace"))
         bad += [BadRow(source, line(row.number), str(row.problem), render(row.raw)) for row in rejected]
@@ -422,7 +436,18 @@ class RowReader:
             else:
                 values.append(_as_kind(_one_value(_column(batch, c.name)), c.kind))
         table = pa.Table.from_arrays(values, names)
-        return Chunk(table, self._split_keys(table, batch), bad)
+        return Chunk(table, self._split_keys(table, batch), bad, len(unlabeled))
+
+    def _unlabeled_rows(self, batch: pa.RecordBatch, parsed: dict) -> list[int]:
+        """The rows whose label is missing, when such rows are left out (label.missing: drop); else none."""
+        label = self._drop_unlabeled
+        if label is None:
+            return []
+        if label in parsed:  # CSV text, parsed with the NA tokens
+            missing = parsed[label].missing
+        else:  # typed values, missing ones already null (missing_as_null)
+            missing = _one_value(_column(batch, label)).is_null().to_numpy(zero_copy_only=False)
+        return np.flatnonzero(missing).tolist()
 
     def _split_keys(self, table: pa.Table, batch: pa.RecordBatch) -> np.ndarray:
         """A 64-bit key per row, from its typed values in the split key column or in all raw columns."""
@@ -445,6 +470,19 @@ def _as_text(value) -> str | None:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="backslashreplace")
     return repr(value)
+
+
+def _with_columns(batch: pa.RecordBatch, names: list[str]) -> pa.RecordBatch:
+    """`batch` with a column of nulls for each of `names` it lacks.
+
+    A record batch without columns has no rows: an Example with no features (b"") decoded alone would vanish,
+    uncounted, instead of being judged (and quarantined for its missing values).
+    """
+    absent = [name for name in names if name not in batch.schema.names]
+    if not absent:
+        return batch
+    arrays = [*batch.columns, *(pa.nulls(batch.num_rows) for _ in absent)]
+    return pa.RecordBatch.from_arrays(arrays, [*batch.schema.names, *absent])
 
 
 def _column(batch: pa.RecordBatch, name: str) -> pa.Array:
@@ -499,11 +537,12 @@ def as_sequence_kind(column: pa.Array, kind: str) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), as_list_kind(pc.list_flatten(column), kind))
 
 
-def _split_lists(batch: pa.RecordBatch, columns: list[RawColumn], config) -> pa.RecordBatch:
+def _split_lists(batch: pa.RecordBatch, columns: list[RawColumn], config, tokens: dict) -> pa.RecordBatch:
     """CSV text of list columns -> lists of their values, split at `config.list_delimiter` and trimmed.
 
-    A missing value inside a list is left out of it, as an empty field is: an empty item, a float NaN, and
-    with `input.nonfinite: missing` ±inf and numbers beyond the type (`parse_text` says which are missing).
+    A missing value inside a list is left out of it, as an empty field is: an empty item, an NA token
+    (`tokens`: column -> its tokens), a float NaN, and with `input.nonfinite: missing` ±inf and numbers
+    beyond the type (`parse_text` says which are missing).
     """
     from skewless.schemas.row_checks import parse_text
 
@@ -516,7 +555,7 @@ def _split_lists(batch: pa.RecordBatch, columns: list[RawColumn], config) -> pa.
         if name in kinds:
             split = pc.split_pattern(column.cast(pa.string()), config.list_delimiter)
             values = pc.utf8_trim_whitespace(pc.list_flatten(split))
-            keep = ~parse_text(values, kinds[name], config.nonfinite).missing
+            keep = ~parse_text(values, kinds[name], config.nonfinite, tokens.get(name, frozenset())).missing
             parents = pc.list_parent_indices(split).to_numpy(zero_copy_only=False)
             lengths = np.bincount(parents[keep], minlength=len(column))
             offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
@@ -539,23 +578,42 @@ def _list_hashes(column: pa.Array) -> np.ndarray:
 
 
 def _value_hashes(column: pa.Array) -> np.ndarray:
-    """A 64-bit hash per value (per row of a list column); strings are hashed once per distinct value."""
-    import pandas as pd
+    """A 64-bit hash per value (per row of a list column), the same whatever type stores the value.
 
+    The split must not depend on the input format (docs/values.md, "Splits"): a whole number hashes as
+    that int whether it is stored as an int or a float (pandas writes an int column with gaps as float64),
+    other floats by their float32 value (the type the job reads them as), and text by its bytes whether it
+    is string, large_string, binary or dictionary-encoded. Strings are hashed once per distinct value.
+    """
     if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
         return _list_hashes(column)
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
-    if pa.types.is_null(column.type):
+    if pa.types.is_null(column.type) or column.null_count == len(column):
         return np.full(len(column), _NULL_HASH, dtype=np.uint64)
-    if pa.types.is_binary(column.type) or pa.types.is_string(column.type) or pa.types.is_large_binary(column.type):
+    if pa.types.is_binary(column.type) or pa.types.is_string(column.type) or pa.types.is_large_binary(column.type) \
+            or pa.types.is_large_string(column.type):
         encoded = pc.dictionary_encode(column.cast(pa.binary()))
         distinct = pd.util.hash_array(encoded.dictionary.to_numpy(zero_copy_only=False))
         indices = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
         return np.where(indices >= 0, distinct[np.maximum(indices, 0)], np.uint64(_NULL_HASH))
-    hashes = pd.util.hash_array(pc.fill_null(column, 0).to_numpy(zero_copy_only=False))
+    if pa.types.is_floating(column.type):
+        hashes = _number_hashes(pc.fill_null(column, 0).to_numpy(zero_copy_only=False))
+    else:
+        hashes = pd.util.hash_array(pc.fill_null(column, 0).to_numpy(zero_copy_only=False))
     if column.null_count:
         hashes = np.where(column.is_valid().to_numpy(zero_copy_only=False), hashes, np.uint64(_NULL_HASH))
+    return hashes
+
+
+def _number_hashes(floats: np.ndarray) -> np.ndarray:
+    """Floats hashed as an int64 column holding the same numbers would be where they are whole, else as float32."""
+    floats32 = floats.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(floats32) & (floats32 == np.round(floats32)) & (np.abs(floats32) < 2.0**63)
+    hashes = pd.util.hash_array(floats32)
+    if whole.any():
+        hashes[whole] = pd.util.hash_array(floats32[whole].astype(np.int64))
     return hashes
 
 

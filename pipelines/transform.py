@@ -202,7 +202,7 @@ class TransformUnitFn(beam.DoFn):
         threaded = self._spec.overlap_stages
         writers = self._open_writers(unit)
         quarantine: list[dict] = []
-        read = 0
+        read = unlabeled = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
         statistics = {split: SplitStatistics(self._spec.reader.columns, self._spec.categorical_features)
                       for split in self._spec.splits}
@@ -211,6 +211,7 @@ class TransformUnitFn(beam.DoFn):
             chunks = read_ahead(self._chunks(unit)) if threaded else self._chunks(unit)
             for chunk in counted(chunks, counter):
                 read += chunk.rows_read
+                unlabeled += chunk.unlabeled
                 quarantine.extend(row.to_json() for row in chunk.bad)
                 if chunk.table.num_rows:
                     self._write_chunk(chunk, writers, oov, statistics)
@@ -222,7 +223,7 @@ class TransformUnitFn(beam.DoFn):
             writer.close()
         if quarantine:
             write_quarantine(self._spec.staging_dir, unit.index, self._spec.unit_count, quarantine)
-        summary = self._summary(unit, read, quarantine, writers, oov, statistics)
+        summary = self._summary(unit, read, unlabeled, quarantine, writers, oov, statistics)
         yield {**summary, "clock": {"started": started, "finished": unit_clock()}}
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
@@ -269,11 +270,12 @@ class TransformUnitFn(beam.DoFn):
             elif len(rows):
                 writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
 
-    def _summary(self, unit: WorkUnit, read: int, quarantine: list[dict], writers: dict, oov: dict,
+    def _summary(self, unit: WorkUnit, read: int, unlabeled: int, quarantine: list[dict], writers: dict, oov: dict,
                  statistics: dict[str, SplitStatistics]) -> dict:
         return {
             "unit": unit.index,
             "read": read,
+            "unlabeled": unlabeled,
             "quarantined": len(quarantine),
             "reasons": [f"{row['source']}:{row['line']}: {row['reason']}" for row in quarantine[:20]],
             "shards": {

@@ -119,12 +119,13 @@ def _observe_text(stats: _Column, text: pa.Array, max_domain_size: int) -> None:
         _collect_domain(stats, text.filter(pa.array(~as_bytes.missing)), max_domain_size)
 
 
-def text_counts(text: pa.Array) -> dict[str, int]:
-    """Of the present values of a text column: how many there are ("bytes"), how many parse as an int
-    and as a float (a number beyond int64 or float32 counts: it is a number, quarantined as too large)."""
-    counts = {"bytes": int((~parse_text(text, "bytes").missing).sum())}
+def text_counts(text: pa.Array, tokens: frozenset[bytes] = frozenset()) -> dict[str, int]:
+    """Of the present values of a text column (NA `tokens` are missing): how many there are ("bytes"), how
+    many parse as an int and as a float (a number beyond int64 or float32 counts: it is a number, quarantined
+    as too large)."""
+    counts = {"bytes": int((~parse_text(text, "bytes", tokens=tokens).missing).sum())}
     for kind in ("int", "float"):
-        parsed = parse_text(text, kind)
+        parsed = parse_text(text, kind, tokens=tokens)
         counts[kind] = int((~parsed.missing & ~parsed.invalid).sum())
     return counts
 

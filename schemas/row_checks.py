@@ -12,13 +12,18 @@ field is a missing value, an int is ``[+-]digits`` within int64, a float is anyt
 Floats follow one rule in every format (and in the graph, for serving): NaN is a missing value;
 ±inf and values beyond float32 (ints beyond int64) are "unrepresentable": a problem of their own
 (``nonfinite="quarantine"``, the default) or missing values too (``nonfinite="missing"``).
+
+Text follows one rule in every format (CSV fields, Parquet strings, tf.train.Example bytes, generator
+strings, and in the graph, `pipelines/missing.py`): an empty value is missing, and so is a value that is
+one of the column's NA tokens (``input.na_values``) once surrounding ASCII whitespace is stripped; inside a
+list such an item is left out. docs/values.md states these rules for users.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Collection
+from typing import Collection, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +54,8 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _A_KIND = {"int": "an int", "float": "a float", "bytes": "bytes"}
 # Long values are cut in messages so a reason stays one readable line.
 _SHOWN_CHARS = 40
+# How much longer than the longest NA token a value may be and still be one (whitespace around it)
+_TOKEN_PADDING = 64
 
 
 @dataclass(frozen=True)
@@ -74,21 +81,22 @@ class ParsedText:
     unrepresentable: np.ndarray
 
 
-def parse_text(text: pa.Array, kind: str, nonfinite: str = "quarantine") -> ParsedText:
+def parse_text(text: pa.Array, kind: str, nonfinite: str = "quarantine", tokens: frozenset[bytes] = frozenset()
+               ) -> ParsedText:
     """Parses a string array as "int" (int64), "float" (float64) or "bytes" (binary, unchanged).
 
-    A null or empty value (only whitespace, for numbers) and a float NaN are missing; a value the
-    grammar rejects is invalid; ±inf and numbers beyond float32 / int64 are unrepresentable, or
-    missing when `nonfinite` is "missing". All come back null in `values`.
+    A null or empty value (only whitespace, for numbers), one of the NA `tokens` (`missing_text`) and a
+    float NaN are missing; a value the grammar rejects is invalid; ±inf and numbers beyond float32 / int64
+    are unrepresentable, or missing when `nonfinite` is "missing". All come back null in `values`.
     """
     text = _as_string(text)
     if kind == "bytes":
-        missing = _to_numpy(pc.or_kleene(pc.is_null(text), pc.equal(text, "")))
+        missing = missing_text(text, tokens)
         values = pc.if_else(pa.array(missing), pa.scalar(None, pa.binary()), text.cast(pa.binary()))
         nothing = np.zeros(len(text), dtype=bool)
         return ParsedText(values, missing, nothing, nothing)
     trimmed = pc.utf8_trim_whitespace(text)
-    missing = _to_numpy(pc.or_kleene(pc.is_null(trimmed), pc.equal(trimmed, "")))
+    missing = _to_numpy(pc.or_kleene(pc.is_null(trimmed), pc.equal(trimmed, ""))) | missing_text(text, tokens)
     pattern = _INT_TEXT if kind == "int" else _FLOAT_TEXT
     matches = _to_numpy(pc.fill_null(pc.match_substring_regex(trimmed, pattern, ignore_case=True), False)) & ~missing
     target = pa.int64() if kind == "int" else pa.float64()
@@ -127,31 +135,60 @@ def _fits_float32(numbers: np.ndarray) -> np.ndarray:
         return ~(np.abs(numbers) > _FLOAT32_MAX)
 
 
-def nan_as_null(column: pa.Array, nonfinite: str = "quarantine") -> pa.Array:
-    """A typed float column (or list of floats) with NaN taken as no value: null, or left out of its list.
+def missing_text(values: pa.Array, tokens: frozenset[bytes] = frozenset()) -> np.ndarray:
+    """Which values of a string or binary array are missing: null, empty, or one of the NA `tokens` once
+    surrounding ASCII whitespace is stripped (as `tf.strings.strip` strips it in the graph)."""
+    values = values.cast(pa.binary())
+    lengths = _to_numpy(pc.fill_null(pc.binary_length(values), 0))
+    missing = _to_numpy(values.is_null()) | (lengths == 0)
+    if not tokens:
+        return missing
+    # only values a few bytes longer than the longest token can be one: long text and image bytes are not
+    # looked at, and the distinct short values are compared once each
+    short = np.flatnonzero(~missing & (lengths <= max(map(len, tokens)) + _TOKEN_PADDING))
+    if len(short):
+        encoded = pc.dictionary_encode(values.take(pa.array(short)))
+        is_token = np.array([value.strip() in tokens for value in encoded.dictionary.to_pylist()], dtype=bool)
+        missing[short] = is_token[_to_numpy(encoded.indices)]
+    return missing
 
-    With `nonfinite` "missing", ±inf and values beyond float32 are taken as no value too. Other
-    columns come back unchanged.
+
+def missing_as_null(column: pa.Array, nonfinite: str = "quarantine", tokens: frozenset[bytes] = frozenset()
+                    ) -> pa.Array:
+    """A typed column with its missing values taken out: null in a column of single values, left out of
+    the list in a list column (and of each step of a feature list).
+
+    Missing: a float NaN (with `nonfinite` "missing" also ±inf and values beyond float32), and text that
+    `missing_text` calls missing (empty, or an NA token). Other values come back unchanged.
     """
-    is_list = pa.types.is_list(column.type) or pa.types.is_large_list(column.type)
-    values = column.values if is_list else column
-    if is_list and column.offset:
-        column = pa.concat_arrays([column])  # offsets from 0, so `values` lines up with them
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        if column.offset:
+            column = pa.concat_arrays([column])  # offsets from 0, so `values` lines up with them
         values = column.values
-    if not pa.types.is_floating(values.type):
+        kept = missing_as_null(values, nonfinite, tokens)
+        if kept is values:
+            return column
+        if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+            return type(column).from_arrays(column.offsets, kept, mask=column.is_null())
+        drop = _to_numpy(kept.is_null()) & _to_numpy(values.is_valid())
+        offsets = column.offsets.to_numpy()
+        kept_before = np.concatenate([[0], np.cumsum(~drop)])
+        new_offsets = pa.array(kept_before[offsets].astype(offsets.dtype))
+        return type(column).from_arrays(new_offsets, values.filter(pa.array(~drop)), mask=column.is_null())
+    if pa.types.is_floating(column.type):
+        numbers = _to_numpy(column.cast(pa.float64()))
+        drop = np.isnan(numbers) & _to_numpy(column.is_valid())
+        if nonfinite == "missing":
+            drop |= ~_fits_float32(numbers)
+    elif _is_text(column.type) or pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+        drop = missing_text(column, tokens) & _to_numpy(column.is_valid())
+    else:
         return column
-    numbers = _to_numpy(values.cast(pa.float64()))
-    drop = np.isnan(numbers) & _to_numpy(values.is_valid())
-    if nonfinite == "missing":
-        drop |= ~_fits_float32(numbers)
     if not drop.any():
         return column
-    if not is_list:
-        return pc.if_else(pa.array(drop), pa.scalar(None, column.type), column)
-    offsets = column.offsets.to_numpy()
-    kept_before = np.concatenate([[0], np.cumsum(~drop)])
-    new_offsets = pa.array(kept_before[offsets].astype(offsets.dtype))
-    return type(column).from_arrays(new_offsets, values.filter(pa.array(~drop)), mask=column.is_null())
+    return pc.if_else(pa.array(drop), pa.scalar(None, column.type), column)
 
 
 def check_batch(
@@ -159,6 +196,7 @@ def check_batch(
     schema: schema_pb2.Schema,
     optional: Collection[str] = (),
     nonfinite: str = "quarantine",
+    tokens: Mapping[str, frozenset[bytes]] | None = None,
 ) -> dict[int, list[RowProblem]]:
     """The problems of each bad row of `batch`, keyed by row index (rows without problems are absent).
 
@@ -171,6 +209,7 @@ def check_batch(
         config gives a `default`). Features whose `presence.min_fraction` is below 1 are optional anyway.
       nonfinite: "quarantine" (±inf and values beyond their type are problems) or "missing" (they are
         missing values, as NaN always is).
+      tokens: column -> its NA tokens (`missing_text`), text read as missing values besides the empty one.
 
     A row is bad when a required feature is missing, a value has the wrong type, lies outside the
     feature's domain (string_domain, int_domain / float_domain min and max, image_domain: the bytes
@@ -187,11 +226,9 @@ def check_batch(
                 for row in range(batch.num_rows):
                     problems.setdefault(row, []).append(problem)
             continue
-        column = batch.column(feature.name)
-        if pa.types.is_dictionary(column.type):
-            column = column.dictionary_decode()
-        column = nan_as_null(column, nonfinite)
-        for row, problem in _check_column(column, feature, schema, required, nonfinite):
+        column_tokens = (tokens or {}).get(feature.name, frozenset())
+        column = missing_as_null(batch.column(feature.name), nonfinite, column_tokens)
+        for row, problem in _check_column(column, feature, schema, required, nonfinite, column_tokens):
             problems.setdefault(row, []).append(problem)
     return problems
 
@@ -221,8 +258,9 @@ def string_domain_values(feature: schema_pb2.Feature, schema: schema_pb2.Schema)
     return None
 
 
-def _check_column(column: pa.Array, feature, schema, required: bool, nonfinite: str):
-    """Yields (row, problem) for one feature's column."""
+def _check_column(column: pa.Array, feature, schema, required: bool, nonfinite: str, tokens: frozenset[bytes]):
+    """Yields (row, problem) for one feature's column (missing values already null, `missing_as_null`; text of
+    a numeric feature is parsed here, where its NA `tokens` are missing too)."""
     if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
         lengths = _to_numpy(pc.fill_null(pc.list_value_length(column), 0))
         yield from _missing(lengths == 0, feature, required)
@@ -230,7 +268,7 @@ def _check_column(column: pa.Array, feature, schema, required: bool, nonfinite: 
         rows = _to_numpy(pc.list_parent_indices(column))
         yield from _check_values(pc.list_flatten(column), rows, feature, schema)
     elif _is_text(column.type):
-        parsed = parse_text(column, TYPE_NAMES[feature.type], nonfinite)
+        parsed = parse_text(column, TYPE_NAMES[feature.type], nonfinite, tokens)
         yield from _missing(parsed.missing, feature, required)
         for row in np.flatnonzero(parsed.unrepresentable):
             yield int(row), _unrepresentable(column[int(row)].as_py(), TYPE_NAMES[feature.type], feature.name)
@@ -307,7 +345,7 @@ def _report(values: pa.Array, typed: pa.Array, wrong: np.ndarray, rows: np.ndarr
 def _typed(values: pa.Array, kind: str) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """Values as int64 / float64 / binary, which of them cannot be that type, and which are numbers the
     type cannot hold (±inf, beyond float32 or int64: text that parses as one, e.g. a CSV list's items, or
-    a typed float; NaN was taken out before, `nan_as_null`)."""
+    a typed float; NaN was taken out before, `missing_as_null`)."""
     arrow_type = values.type
     nothing = np.zeros(len(values), dtype=bool)
     if _is_text(arrow_type):

@@ -163,6 +163,9 @@ def apply(
     ),
     splits: Optional[str] = typer.Option(None, "--splits", help="all: every row in one split, 'all' (default: the run's splits)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output directory."),
+    max_bad_fraction: Optional[float] = typer.Option(
+        None, "--max-bad-fraction", help="Fail past this fraction of quarantined rows (default: the run's)."
+    ),
 ) -> None:
     """Transform new data with a run's graph, never re-analyzed: its mean, std, vocabularies and OOV ids.
 
@@ -187,7 +190,8 @@ def apply(
 
     result = apply_graph(run_dir, output, inputs=inputs or None, input_format=format,
                          columns=columns.split(",") if columns else None, header=header, one_split=splits == "all",
-                         overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started)
+                         overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started,
+                         max_bad_fraction=max_bad_fraction)
     typer.echo(result.summary())
 
 

@@ -48,6 +48,9 @@ class InputConfig(_Strict):
     # ±inf and numbers beyond their column's type (float32, int64): quarantined, or taken as missing values
     # (filled by `default`/`fill`) like NaN always is
     nonfinite: Literal["quarantine", "missing"] = "quarantine"
+    # text read as a missing value besides the empty string (docs/values.md): tokens for every column, or a
+    # mapping column -> tokens (pandas' na_values), e.g. ["NA", "N/A"]; at serving too
+    na_values: Union[list[str], dict[str, list[str]]] = Field(default_factory=list)
     # the analysis pass keeps the parsed rows (uncompressed Arrow, in the staging folder) for the transform pass
     keep_parsed: bool = True
     # synthetic
@@ -78,6 +81,9 @@ class InputConfig(_Strict):
             raise ValueError("input.list_delimiter must not be empty")
         if len(self.delimiter) != 1:
             raise ValueError(f"input.delimiter must be one character, got {self.delimiter!r}")
+        lists = self.na_values.values() if isinstance(self.na_values, dict) else [self.na_values]
+        if any(not token.strip() for tokens in lists for token in tokens):
+            raise ValueError("input.na_values: an empty token (the empty string is always a missing value)")
         if self.columns is not None:
             duplicates = sorted({name for name in self.columns if self.columns.count(name) > 1})
             if duplicates:
@@ -85,6 +91,11 @@ class InputConfig(_Strict):
             if not all(name.strip() for name in self.columns):
                 raise ValueError("input.columns has an empty column name")
         return self
+
+    def missing_tokens(self, column: str) -> frozenset[bytes]:
+        """The NA tokens of `column` (`input.na_values`), as the bytes values are compared with."""
+        tokens = self.na_values.get(column, []) if isinstance(self.na_values, dict) else self.na_values
+        return frozenset(token.strip().encode() for token in tokens)
 
 
 # The options every transform kind shares (whether they apply: the kind's `lists` and `missing`).
@@ -182,6 +193,8 @@ class LabelConfig(_Strict):
     column: str
     map: dict[str, int] | None = None
     transform: Literal["vocabulary"] | None = None
+    # a row without a label: bad data (quarantine), or left out on purpose and counted as rows.unlabeled (drop)
+    missing: Literal["quarantine", "drop"] = "quarantine"
 
     @model_validator(mode="after")
     def _check(self) -> "LabelConfig":
@@ -266,6 +279,10 @@ class JobConfig(_Strict):
         if self.preprocessing_fn is not None and ":" not in self.preprocessing_fn:
             raise ValueError("preprocessing_fn must be 'module.path:function'")
         self._check_crosses_and_outputs()
+        if isinstance(self.input.na_values, dict) and self.features:
+            unknown = sorted(set(self.input.na_values) - set(self.raw_columns))
+            if unknown:
+                raise ValueError(f"input.na_values names {unknown[0]!r}, which is not a raw column of the config")
         return self
 
     @model_validator(mode="after")

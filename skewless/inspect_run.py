@@ -155,6 +155,7 @@ def print_run(description: dict, console=None) -> None:
     console.print(
         f"[bold]{_markup(description['name'] or '')}[/bold]  {_markup(description['run_dir'])}\n"
         f"rows read {format_number(rows['read'])}, written {written}, quarantined {format_number(rows['quarantined'])}"
+        + (f", unlabeled (left out) {format_number(rows['unlabeled'])}" if rows.get("unlabeled") is not None else "")
         + (f"; label {_markup(label)}" if label else "")
     )
 

@@ -33,6 +33,9 @@ class RowCounts(_Part):
     read: int
     written: dict[str, int]  # per split
     quarantined: int
+    # rows without a label, left out with label.missing: drop (absent otherwise): read = written + quarantined
+    # + unlabeled
+    unlabeled: int | None = None
 
 
 class Label(_Part):

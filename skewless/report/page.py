@@ -136,6 +136,9 @@ def cards(summary: RunSummary, splits: list[str]) -> str:
         count = rows.written[split]
         cards.append((f"{split} rows", format_number(count), format_percent(count / read) if read else ""))
     cards.append(("quarantined", format_number(quarantined), format_percent(quarantined / read) if read else ""))
+    if rows.unlabeled is not None:  # left out on purpose (label.missing: drop): not bad data
+        cards.append(("unlabeled, left out", format_number(rows.unlabeled),
+                      format_percent(rows.unlabeled / read) if read else ""))
     cards.append(("shards", format_number(len(shards)), format_bytes(sum(s.bytes for s in shards))))
     total = summary.seconds.get("total")
     if total is not None:

@@ -1,0 +1,74 @@
+"""The value rules in the graph: which raw values are missing and which are refused, as the batch job decides.
+
+The batch job judges rows before the graph sees them (`schemas/row_checks.py`); serving hands the graph raw
+tf.train.Examples nobody checked. The job's `preprocessing_fn` therefore starts every raw feature with
+`checked_raw_value`, so that `serving_default`, `predict_raw`, `transform_features` and the `TransformLayer`
+follow the same rules (docs/values.md):
+
+- text that is missing in the job (empty, or an NA token of ``input.na_values``) is taken out of an
+  optional feature or a list, which the graph then fills or leaves out as it does an absent value; in a
+  required feature it fails the request with an InvalidArgumentError naming the feature;
+- a float NaN in a required feature, and ±inf anywhere unless ``input.nonfinite: missing``, fail the
+  request likewise (NaN in an optional feature is filled by `pipelines.missing.fill_missing`).
+
+In the batch job none of these fire: such rows are quarantined, or their values are already missing.
+TensorFlow is imported here at module level: only the graph's builders and the Keras layers import this
+module, never the CLI's start-up.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+# The name of the constant holding a feature's NA tokens in the graph, which the native Keras layers read back
+TOKENS_NAME = "skewless_missing_tokens"
+
+
+def is_missing_text(values: tf.Tensor, tokens) -> tf.Tensor:
+    """Which string values are missing: empty, or one of `tokens` once surrounding whitespace is stripped
+    (`schemas.row_checks.missing_text` in the job)."""
+    missing = tf.equal(values, b"")
+    if tokens:
+        tokens = tf.constant(sorted(tokens), tf.string, name=TOKENS_NAME)
+        stripped = tf.strings.strip(values)
+        missing = tf.logical_or(missing, tf.reduce_any(tf.equal(tf.expand_dims(stripped, -1), tokens), axis=-1))
+    return missing
+
+
+def checked_raw_value(value, name: str, nonfinite: str, tokens=frozenset(), is_list: bool = False):
+    """A raw feature (dense: required; sparse: optional, or a list when `is_list`) with the job's value rules
+    applied; a list also loses its float items that are missing (NaN, and ±inf with `nonfinite` "missing")."""
+    if isinstance(value, tf.RaggedTensor):  # a feature list: its steps are judged by the job only
+        return value
+    sparse = isinstance(value, tf.SparseTensor)
+    values = value.values if sparse else value
+    if values.dtype == tf.string:
+        missing = is_missing_text(values, tokens)
+        if sparse:
+            return tf.sparse.retain(value, tf.logical_not(missing))
+        check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(missing)),
+                                    [f"raw feature {name!r}: a required value is missing (empty or an NA token)"])
+        with tf.control_dependencies([check]):
+            return tf.identity(value)
+    if not values.dtype.is_floating:
+        return value
+    if not sparse:
+        return tf.debugging.check_numerics(
+            value, f"raw feature {name!r}: a required value is missing (NaN) or not finite")
+    if is_list:
+        present = tf.math.is_finite(values) if nonfinite == "missing" else tf.logical_not(tf.math.is_nan(values))
+        if nonfinite != "missing":
+            values = _refuse_infinite(values, name)
+        return tf.sparse.retain(tf.SparseTensor(value.indices, values, value.dense_shape), present)
+    if nonfinite == "missing":
+        return value
+    return tf.SparseTensor(value.indices, _refuse_infinite(values, name), value.dense_shape)
+
+
+def _refuse_infinite(values: tf.Tensor, name: str) -> tf.Tensor:
+    """`values` as they are, failing on ±inf (NaN is a missing value, left to the caller)."""
+    # NaN is a missing value here (filled later); ±inf is refused as the job quarantines it
+    nan = tf.math.is_nan(values)
+    checked = tf.debugging.check_numerics(tf.where(nan, tf.zeros_like(values), values),
+                                          f"raw feature {name!r}: a value is not finite")
+    return tf.where(nan, values, checked)
