@@ -5,10 +5,14 @@ A row's split is decided in the transform pass, so each unit counts the raw rows
 the assembly merges the units' states in unit order and writes one binary
 `tensorflow_metadata.proto.v0.statistics_pb2.DatasetFeatureStatisticsList` per split.
 
-Exact: num_examples, missing counts, values per row, mean, std_dev, num_zeros, min, max, avg_length, and
-unique / top_values / rank_histogram while a string feature has at most `stats.EXACT_DISTINCT` values. Read
-from sketches: median and both histograms (their sample counts are interpolated, and sum to the exact count),
-and a string feature's unique / top values past that many values. Each feature says which of its statistics
+Exact: num_examples, missing counts, values per row (and their num_values_histogram), mean, std_dev, num_zeros,
+min, max, avg_length; unique / top_values / rank_histogram while a string feature has at most
+`stats.EXACT_DISTINCT` values; the median, the QUANTILES histogram's boundaries and the "distribution" custom
+histogram `skewless validate` bins (`_distribution`) while a numeric one has at most `stats.EXACT_NUMBERS`.
+Read from sketches past those: the same (quantiles are values of the data, within the sketch's rank error).
+Always from the quantiles sketch: the STANDARD histogram (its sample counts are interpolated, and sum to the
+exact count). No weights are read, so no weighted_* statistics are
+written (TFDV too writes them only with a weight feature). docs/statistics.md says what each figure is. Each feature says which of its statistics
 are approximate in a custom_stats entry named "approximate" (`statistics_files.APPROXIMATE`).
 """
 
@@ -21,9 +25,10 @@ import pyarrow.compute as pc
 from skewless.pipelines import files
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.stats import HISTOGRAM_BINS, QUANTILES, ColumnStats, RawStatsFn, column_values
-from skewless.statistics_files import APPROXIMATE, statistics_path
+from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, statistics_path
 
 RANK_HISTOGRAM_BUCKETS = 1000  # TFDV's default num_rank_histogram_buckets
+NUM_VALUES_BUCKETS = 10  # TFDV's default num_values_histogram_buckets
 
 
 def _values_per_row(values: pa.Array, column: RawColumn) -> tuple[np.ndarray, np.ndarray]:
@@ -41,30 +46,39 @@ def _values_per_row(values: pa.Array, column: RawColumn) -> tuple[np.ndarray, np
 
 
 class ValuesPerRow:
-    """Rows with the feature and how many values they hold: TFDV's common statistics."""
+    """Rows with the feature and how many values they hold, counted per number of values: TFDV's common statistics
+    and its num_values_histogram. The numbers of values a column's rows take are few (1 for a plain column, the
+    list lengths for a list), so they are counted exactly."""
 
     def __init__(self, state: dict | None = None):
-        state = state or {"present": 0, "total": 0, "min": None, "max": None}
-        self.present, self.total, self.min, self.max = state["present"], state["total"], state["min"], state["max"]
+        self.rows: dict[int, int] = {int(length): rows for length, rows in (state or {}).get("lengths", [])}
 
     def add(self, present: np.ndarray, counts: np.ndarray) -> None:
-        counts = counts[present]
-        if len(counts) == 0:
-            return
-        self.present += len(counts)
-        self.total += int(counts.sum())
-        self.min = int(counts.min()) if self.min is None else min(self.min, int(counts.min()))
-        self.max = int(counts.max()) if self.max is None else max(self.max, int(counts.max()))
+        lengths, rows = np.unique(counts[present], return_counts=True)
+        for length, count in zip(lengths.tolist(), rows.tolist()):
+            self.rows[length] = self.rows.get(length, 0) + count
 
     def merge(self, other: "ValuesPerRow") -> None:
-        if other.present:
-            self.present += other.present
-            self.total += other.total
-            self.min = other.min if self.min is None else min(self.min, other.min)
-            self.max = other.max if self.max is None else max(self.max, other.max)
+        for length, count in other.rows.items():
+            self.rows[length] = self.rows.get(length, 0) + count
 
     def state(self) -> dict:
-        return {"present": self.present, "total": self.total, "min": self.min, "max": self.max}
+        return {"lengths": sorted(self.rows.items())}
+
+    @property
+    def present(self) -> int:
+        return sum(self.rows.values())
+
+    @property
+    def total(self) -> int:
+        return sum(length * count for length, count in self.rows.items())
+
+    def quantiles(self, buckets: int) -> list[int]:
+        """The `buckets + 1` boundaries of equally filled buckets of values per row, each a number some row has."""
+        lengths = sorted(self.rows)
+        cumulative = np.cumsum([self.rows[length] for length in lengths])
+        ranks = np.searchsorted(cumulative, np.linspace(0, 1, buckets + 1) * cumulative[-1], side="left")
+        return [lengths[rank] for rank in np.minimum(ranks, len(lengths) - 1)]
 
 
 class SplitStatistics:
@@ -143,7 +157,10 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
             feature.type = statistics_pb2.FeatureNameStatistics.INT if column.kind == "int" else \
                 statistics_pb2.FeatureNameStatistics.FLOAT
             _numeric(feature.num_stats, common, column_stats)
-            approximate = "median, histograms"
+            if column_stats.count:
+                _distribution(feature, column_stats)
+            # counted exactly while the column has at most stats.EXACT_NUMBERS values, else read from the sketch
+            approximate = "histograms" if column_stats.exact is not None else "median, histograms, distribution"
         elif column.image:
             feature.type = statistics_pb2.FeatureNameStatistics.BYTES
             feature.bytes_stats.common_stats.CopyFrom(common)
@@ -160,13 +177,21 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
 
 
 def _common_statistics(rows: int, counts: ValuesPerRow):
+    """TFDV's CommonStatistics, with its num_values_histogram: QUANTILES buckets of the values per row (as TFDV,
+    `NUM_VALUES_BUCKETS` of equal rows, boundaries that rows have)."""
     from tensorflow_metadata.proto.v0 import statistics_pb2
 
-    common = statistics_pb2.CommonStatistics(num_non_missing=counts.present, num_missing=rows - counts.present,
+    present = counts.present
+    common = statistics_pb2.CommonStatistics(num_non_missing=present, num_missing=rows - present,
                                              tot_num_values=counts.total)
-    if counts.present:
-        common.min_num_values, common.max_num_values = counts.min, counts.max
-        common.avg_num_values = counts.total / counts.present
+    if present:
+        common.min_num_values, common.max_num_values = min(counts.rows), max(counts.rows)
+        common.avg_num_values = counts.total / present
+        histogram = common.num_values_histogram
+        histogram.type = statistics_pb2.Histogram.QUANTILES
+        boundaries = counts.quantiles(NUM_VALUES_BUCKETS)
+        for low, high in zip(boundaries[:-1], boundaries[1:]):
+            histogram.buckets.add(low_value=low, high_value=high, sample_count=present / NUM_VALUES_BUCKETS)
     return common
 
 
@@ -188,6 +213,19 @@ def _numeric(numeric, common, stats: ColumnStats) -> None:
     quantile = numeric.histograms.add(type=statistics_pb2.Histogram.QUANTILES)
     for low, high in zip(quantiles[:-1], quantiles[1:]):
         quantile.buckets.add(low_value=low, high_value=high, sample_count=stats.count / QUANTILES)
+
+
+def _distribution(feature, stats: ColumnStats) -> None:
+    """The custom statistic `skewless validate` bins numeric values with (`statistics_files.DISTRIBUTION`):
+    `ColumnStats.distribution`'s values as buckets (previous value, value] holding their rows, the first
+    [min, min]."""
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+
+    values, rows = stats.distribution()
+    histogram = feature.custom_stats.add(name=DISTRIBUTION).histogram
+    histogram.type = statistics_pb2.Histogram.STANDARD
+    for low, high, count in zip(np.concatenate([values[:1], values[:-1]]), values, rows):
+        histogram.buckets.add(low_value=low, high_value=high, sample_count=count)
 
 
 def _string(strings, common, stats: ColumnStats) -> bool:

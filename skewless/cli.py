@@ -385,7 +385,8 @@ def validate(
         "default: the run's splits (with --against: every split both runs have)."
     ),
     threshold: List[str] = typer.Option(
-        [], "--threshold", help="0.1 for every feature without a schema threshold, or feature=0.05 (repeatable)."
+        [], "--threshold", help="0.1 for every feature without a schema threshold, or feature=0.05 (repeatable); "
+        "else each measure's default (printed in the table; docs/statistics.md)."
     ),
     schema: Optional[str] = typer.Option(
         None, "--schema", help="The schema whose drift_comparator / skew_comparator give thresholds "
@@ -393,8 +394,8 @@ def validate(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
-    """Compare statistics as TFDV does: L-infinity for strings, Jensen-Shannon for numbers; exit 1 when a
-    threshold is crossed."""
+    """Compare statistics: L-infinity for strings, Jensen-Shannon over bins that follow the baseline's data for
+    numbers (docs/statistics.md); exit 1 when a threshold is crossed."""
     import json
 
     from skewless.drift import DRIFT, SKEW, Thresholds, compare, print_comparisons

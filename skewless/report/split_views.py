@@ -1,6 +1,7 @@
 """Train vs eval, per feature, from the run's per-split statistics protos (RUN_DIR/statistics/Split-*/): the
 shares drawn side by side and the distance between the splits, measured by skewless.drift as `skewless
-validate` measures it (the report shows that number, it does not compute its own).
+validate` measures it (the report shows that number, it does not compute its own). A numeric feature's shares
+are drawn over the splits' STANDARD histograms cut at their common boundaries (`histogram_masses`).
 
 Protobuf and NumPy only: no TensorFlow.
 """
@@ -9,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from skewless.drift import (
-    SKEW, FeatureDistance, Thresholds, common_bins, feature_distance, histogram_masses, standard_histogram,
-)
+import numpy as np
+
+from skewless.drift import SKEW, FeatureDistance, Thresholds, feature_distance
 from skewless.statistics_files import feature_name, read_statistics, statistics_splits
 
 
@@ -74,3 +75,50 @@ def _numeric_shares(per_split: dict) -> NumericShares:
         shares[split] = (mass / total).tolist() if total else [0.0] * len(mass)
         zeros[split] = (int(feature.num_stats.num_zeros), int(feature.num_stats.common_stats.num_non_missing))
     return NumericShares([float(e) for e in edges], [float(p) for p in points], shares, zeros)
+
+
+def histogram_masses(histograms: list, zeros: list[float] | None = None) -> list[np.ndarray]:
+    """Histograms (lists of (low, high, count)) -> their counts in common bins: the intervals between the union of
+    their boundaries, then one bin per value of a zero-width bucket, and one for 0 when `zeros` (each histogram's
+    exact count of zeros, num_zeros) has any; each bucket's other rows spread evenly over its width.
+
+    Zeros get a bin of their own because a column of mostly zeros (capital-loss) has them all in its first
+    bucket, whose width depends on the max: spread evenly they would make two samples of one distribution differ.
+    """
+    zeros = zeros or [0.0] * len(histograms)
+    edges, points = common_bins(histograms, zeros)
+    masses = []
+    for buckets, zero_count in zip(histograms, zeros):
+        intervals = np.zeros(max(len(edges) - 1, 0))
+        at_points = dict.fromkeys(points, 0.0)
+        # a value on an edge is counted in the bucket that ends there (or the first, for the minimum)
+        holding_zero = next((i for i, (low, high, _) in enumerate(buckets) if low <= 0 <= high), None)
+        for index, (low, high, count) in enumerate(buckets):
+            if index == holding_zero and zero_count:
+                moved = min(zero_count, count)
+                at_points[0.0] += moved
+                count -= moved
+            if high > low:
+                overlap = np.clip(np.minimum(edges[1:], high) - np.maximum(edges[:-1], low), 0.0, None)
+                intervals += count * overlap / (high - low)
+            else:
+                at_points[low] += count
+        masses.append(np.concatenate([intervals, list(at_points.values())]))
+    return masses
+
+
+def common_bins(histograms: list, zeros: list[float]) -> tuple[np.ndarray, list[float]]:
+    """`histogram_masses`' bins: the union of the histograms' bucket edges, and the single values (zero-width
+    buckets, and 0 when any histogram has zeros)."""
+    edges = np.unique([x for buckets in histograms for low, high, _ in buckets if high > low for x in (low, high)])
+    points = {low for buckets in histograms for low, high, _ in buckets if high == low}
+    return edges, sorted(points | ({0.0} if any(zeros) else set()))
+
+
+def standard_histogram(feature) -> list[tuple[float, float, float]]:
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+
+    for histogram in feature.num_stats.histograms:
+        if histogram.type == statistics_pb2.Histogram.STANDARD:
+            return [(b.low_value, b.high_value, b.sample_count) for b in histogram.buckets]
+    return []
