@@ -18,13 +18,17 @@ are approximate in a custom_stats entry named "approximate" (`statistics_files.A
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from skewless.pipelines import files
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.stats import HISTOGRAM_BINS, QUANTILES, ColumnStats, RawStatsFn, column_values
+from skewless.pipelines.stats import (
+    HISTOGRAM_BINS, QUANTILES, TOP_VALUES, ColumnStats, RawStatsFn, capped, column_values,
+)
 from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, statistics_path
 
 RANK_HISTOGRAM_BUCKETS = 1000  # TFDV's default num_rank_histogram_buckets
@@ -88,8 +92,14 @@ class SplitStatistics:
     gives such a feature string statistics, so its values compare as categories.
     """
 
-    def __init__(self, columns: list[RawColumn], categorical: frozenset[str] = frozenset()):
+    def __init__(self, columns: list[RawColumn], categorical: frozenset[str] = frozenset(),
+                 candidates: dict[str, dict] | None = None):
         self._columns = columns
+        # string columns past EXACT_DISTINCT values: the analysis pass's candidates for their most frequent values
+        # (`stats.top_candidates`), counted exactly here
+        self._candidates = {name: (pa.array(c["values"], pa.binary()), c["floor"])
+                            for name, c in (candidates or {}).items()}
+        self.candidate_counts: dict[str, dict[bytes, int]] = {name: {} for name in self._candidates}
         self._values = RawStatsFn(columns)  # the job's one way to turn a raw table into column statistics
         self.rows = 0
         self.columns = self._values.create_accumulator()
@@ -104,6 +114,13 @@ class SplitStatistics:
             self.per_row[column.name].add(*_values_per_row(table.column(column.name).combine_chunks(), column))
         for column in self._categorical_ints:
             self.values_as_text[column.name].add(column_values(table, column).cast(pa.string()))
+        for column in self._columns:
+            if column.name in self._candidates:
+                values = capped(column_values(table, column).drop_null())
+                counted = pc.value_counts(values.filter(pc.is_in(values, value_set=self._candidates[column.name][0])))
+                counts = self.candidate_counts[column.name]
+                for value, count in zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()):
+                    counts[value] = counts.get(value, 0) + count
 
     def state(self) -> dict:
         return {
@@ -111,6 +128,9 @@ class SplitStatistics:
             "columns": {name: stats.state() for name, stats in self.columns.items()},
             "per_row": {name: counts.state() for name, counts in self.per_row.items()},
             "values_as_text": {name: stats.state() for name, stats in self.values_as_text.items()},
+            "candidates": {name: {"floor": self._candidates[name][1],
+                                  "counts": [[base64.b64encode(v).decode(), c] for v, c in counts.items()]}
+                           for name, counts in self.candidate_counts.items()},
         }
 
 
@@ -119,6 +139,19 @@ def _merged(merged: dict, name: str, part) -> None:
         merged[name].merge(part)
     else:
         merged[name] = part
+
+
+def candidate_counts(states: list[dict]) -> dict[str, tuple[dict[bytes, int], int]]:
+    """The rows of each candidate value (`SplitStatistics`' candidates), summed over `states`, and the fewest rows
+    a listed value has: {column: (counts, floor)}."""
+    summed = {}
+    for state in states:
+        for name, found in state["candidates"].items():
+            counts, _ = summed.setdefault(name, ({}, found["floor"]))
+            for value, count in found["counts"]:
+                value = base64.b64decode(value)
+                counts[value] = counts.get(value, 0) + count
+    return summed
 
 
 def merge_states(states: list[dict]) -> tuple[int, dict[str, ColumnStats], dict[str, ValuesPerRow],
@@ -142,6 +175,7 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
     from tensorflow_metadata.proto.v0 import statistics_pb2
 
     rows, stats, per_row, as_text = merge_states(states)
+    candidates = candidate_counts(states)
     result = statistics_pb2.DatasetFeatureStatisticsList()
     dataset = result.datasets.add(name=split, num_examples=rows)
     for column in columns:
@@ -169,8 +203,10 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
             approximate = ""
         else:
             feature.type = statistics_pb2.FeatureNameStatistics.STRING
-            exact = _string(feature.string_stats, common, column_stats)
+            exact = _string(feature.string_stats, common, column_stats, candidates.get(column.name))
             approximate = "" if exact else "unique, top_values, rank_histogram"
+            if not exact and column.name in candidates:  # top values and rank histogram: the candidates' exact rows
+                approximate = "unique"
         if approximate:
             feature.custom_stats.add(name=APPROXIMATE, str=approximate)
     return result
@@ -228,17 +264,23 @@ def _distribution(feature, stats: ColumnStats) -> None:
         histogram.buckets.add(low_value=low, high_value=high, sample_count=count)
 
 
-def _string(strings, common, stats: ColumnStats) -> bool:
-    """Fills StringStatistics; whether its unique count and value counts are exact."""
+def _string(strings, common, stats: ColumnStats, candidates: tuple[dict[bytes, int], int] | None = None) -> bool:
+    """Fills StringStatistics; whether its unique count and value counts are exact. Top values: the truly frequent
+    ones (`ColumnStats.frequent_values`), from `candidates` (their exact rows, and the fewest rows listed) past
+    EXACT_DISTINCT values."""
     strings.common_stats.CopyFrom(common)
     result = stats.result()
     strings.unique = result["distinct"]
     if stats.count:
         strings.avg_length = stats.total_length / stats.count
-    for value, count in result["top_values"]:
-        strings.top_values.add(value=value, frequency=count)
-    # as TFDV: up to 1,000 values in the rank histogram, the value distribution `skewless validate` compares
-    for rank, (value, count) in enumerate(stats.top_values(RANK_HISTOGRAM_BUCKETS)):
+    top, _ = stats.frequent_values(TOP_VALUES, *(candidates or (None, None)))
+    for value, count in top:
+        strings.top_values.add(value=value.decode("utf-8", "replace"), frequency=count)
+    # as TFDV: up to 1,000 values in the rank histogram, the value distribution `skewless validate` compares;
+    # past EXACT_DISTINCT values, the candidates with their exact rows
+    ranked = stats.top_values(RANK_HISTOGRAM_BUCKETS) if candidates is None else sorted(
+        candidates[0].items(), key=lambda item: (-item[1], item[0]))[:RANK_HISTOGRAM_BUCKETS]
+    for rank, (value, count) in enumerate(ranked):
         strings.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=value.decode("utf-8", "replace"),
                                            sample_count=count)
     return result["exact"]["distinct"]

@@ -205,10 +205,9 @@ class ColumnStats:
         out["missing_fraction"] = self.missing / rows if rows else 0.0
         if self.kind == "bytes":
             out["distinct"] = len(self.exact) if self.exact is not None else int(self.distinct.Estimate())
-            top = self.top_values(TOP_VALUES)
+            top, out["listed_from"] = self.frequent_values(TOP_VALUES)
             out["top_values"] = [[value.decode("utf-8", "replace"), count] for value, count in top]
-            exact = self.exact is not None
-            out["exact"] = {"distinct": exact, "top_values": exact}
+            out["exact"] = {"distinct": self.exact is not None, "top_values": out["listed_from"] is not None}
             return out
         if self.count == 0:
             return out
@@ -219,6 +218,28 @@ class ColumnStats:
         edges, counts = self.histogram(HISTOGRAM_BINS)
         out["histogram"] = {"edges": edges.tolist(), "counts": [int(round(c)) for c in counts]}
         return out
+
+    def candidates(self) -> list[bytes] | None:
+        """The values that may be in more than 1/(TOP_BUCKETS + 1) of the rows, past EXACT_DISTINCT values (the
+        Misra-Gries summary holds every such value, among others); None while the values are counted exactly."""
+        if self.kind != "bytes" or self.exact is not None:
+            return None
+        return [item["values"] for item in self.top.Estimate().to_pylist()]
+
+    def frequent_values(self, n: int, counts: dict[bytes, int] | None = None,
+                        floor: int | None = None) -> tuple[list[tuple[bytes, int]], int | None]:
+        """The `n` most frequent values that are truly frequent, with exact rows, and the fewest rows a listed
+        value may have: a value is listed when it is in 2 rows or more and, past EXACT_DISTINCT values, in more
+        than 1/(TOP_BUCKETS + 1) of them (`frequent_floor`), where the summary is sure to hold it; `counts` are
+        then the summary's candidates counted exactly by the transform pass, `floor` that share of all the
+        rows (a split's values are listed against the whole input's). A column with no such value lists none.
+        Without exact counts: the summary's estimates and None (marked as estimates)."""
+        if self.exact is not None:
+            counts, floor = self.exact, 2
+        elif counts is None:
+            return self.top_values(n), None
+        floor = floor if floor is not None else frequent_floor(self.count)
+        return sorted(((v, c) for v, c in counts.items() if c >= floor), key=lambda item: (-item[1], item[0]))[:n], floor
 
     def top_values(self, n: int) -> list[tuple[bytes, int]]:
         """The `n` most frequent values with their rows, most frequent first (ties by value): exact counts
@@ -264,6 +285,25 @@ class ColumnStats:
         below = np.interp(edges, bounds, cumulative / cumulative[-1] * self.count, left=0.0)
         below[0], below[-1] = 0.0, self.count
         return edges, np.diff(below)
+
+
+def frequent_floor(rows: int) -> int:
+    """The fewest rows of a value listed among the most frequent past EXACT_DISTINCT values: more than
+    1/(TOP_BUCKETS + 1) of `rows`, the share above which the Misra-Gries summary is sure to hold it."""
+    return max(2, rows // (TOP_BUCKETS + 1) + 1)
+
+
+def top_candidates(partials: list[dict]) -> dict[str, dict]:
+    """The analysis pass's partial statistics ({column: state}) -> per string column past EXACT_DISTINCT values,
+    the values its merged summary holds (`ColumnStats.candidates`) and the fewest rows a listed one has: what the
+    transform pass counts exactly."""
+    merged = summarized(partials)
+    found = {}
+    for name, stats in merged.items():
+        values = stats.candidates()
+        if values is not None:
+            found[name] = {"values": values, "floor": frequent_floor(stats.count)}
+    return found
 
 
 def cut_value(value: bytes) -> bytes:
@@ -320,8 +360,8 @@ class RawStatsFn(beam.CombineFn):
         return {name: stats.state() for name, stats in accumulator.items()}
 
 
-def summarize(partials: list[dict]) -> dict:
-    """Merges partial statistics ({column: state}) into {column: statistics}."""
+def summarized(partials: list[dict]) -> dict[str, ColumnStats]:
+    """Merges partial statistics ({column: state}) into {column: ColumnStats}."""
     merged: dict[str, ColumnStats] = {}
     for partial in partials:
         for name, state in partial.items():
@@ -330,4 +370,17 @@ def summarize(partials: list[dict]) -> dict:
                 merged[name].merge(stats)
             else:
                 merged[name] = stats
-    return {name: stats.result() for name, stats in merged.items()}
+    return merged
+
+
+def summarize(partials: list[dict], candidate_counts: dict[str, dict[bytes, int]] | None = None) -> dict:
+    """Merges partial statistics ({column: state}) into {column: statistics}; a string column's top values are
+    exact where `candidate_counts` (the transform pass's) has its candidates' rows."""
+    results = {}
+    for name, stats in summarized(partials).items():
+        results[name] = stats.result()
+        if (candidate_counts or {}).get(name) is not None and stats.candidates() is not None:
+            top, floor = stats.frequent_values(TOP_VALUES, candidate_counts[name])
+            results[name].update(top_values=[[v.decode("utf-8", "replace"), c] for v, c in top], listed_from=floor)
+            results[name]["exact"]["top_values"] = True
+    return results

@@ -18,6 +18,7 @@ from skewless.report.run_files import (
     format_number,
     format_percent,
     format_statistic,
+    no_frequent_value,
     oov_rate,
     split_order,
 )
@@ -261,7 +262,7 @@ def _numeric_charts(name: str, feature: dict) -> str:
 def _categorical_charts(name: str, feature: dict, vocabulary: list[str] | None) -> str:
     top = [(str(value), int(count)) for value, count in feature.get("top_values", [])]
     if not top:
-        return '<p class="muted">No values.</p>'
+        return f'<p class="muted" data-no-frequent-value>{escape(no_frequent_value(feature) or "No values.")}</p>'
     known = set(vocabulary) if vocabulary is not None else None
     outside = {value for value, _ in top if value not in known} if known is not None else set()
     estimated = (feature.get("exact") or {}).get("top_values") is False
