@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from skewless.errors import ConfigError
-from skewless.statistics_files import DISTRIBUTION, feature_name, read_statistics
+from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, feature_name, read_statistics
 
 INFINITY_NORM = "L-infinity"
 JENSEN_SHANNON = "Jensen-Shannon"
@@ -111,11 +111,43 @@ class Thresholds:
         return self.default if self.default is not None else DEFAULT_THRESHOLDS[measure]
 
 
+def baseline_split(baseline_splits: list[str], split: str) -> str:
+    """The baseline's split a split is compared with (`validate --against`, the applied page): the one of the
+    same name, else `train`, else its first (an applied output of one split, "all")."""
+    if split in baseline_splits:
+        return split
+    return "train" if "train" in baseline_splits else baseline_splits[0]
+
+
+def validation_thresholds(run_dir: str, against: str | None = None, flags: list[str] | None = None,
+                          schema: str | None = None) -> Thresholds:
+    """The thresholds `skewless validate RUN_DIR [--against BASELINE]` judges with: the flags, and the schema given,
+    else RUN_DIR's config's `schema:`, else the baseline's (an applied output has no config of its own); the
+    applied page judges with the same."""
+    from skewless.run_directory import RunDirectory
+    from skewless.schemas import load_schema
+
+    schema = schema or RunDirectory(run_dir).read_config().get("schema") or (
+        against and RunDirectory(against).read_config().get("schema"))
+    return Thresholds.from_flags(flags or [], load_schema(schema) if schema else None)
+
+
 def value_distribution(feature) -> dict[str, float]:
     """A string feature's values -> their share of the counted rows (its rank histogram)."""
     counts = {bucket.label: bucket.sample_count for bucket in feature.string_stats.rank_histogram.buckets}
     total = sum(counts.values())
     return {value: count / total for value, count in counts.items()} if total else {}
+
+
+def unseen_values(base, test) -> tuple[list[tuple[str, int]], bool]:
+    """A string feature's values in the tested statistics that the baseline's do not hold (their rank
+    histograms), most rows first, and whether the baseline lists every value it has with exact counts, so that
+    the values are certainly new; else they are only absent from its 1,000 most frequent ones."""
+    seen = {bucket.label for bucket in base.string_stats.rank_histogram.buckets}
+    new = [(bucket.label, int(bucket.sample_count)) for bucket in test.string_stats.rank_histogram.buckets
+           if bucket.label not in seen]
+    complete = base.string_stats.unique == len(seen) and not any(c.name == APPROXIMATE for c in base.custom_stats)
+    return sorted(new, key=lambda item: (-item[1], item[0])), complete
 
 
 def infinity_norm(base: dict[str, float], test: dict[str, float]) -> float:

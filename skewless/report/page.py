@@ -82,6 +82,7 @@ h4 { font-size: 13px; margin: 0 0 6px; }
 .share { display: inline-block; height: 8px; max-width: 90px; opacity: .7; vertical-align: middle; }
 table.split-values td.num { min-width: 150px; white-space: nowrap; }
 .warnings { margin: 8px 0 0; padding-left: 18px; color: var(--mark); }
+.verdict-crossed { color: var(--mark); font-weight: 600; }
 .advice { margin: 8px 0 0; font-weight: 500; }
 .zeros { margin: 0 0 4px; }
 """

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from skewless.cli import app
 from skewless.config import JobConfig
-from skewless.drift import DRIFT, SKEW, Thresholds, compare
+from skewless.drift import SKEW, Thresholds, compare
 from skewless.encoding_advice import advise
 from skewless.pipelines.synthetic import COLUMNS, synthetic_rows
 from skewless.report import REPORT_FILE, render_report
@@ -393,7 +393,15 @@ def test_census_empty_buckets_hold_no_row(census_report, census_rows, census_run
 def applied_distances(html: str, comparison: str) -> dict[str, float]:
     section = re.search(rf'data-comparison="{re.escape(comparison)}">(.*?)</table>', html, re.S).group(1)
     return {feature: float(distance) for feature, distance in
-            re.findall(r'<tr data-feature="([^"]*)" data-distance="([^"]+)">', section)}
+            re.findall(r'<tr data-feature="([^"]*)" data-distance="([^"]+)"', section)}
+
+
+def applied_verdicts(html: str, comparison: str) -> list[tuple[str, float, str]]:
+    """(feature, threshold, verdict) of each row of a comparison's table, in the page's order."""
+    section = re.search(rf'data-comparison="{re.escape(comparison)}">(.*?)</table>', html, re.S).group(1)
+    return [(feature, float(threshold), verdict) for feature, threshold, verdict in
+            re.findall(r'<tr data-feature="([^"]*)" data-distance="[^"]*" data-threshold="([^"]+)" '
+                       r'data-verdict="([^"]+)">', section)]
 
 
 def test_applied_output_on_the_runs_own_input_matches_it_exactly(example_run, tmp_path):
@@ -434,11 +442,36 @@ def test_applied_new_data_is_compared_with_the_training_split(example_run, tmp_p
     html = Path(render_report(result.output_dir)).read_text(encoding="utf-8")
     [split] = result.rows["written"]
     shown = applied_distances(html, f"{result.output_dir}:{split}")
-    expected = compare(example_run.output_dir, "train", result.output_dir, split, Thresholds(), DRIFT)
-    assert shown == {f.feature: f.distance for f in expected.features}
+    # the numbers `skewless validate OUTPUT --against RUN` prints: distances, thresholds, verdicts
+    validated = CliRunner().invoke(app, ["validate", result.output_dir, "--against", example_run.output_dir, "--json"])
+    assert validated.exit_code in (0, 1), validated.output
+    expected = json.loads(validated.stdout)["comparisons"][0]["features"]
+    assert shown == {f["feature"]: f["distance"] for f in expected}
     assert all(distance > 0 for distance in shown.values())
-    # largest first
-    assert list(shown.values()) == sorted(shown.values(), reverse=True)
+    verdicts = applied_verdicts(html, f"{result.output_dir}:{split}")
+    assert sorted(verdicts) == sorted((f["feature"], f["threshold"], f["verdict"]) for f in expected)
+    # the crossed first, then the largest distances
+    order = [(verdict != "CROSSED", -shown[feature]) for feature, _, verdict in verdicts]
+    assert order == sorted(order)
+
+
+def test_skewless_apply_writes_a_page_naming_a_new_category_with_its_rows(example_run, tmp_path):
+    rows = [row for _, table in synthetic_rows(12, 0, 400) for row in table.to_pylist()]
+    for row in rows[::8]:  # 50 rows of a workclass the training run never saw
+        row["workclass"] = b"Contractor"
+    write_csv(tmp_path / "new.csv", [list(COLUMNS)] + [csv_fields(row) for row in rows])
+    done = CliRunner().invoke(app, ["apply", example_run.output_dir, "--output", str(tmp_path / "applied"),
+                                    "--input", str(tmp_path / "new.csv"), "--format", "csv", "--header",
+                                    "--splits", "all"])
+    assert done.exit_code == 0, done.output
+    page = tmp_path / "applied" / REPORT_FILE
+    assert done.stdout.splitlines()[-1] == f"report: {page}"  # the command ends naming the page it wrote
+    html = page.read_text(encoding="utf-8")
+    unseen = re.findall(r'data-unseen-feature="([^"]*)" data-unseen-value="([^"]*)" data-rows="(\d+)"', html)
+    assert ("workclass", "Contractor", "50") in unseen
+    assert [value for feature, value, _ in unseen if feature == "workclass"] == ["Contractor"]
+    verdicts = {feature: verdict for feature, _, verdict in applied_verdicts(html, f"{tmp_path / 'applied'}:all")}
+    assert verdicts["workclass"] == "CROSSED"  # 12.5% of the rows moved to a new value: past L-infinity's 0.04
 
 
 # ------------------------------------------------------------------------------------- in a real browser
