@@ -6,14 +6,15 @@ the assembly merges the units' states in unit order and writes one binary
 `tensorflow_metadata.proto.v0.statistics_pb2.DatasetFeatureStatisticsList` per split.
 
 Exact: num_examples, missing counts, values per row (and their num_values_histogram), mean, std_dev, num_zeros,
-min, max, avg_length; unique / top_values / rank_histogram while a string feature has at most
-`stats.EXACT_DISTINCT` values; the median, the QUANTILES histogram's boundaries and the "distribution" custom
-histogram `skewless validate` bins (`_distribution`) while a numeric one has at most `stats.EXACT_NUMBERS`.
-Read from sketches past those: the same (quantiles are values of the data, within the sketch's rank error).
-Always from the quantiles sketch: the STANDARD histogram (its sample counts are interpolated, and sum to the
-exact count). No weights are read, so no weighted_* statistics are
-written (TFDV too writes them only with a weight feature). docs/statistics.md says what each figure is. Each feature says which of its statistics
-are approximate in a custom_stats entry named "approximate" (`statistics_files.APPROXIMATE`).
+min, max, avg_length; unique and rank_histogram while a string feature has at most `stats.EXACT_DISTINCT`
+values, its top_values always (only truly frequent values: `ColumnStats.frequent_values`; past that many
+values, the analysis pass's candidates counted here); the median, the QUANTILES histogram's boundaries and the
+"distribution" custom histogram `skewless validate` bins (`_distribution`) while a numeric feature has at most
+`stats.EXACT_NUMBERS` values, else read from the quantiles sketch (values of the data, within its rank error).
+Always from the sketch: the STANDARD histogram (its sample counts are interpolated, and sum to the exact
+count). No weights are read, so no weighted_* statistics are written (TFDV too writes them only with a weight
+feature). Each feature names its approximate statistics in a custom_stats entry "approximate"
+(`statistics_files.APPROXIMATE`). docs/statistics.md says what each figure is.
 """
 
 from __future__ import annotations

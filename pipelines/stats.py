@@ -1,12 +1,15 @@
 """Per-column statistics of the raw data, for run.json and the report, computed in the analysis pass.
 
 Exact count, missing count, mean, population standard deviation (what `tft.scale_to_z_score` uses),
-min and max; quantiles that are values of the data, exact while a numeric column has at most `EXACT_NUMBERS`
-distinct values and read from tfx_bsl's quantiles sketch (eps 0.005) past that; a histogram from that sketch. Top values and the
-number of distinct values of a string column are exact counts while the column has at most
-`EXACT_DISTINCT` distinct values; past that they come from tfx_bsl's Misra-Gries (`TOP_BUCKETS`) and
-KMV sketches, which are fed all along. `result()["exact"]` says which statistics are exact, so the
-run.json, the report and `inspect` can mark the estimates ("~1,446").
+min and max; quantiles that are values of the data, exact while a numeric column has at most
+`EXACT_NUMBERS` distinct values and read from tfx_bsl's quantiles sketch (eps 0.005) past that; a
+histogram from that sketch. A string column's distinct count is exact while it has at most
+`EXACT_DISTINCT` distinct values, and a KMV sketch's estimate past that; its top values are only the
+truly frequent ones, with exact counts (`frequent_values`): counted exactly up to `EXACT_DISTINCT`
+values, past that the Misra-Gries summary's candidates (`top_candidates`) counted by the transform
+pass. `result()["exact"]` says which statistics are exact, so the run.json, the report and `inspect`
+can mark the estimates ("~1,446"). A string value past `MAX_VALUE_BYTES` is kept cut (`capped`).
+docs/statistics.md says what each figure is.
 
 The pass yields *partial* statistics (`state()`: plain JSON) per dataset key, and `summarize` merges
 them. That JSON is also what the analyzer cache keeps per input file, so a rerun over mostly
@@ -239,7 +242,8 @@ class ColumnStats:
         elif counts is None:
             return self.top_values(n), None
         floor = floor if floor is not None else frequent_floor(self.count)
-        return sorted(((v, c) for v, c in counts.items() if c >= floor), key=lambda item: (-item[1], item[0]))[:n], floor
+        listed = sorted(((v, c) for v, c in counts.items() if c >= floor), key=lambda item: (-item[1], item[0]))
+        return listed[:n], floor
 
     def top_values(self, n: int) -> list[tuple[bytes, int]]:
         """The `n` most frequent values with their rows, most frequent first (ties by value): exact counts

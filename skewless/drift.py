@@ -31,8 +31,8 @@ JENSEN_SHANNON = "Jensen-Shannon"
 DRIFT = "drift_comparator"  # between two runs
 SKEW = "skew_comparator"  # between the splits of one run
 NUMERIC_BINS = 10  # bins of about equal rows in the baseline, as deciles
-# Where no threshold is given. Measured by tests/test_drift_rates.py over generated data: two random halves of
-# 10,000 to 1,000,000 rows stay under them, real shifts cross them from 10,000 rows (docs/statistics.md).
+# Where no threshold is given. Measured by tests/pipelines/test_drift_rates.py over generated data: two random
+# halves of 10,000 to 1,000,000 rows stay under them, real shifts cross them from 10,000 rows (docs/statistics.md).
 DEFAULT_THRESHOLDS = {JENSEN_SHANNON: 0.005, INFINITY_NORM: 0.04}
 
 

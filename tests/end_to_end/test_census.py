@@ -178,7 +178,8 @@ def test_split_statistics_equal_numpy_over_the_rows_of_each_split(census_run, ce
                 assert histogram.buckets[-1].high_value == values.max()
             # one value per row: TFDV's num_values_histogram, 10 quantile buckets [1, 1]
             per_row = stats.common_stats.num_values_histogram
-            assert [(b.low_value, b.high_value, b.sample_count) for b in per_row.buckets] == [(1, 1, len(values) / 10)] * 10
+            assert [(b.low_value, b.high_value, b.sample_count) for b in per_row.buckets] == [
+                (1, 1, len(values) / 10)] * 10
             # no weight feature: no weighted statistics, rather than zeros
             assert not stats.HasField("weighted_numeric_stats") and not stats.common_stats.HasField(
                 "weighted_common_stats")
