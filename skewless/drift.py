@@ -237,17 +237,18 @@ def binned(values: np.ndarray, rows: np.ndarray, edges: np.ndarray) -> np.ndarra
 OLD_STATISTICS = "statistics without a distribution: rerun"  # written before skewless wrote DISTRIBUTION
 
 
-def numeric_masses(base, test) -> list[np.ndarray] | str:
-    """The rows of two numeric features' statistics in the baseline's bins (`reference_edges`), with the rows
-    below and above the baseline's range as bins of their own; else why they cannot be compared."""
-    if not (base.num_stats.common_stats.tot_num_values and test.num_stats.common_stats.tot_num_values):
+def numeric_masses(base, *tests) -> tuple[np.ndarray, list[np.ndarray]] | str:
+    """The edges of the baseline's bins (`reference_edges`) and the rows of the numeric features' statistics
+    (the baseline's, then each tested one's) in them, with the rows below and above the baseline's range as bins
+    of their own (`binned`); else why they cannot be compared."""
+    features = (base, *tests)
+    if not all(feature.num_stats.common_stats.tot_num_values for feature in features):
         return "no values"
-    sides = [distribution(base), distribution(test)]
+    sides = [distribution(feature) for feature in features]
     if any(side is None for side in sides):
         return OLD_STATISTICS
-    zeros = bool(base.num_stats.num_zeros or test.num_stats.num_zeros)
-    edges = reference_edges(*sides[0], zeros)
-    return [binned(values, rows, edges) for values, rows in sides]
+    edges = reference_edges(*sides[0], any(feature.num_stats.num_zeros for feature in features))
+    return edges, [binned(values, rows, edges) for values, rows in sides]
 
 
 def feature_distance(base, test, thresholds: Thresholds, comparator: str) -> FeatureDistance:
@@ -268,10 +269,10 @@ def feature_distance(base, test, thresholds: Thresholds, comparator: str) -> Fea
         measure = JENSEN_SHANNON if only_js else INFINITY_NORM
     else:
         measure = JENSEN_SHANNON
-        masses = numeric_masses(base, test)
-        if isinstance(masses, str):
-            return FeatureDistance(name, measure, None, thresholds.threshold(name, measure, comparator), masses)
-        distance = jensen_shannon(*(m / m.sum() for m in masses))
+        binned_rows = numeric_masses(base, test)
+        if isinstance(binned_rows, str):
+            return FeatureDistance(name, measure, None, thresholds.threshold(name, measure, comparator), binned_rows)
+        distance = jensen_shannon(*(m / m.sum() for m in binned_rows[1]))
     return FeatureDistance(name, measure, distance, thresholds.threshold(name, measure, comparator))
 
 

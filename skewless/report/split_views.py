@@ -1,7 +1,7 @@
 """Train vs eval, per feature, from the run's per-split statistics protos (RUN_DIR/statistics/Split-*/): the
 shares drawn side by side and the distance between the splits, measured by skewless.drift as `skewless
-validate` measures it (the report shows that number, it does not compute its own). A numeric feature's shares
-are drawn over the splits' STANDARD histograms cut at their common boundaries (`histogram_masses`).
+validate` measures it (the report shows that number, it does not compute its own), a numeric feature's shares
+on the bins that distance is measured on.
 
 Protobuf and NumPy only: no TensorFlow.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skewless.drift import SKEW, FeatureDistance, Thresholds, feature_distance
+from skewless.drift import SKEW, FeatureDistance, Thresholds, feature_distance, numeric_masses
 from skewless.statistics_files import feature_name, read_statistics, statistics_splits
 
 
@@ -64,61 +64,33 @@ def split_views(run_dir: str, splits: list[str]) -> dict[str, SplitView]:
     return views
 
 
-def _numeric_shares(per_split: dict) -> NumericShares:
-    histograms = [standard_histogram(f) for f in per_split.values()]
-    zero_counts = [f.num_stats.num_zeros for f in per_split.values()]
-    masses = histogram_masses(histograms, zero_counts)
-    edges, points = common_bins(histograms, zero_counts)
+def _numeric_shares(per_split: dict) -> NumericShares | None:
+    """Each split's shares of rows in the bins `skewless validate` measures the distance on (`numeric_masses`:
+    the first split's deciles, a value holding a tenth of its rows and 0 as bins of their own), drawn as
+    intervals and single values; the rows below and above the first split's range, bins of their own for the
+    distance, are drawn in its first and last interval, stretched to every split's min and max. None when the
+    splits cannot be binned (no values, statistics that predate the distribution histogram)."""
+    found = numeric_masses(*per_split.values())
+    if isinstance(found, str):
+        return None
+    edges, masses = found
+    # bin i is (edges[i], edges[i + 1]]; a single value's bin runs from the float just below it
+    single = [bool(edges[i] == np.nextafter(edges[i + 1], -np.inf)) for i in range(len(edges) - 1)]
+    intervals = [i for i, alone in enumerate(single) if not alone]
+    points = [i for i, alone in enumerate(single) if alone]
     shares, zeros = {}, {}
-    for (split, feature), mass in zip(per_split.items(), masses):
-        total = mass.sum()
-        shares[split] = (mass / total).tolist() if total else [0.0] * len(mass)
+    for (split, feature), rows in zip(per_split.items(), masses):
+        in_bins = rows[1:-1].copy()
+        ends = intervals or points
+        in_bins[ends[0]] += rows[0]
+        in_bins[ends[-1]] += rows[-1]
+        total = rows.sum()
+        shares[split] = [float(in_bins[i] / total) if total else 0.0 for i in intervals + points]
         zeros[split] = (int(feature.num_stats.num_zeros), int(feature.num_stats.common_stats.num_non_missing))
-    return NumericShares([float(e) for e in edges], [float(p) for p in points], shares, zeros)
-
-
-def histogram_masses(histograms: list, zeros: list[float] | None = None) -> list[np.ndarray]:
-    """Histograms (lists of (low, high, count)) -> their counts in common bins: the intervals between the union of
-    their boundaries, then one bin per value of a zero-width bucket, and one for 0 when `zeros` (each histogram's
-    exact count of zeros, num_zeros) has any; each bucket's other rows spread evenly over its width.
-
-    Zeros get a bin of their own because a column of mostly zeros (capital-loss) has them all in its first
-    bucket, whose width depends on the max: spread evenly they would make two samples of one distribution differ.
-    """
-    zeros = zeros or [0.0] * len(histograms)
-    edges, points = common_bins(histograms, zeros)
-    masses = []
-    for buckets, zero_count in zip(histograms, zeros):
-        intervals = np.zeros(max(len(edges) - 1, 0))
-        at_points = dict.fromkeys(points, 0.0)
-        # a value on an edge is counted in the bucket that ends there (or the first, for the minimum)
-        holding_zero = next((i for i, (low, high, _) in enumerate(buckets) if low <= 0 <= high), None)
-        for index, (low, high, count) in enumerate(buckets):
-            if index == holding_zero and zero_count:
-                moved = min(zero_count, count)
-                at_points[0.0] += moved
-                count -= moved
-            if high > low:
-                overlap = np.clip(np.minimum(edges[1:], high) - np.maximum(edges[:-1], low), 0.0, None)
-                intervals += count * overlap / (high - low)
-            else:
-                at_points[low] += count
-        masses.append(np.concatenate([intervals, list(at_points.values())]))
-    return masses
-
-
-def common_bins(histograms: list, zeros: list[float]) -> tuple[np.ndarray, list[float]]:
-    """`histogram_masses`' bins: the union of the histograms' bucket edges, and the single values (zero-width
-    buckets, and 0 when any histogram has zeros)."""
-    edges = np.unique([x for buckets in histograms for low, high, _ in buckets if high > low for x in (low, high)])
-    points = {low for buckets in histograms for low, high, _ in buckets if high == low}
-    return edges, sorted(points | ({0.0} if any(zeros) else set()))
-
-
-def standard_histogram(feature) -> list[tuple[float, float, float]]:
-    from tensorflow_metadata.proto.v0 import statistics_pb2
-
-    for histogram in feature.num_stats.histograms:
-        if histogram.type == statistics_pb2.Histogram.STANDARD:
-            return [(b.low_value, b.high_value, b.sample_count) for b in histogram.buckets]
-    return []
+    drawn = []
+    if intervals:
+        low = min(min(f.num_stats.min for f in per_split.values()), float(edges[intervals[0]]))
+        high = max(max(f.num_stats.max for f in per_split.values()), float(edges[intervals[-1] + 1]))
+        # consecutive intervals share an edge, up to the one float a single value's bin between them takes
+        drawn = [low] + [float(edges[i + 1]) for i in intervals[:-1]] + [high]
+    return NumericShares(drawn, [float(edges[i + 1]) for i in points], shares, zeros)

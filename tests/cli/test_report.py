@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from skewless.cli import app
 from skewless.config import JobConfig
-from skewless.drift import SKEW, Thresholds, compare
+from skewless.drift import SKEW, Thresholds, compare, reference_edges
 from skewless.encoding_advice import advise
 from skewless.pipelines.synthetic import COLUMNS, synthetic_rows
 from skewless.report import REPORT_FILE, render_report
@@ -283,6 +283,32 @@ def test_train_vs_eval_numbers_equal_the_rows_of_each_split(report, example_run,
         assert sorted(split_shares(section)) == sorted(names)
         for total in split_shares(section).values():
             assert abs(total - 1) < 1e-9
+
+
+def test_numeric_splits_are_drawn_on_the_bins_the_distance_uses(report, example_run, raw_rows):
+    # age and hours_per_week have fewer values than the statistics count exactly: the bins are the train
+    # split's deciles of its exact counts, each split's rows in them counted by NumPy (the rows past the train
+    # split's range drawn in its first and last interval)
+    splits = np.array(split_of_each_row(JobConfig.model_validate(example_config(example_run.output_dir))))
+    order = list(EXAMPLE_CONFIG["output"]["splits"])
+    for feature in ("age", "hours_per_week"):
+        values = np.array([np.nan if row[feature] is None else row[feature] for row in raw_rows], dtype=np.float64)
+        present = ~np.isnan(values)
+        train_values, train_rows = np.unique(values[(splits == 0) & present], return_counts=True)
+        edges = reference_edges(train_values, train_rows.astype(np.float64), zeros=bool(np.any(values == 0)))
+        intervals = [i for i in range(len(edges) - 1) if edges[i] != np.nextafter(edges[i + 1], -np.inf)]
+        shown = collections.defaultdict(dict)
+        for split, index, share in re.findall(r'data-split="([^"]*)" data-bin="([0-9]+)" data-share="([^"]+)"',
+                                              article(report, feature)):
+            shown[split][int(index)] = float(share)
+        for index, split in enumerate(order):
+            in_split = values[(splits == index) & present]
+            rows = [np.sum((in_split > edges[i]) & (in_split <= edges[i + 1])) for i in intervals]
+            rows[0] += np.sum(in_split <= edges[0])
+            rows[-1] += np.sum(in_split > edges[-1])
+            assert [shown[split][i] for i in range(len(intervals))] == pytest.approx(
+                [r / len(in_split) for r in rows], abs=1e-12), (feature, split)
+        assert len(intervals) >= 5, feature  # deciles, not one bucket holding most rows
 
 
 def test_distances_are_the_ones_validate_prints(report, example_run):

@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from example_job import REPO
 from skewless.cli import app
 from skewless.drift import DEFAULT_THRESHOLDS, binned, jensen_shannon, reference_edges
-from skewless.report.split_views import histogram_masses
 
 SWAPPED = {"Private": "Self-emp-not-inc", "Self-emp-not-inc": "Private"}
 
@@ -132,21 +131,7 @@ def test_the_baselines_bins_hold_equal_rows_and_frequent_values_and_zero_alone()
     assert binned(np.array([0.0, 1.0, 3.0]), np.array([5.0, 2.0, 4.0]), edges).tolist() == [0.0, 5.0, 4.0, 2.0, 0.0]
     assert binned(np.array([-1.0, 2.0, 6.0]), np.array([1.0, 3.0, 2.0]), edges).tolist() == [
         2.0, 0.0, 2.0, 1.5, 0.5]
-
-
-def test_histograms_are_cut_at_the_union_of_their_boundaries():
-    # how the report draws the splits' numeric shares (skewless.report.split_views)
-    # rows spread evenly over a bucket's width; a zero-width bucket (one value) is a bin of its own
-    first, second = histogram_masses([[(0.0, 2.0, 4.0), (5.0, 5.0, 3.0)], [(1.0, 3.0, 2.0)]])
-    assert first.tolist() == [2.0, 2.0, 0.0, 3.0]
-    assert second.tolist() == [0.0, 1.0, 1.0, 0.0]
     assert jensen_shannon(np.array([1.0, 0.0]), np.array([0.0, 1.0])) == 1.0  # disjoint: the log-2 maximum
-    # zeros (num_zeros, exact) leave the bucket holding them for a bin of their own (the last), rather than being
-    # spread over a first bucket whose width depends on the max
-    mostly_zeros = [[(0.0, 10.0, 95.0), (10.0, 20.0, 5.0)], [(0.0, 5.0, 92.5), (5.0, 10.0, 2.5)]]
-    first, second = histogram_masses(mostly_zeros, [90.0, 90.0])
-    assert first.tolist() == [2.5, 2.5, 5.0, 90.0] and second.tolist() == [2.5, 2.5, 0.0, 90.0]
-    assert histogram_masses(mostly_zeros)[0].tolist() == [47.5, 47.5, 5.0]  # without: 95 rows over [0, 10]
 
 
 def test_train_and_eval_of_census_pass_at_the_default_thresholds(census_run):
