@@ -195,7 +195,10 @@ def test_quarantine_reasons_counted(tmp_path, raw_rows):
     result = run(config)
     assert result.rows["quarantined"] == 5
     html = Path(render_report(result.output_dir)).read_text()
-    section = html[html.index("<h2>Quarantine</h2>"):]
+    section = html[html.index('<h2 id="quarantine">Quarantine</h2>'):]
+    # the summary's card links to the section, which sits at the bottom of the page
+    assert re.search(r'data-card="quarantined"><div class="label">quarantined</div><div class="value">'
+                     r'<a href="#quarantine">5</a>', html)
     counted = re.findall(r"<tr><td class=num>([0-9,]+)</td><td>([^<]*)</td><td><code>([^<]*)</code>", section)
     by_kind = collections.Counter()
     for count, reason, where in counted:
