@@ -14,6 +14,8 @@ from skewless.drift import DRIFT, Comparison, baseline_split, compare, unseen_va
 from skewless.errors import InputError
 from skewless.report.page import cards, html_document, quarantine_section
 from skewless.report.run_files import QuarantineReasons, format_number, format_percent
+from skewless.report.split_section import split_block
+from skewless.report.split_views import feature_view
 from skewless.run_directory import REPORT_FILE
 from skewless.run_summary import RunSummary
 from skewless.statistics_files import (
@@ -102,7 +104,7 @@ def _drift(output_dir: str, training_run: str) -> str:
             f'<div class="feature" data-comparison="{escape(comparison.test)}"><h3>{escape(comparison.test)} vs '
             f"{escape(comparison.base)} (baseline): {crossed} threshold(s) crossed</h3><table><tr><th>feature</th>"
             f"<th>measure</th><th class=num>distance</th><th class=num>threshold</th><th>verdict</th></tr>{rows}"
-            f"</table>{_unseen(comparison)}</div>"
+            f"</table>{_unseen(comparison)}</div>{_side_by_side(comparison)}"
         )
     note = ("<p class=\"muted\">The distances and thresholds <code>skewless validate OUTPUT --against RUN</code> prints "
             "(thresholds: the training run's schema, else each measure's default; docs/statistics.md).</p>")
@@ -113,14 +115,32 @@ def _verdict_class(verdict: str) -> str:
     return {"CROSSED": "crossed", "ok": "ok"}.get(verdict, "none")
 
 
+def _statistics(dataset: str) -> dict:
+    """A comparison's side, "RUN_DIR:split" -> its features' statistics by name."""
+    run_dir, split = dataset.rsplit(":", 1)
+    return {feature_name(f): f for f in read_statistics(run_dir, split).features}
+
+
+def _side_by_side(comparison: Comparison) -> str:
+    """Each feature of the applied split beside the baseline's, as the run page draws its splits: numbers on the
+    bins the distance is measured on, strings as their top values; crossed first."""
+    base, test = _statistics(comparison.base), _statistics(comparison.test)
+    labels = (f"{comparison.base.rsplit(':', 1)[1]} (training run)", f"{comparison.test.rsplit(':', 1)[1]} (applied)")
+    cards = []
+    for distance in sorted(comparison.features, key=lambda f: (f.verdict != "CROSSED", -(f.distance or 0))):
+        name = distance.feature
+        view = feature_view(name, {labels[0]: base[name], labels[1]: test[name]}, distance)
+        if view is not None:
+            cards.append(f'<article class="feature" data-view="{escape(name)}"><h3>{escape(name)}</h3>'
+                         f"{split_block(view)}</article>")
+    return f'<div class="features">{"".join(cards)}</div>'
+
+
 def _unseen(comparison: Comparison) -> str:
     """The values of the applied split's string features that the baseline split does not hold, with their rows."""
-    base_run, base_split = comparison.base.rsplit(":", 1)
-    test_run, test_split = comparison.test.rsplit(":", 1)
-    base = {feature_name(f): f for f in read_statistics(base_run, base_split).features}
+    base = _statistics(comparison.base)
     rows = []
-    for feature in read_statistics(test_run, test_split).features:
-        name = feature_name(feature)
+    for name, feature in _statistics(comparison.test).items():
         if feature.WhichOneof("stats") != "string_stats" or name not in base:
             continue
         values, certain = unseen_values(base[name], feature)

@@ -47,21 +47,27 @@ def split_views(run_dir: str, splits: list[str]) -> dict[str, SplitView]:
     views = {}
     for name in datasets[splits[0]]:
         per_split = {split: datasets[split][name] for split in splits if name in datasets[split]}
-        shown = list(per_split)
-        kind = per_split[shown[0]].WhichOneof("stats")
-        if kind not in ("string_stats", "num_stats"):
-            continue  # images (bytes_stats): no distribution to draw
-        distance = None
-        if len(shown) > 1:
-            distance = feature_distance(per_split[shown[0]], per_split[shown[1]], Thresholds(), SKEW)
-        values = {split: int(getattr(f, kind).common_stats.num_non_missing) for split, f in per_split.items()}
-        if kind == "string_stats":
-            counts = {split: [(top.value, int(top.frequency)) for top in f.string_stats.top_values]
-                      for split, f in per_split.items()}
-            views[name] = SplitView(name, shown, distance, counts, values, None)
-        else:
-            views[name] = SplitView(name, shown, distance, None, values, _numeric_shares(per_split))
+        first, *others = per_split.values()
+        distance = feature_distance(first, others[0], Thresholds(), SKEW) if others else None
+        view = feature_view(name, per_split, distance)
+        if view is not None:
+            views[name] = view
     return views
+
+
+def feature_view(name: str, per_split: dict, distance: FeatureDistance | None) -> SplitView | None:
+    """One feature's statistics in several datasets (label -> its FeatureNameStatistics, the baseline first)
+    drawn side by side, with the distance between the first two; None for an image (no distribution to draw)."""
+    shown = list(per_split)
+    kind = per_split[shown[0]].WhichOneof("stats")
+    if kind not in ("string_stats", "num_stats"):
+        return None
+    values = {split: int(getattr(f, kind).common_stats.num_non_missing) for split, f in per_split.items()}
+    if kind == "string_stats":
+        counts = {split: [(top.value, int(top.frequency)) for top in f.string_stats.top_values]
+                  for split, f in per_split.items()}
+        return SplitView(name, shown, distance, counts, values, None)
+    return SplitView(name, shown, distance, None, values, _numeric_shares(per_split))
 
 
 def _numeric_shares(per_split: dict) -> NumericShares | None:

@@ -501,6 +501,14 @@ def test_skewless_apply_writes_a_page_naming_a_new_category_with_its_rows(exampl
     assert [value for feature, value, _ in unseen if feature == "workclass"] == ["Contractor"]
     verdicts = {feature: verdict for feature, _, verdict in applied_verdicts(html, f"{tmp_path / 'applied'}:all")}
     assert verdicts["workclass"] == "CROSSED"  # 12.5% of the rows moved to a new value: past L-infinity's 0.04
+    # beside the training split, as the run page draws splits: top values side by side, numbers on the distance's bins
+    workclass = re.search(r'data-view="workclass">(.*?)</article>', html, re.S).group(1)
+    assert re.search(r'<tr data-value="Contractor">.*?data-split="all \(applied\)" data-count="50"', workclass, re.S)
+    for feature in NUMERIC:
+        view = re.search(rf'data-view="{feature}">(.*?)</article>', html, re.S).group(1)
+        totals = split_shares(view)
+        assert sorted(totals) == ["all (applied)", "train (training run)"]
+        assert all(abs(total - 1) < 1e-9 for total in totals.values())
 
 
 # ------------------------------------------------------------------------------------- in a real browser
