@@ -177,8 +177,9 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
         # the string columns past EXACT_DISTINCT values: the transform pass counts their candidate top values
+        counted = [c.name for c in job_plan.columns if c.kind == "bytes" and not c.image]
         candidates = (analyzed["statistics"] | "GatherStatistics" >> beam.combiners.ToList()
-                      | "TopCandidates" >> beam.Map(top_candidates))
+                      | "TopCandidates" >> beam.Map(top_candidates, counted))
         transform_and_write(pipeline, job_plan.units, unit_writes,
                             graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
                             top_candidates=beam.pvalue.AsSingleton(candidates))

@@ -297,14 +297,15 @@ def frequent_floor(rows: int) -> int:
     return max(2, rows // (TOP_BUCKETS + 1) + 1)
 
 
-def top_candidates(partials: list[dict]) -> dict[str, dict]:
-    """The analysis pass's partial statistics ({column: state}) -> per string column past EXACT_DISTINCT values,
-    the values its merged summary holds (`ColumnStats.candidates`) and the fewest rows a listed one has: what the
-    transform pass counts exactly."""
+def top_candidates(partials: list[dict], columns: list[str]) -> dict[str, dict]:
+    """The analysis pass's partial statistics ({column: state}) -> per string column of `columns` (those with
+    values to count: not images) past EXACT_DISTINCT values, the values its merged summary holds
+    (`ColumnStats.candidates`) and the fewest rows a listed one has: what the transform pass counts exactly."""
     merged = summarized(partials)
     found = {}
-    for name, stats in merged.items():
-        values = stats.candidates()
+    for name in columns:
+        stats = merged.get(name)
+        values = None if stats is None else stats.candidates()
         if values is not None:
             found[name] = {"values": values, "floor": frequent_floor(stats.count)}
     return found

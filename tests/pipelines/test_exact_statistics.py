@@ -70,7 +70,7 @@ def _counted_exactly(values: list[str], parts: int = 4) -> tuple[dict, dict]:
         stats = ColumnStats("bytes")
         stats.add(chunk.column("column").combine_chunks())
         partials.append({"column": stats.state()})
-    candidates = top_candidates(partials)
+    candidates = top_candidates(partials, ["column"])
     states = []
     for chunk in chunks:
         split = SplitStatistics(columns, candidates=candidates)
