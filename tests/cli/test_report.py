@@ -495,6 +495,9 @@ def test_skewless_apply_writes_a_page_naming_a_new_category_with_its_rows(exampl
     assert done.exit_code == 0, done.output
     page = tmp_path / "applied" / REPORT_FILE
     assert done.stdout.splitlines()[-1] == f"report: {page}"  # the command ends naming the page it wrote
+    # its progress, as run's: the transform pass alone (no analysis pass to report)
+    assert re.search(r"skewless apply \S+ \[[0-9:]+\]: done; transform: 400 rows", done.stderr), done.stderr
+    assert "analyze" not in done.stderr
     html = page.read_text(encoding="utf-8")
     unseen = re.findall(r'data-unseen-feature="([^"]*)" data-unseen-value="([^"]*)" data-rows="(\d+)"', html)
     assert ("workclass", "Contractor", "50") in unseen
