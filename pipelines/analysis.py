@@ -81,7 +81,8 @@ class AnalysisSpec:
 class AnalyzeInputs(beam.PTransform):
     """Reads the spec's datasets, writes their partial statistics to its `stats_dir` and the graph to its `graph_dir`.
 
-    Returns the PCollection that completes once the graph is written (for the transform pass to wait on).
+    Returns {"graph": the PCollection that completes once the graph is written (for the transform pass to wait
+    on), "statistics": every dataset's partial statistics, read now or cached}.
     """
 
     def __init__(self, spec: AnalysisSpec):
@@ -95,13 +96,16 @@ class AnalyzeInputs(beam.PTransform):
         import tensorflow_transform.beam as tft_beam
 
         spec = self._spec
+        self._statistics = []
         if spec.cache_dir is None:
             batches = self._read(pipeline, next(iter(spec.datasets)))
             analyze = tft_beam.AnalyzeDataset(spec.preprocessing_fn)
             transform_fn = (batches, self._adapter_config) | "Analyze" >> analyze
         else:
             transform_fn = self._analyze_with_cache(pipeline)
-        return transform_fn | "WriteGraph" >> tft_beam.WriteTransformFn(spec.graph_dir)
+        statistics = tuple(self._statistics) | "AllStatistics" >> beam.Flatten(pipeline=pipeline.pipeline)
+        return {"graph": transform_fn | "WriteGraph" >> tft_beam.WriteTransformFn(spec.graph_dir),
+                "statistics": statistics}
 
     def _read(self, pipeline, name: str):
         """One dataset's record batches; its partial statistics are written on the way."""
@@ -115,11 +119,9 @@ class AnalyzeInputs(beam.PTransform):
             | f"Read[{name}]" >> beam.FlatMap(_read_tables, spec.reader, spec.staging_dir, name, self._parsed_dir)
         )
         path = os.path.join(spec.stats_dir, f"{name}.json")
-        _ = (
-            tables
-            | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
-            | f"WriteStats[{name}]" >> beam.Map(write_json, path)
-        )
+        statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
+        _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)
+        self._statistics.append(statistics)
         return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, columns)
 
     def _analyze_with_cache(self, pipeline):
@@ -137,6 +139,8 @@ class AnalyzeInputs(beam.PTransform):
             key: self._read(pipeline, name) if name in to_read else pipeline | f"Cached[{name}]" >> beam.Create([])
             for name, key in keys.items()
         }
+        cached = [cached_stats(spec.cache_dir, name) for name in keys if name not in to_read]
+        self._statistics.append(pipeline | "CachedStatistics" >> beam.Create(cached))
         transform_fn, output_cache = (inputs, input_cache, self._adapter_config) | "Analyze" >> (
             tft_beam.AnalyzeDatasetWithCache(spec.preprocessing_fn)
         )

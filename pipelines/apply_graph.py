@@ -21,7 +21,9 @@ import dataclasses
 import hashlib
 import os
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Callable
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
@@ -36,9 +38,10 @@ from skewless.pipelines.job import (
     work_started,
 )
 from skewless.pipelines.plan import JobPlan, plan
-from skewless.pipelines.progress import PROGRESS_DIR
+from skewless.pipelines.progress import PROGRESS_DIR, snapshot
 from skewless.pipelines.split_statistics import write_split_statistics
 from skewless.pipelines.staging import StagedOutput
+from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RunDirectory
 from skewless.run_summary import Applied, AppliedInput, RunSummary
 # --splits all: every row in one split of this name
@@ -78,6 +81,7 @@ def apply(
     beam_args: list[str] | None = None,
     process_started: float | None = None,
     max_bad_fraction: float | None = None,
+    progress: Callable[[Callable[[], Snapshot | None]], AbstractContextManager] | None = None,
 ) -> ApplyResult:
     """Transforms `inputs` (default: the run's own input) with the graph of the run at `run_dir`.
 
@@ -86,7 +90,8 @@ def apply(
     written as the run's were, into `output_dir`, published whole. `one_split` writes every row to one
     split, "all", instead of the run's splits. `max_bad_fraction` replaces the run's
     ``output.max_bad_fraction`` (new data may deserve a limit of its own). Raises InputError when `run_dir` is
-    not a finished run.
+    not a finished run. `progress` watches the transform pass as `job.run`'s watches the job (`skewless apply`
+    draws it).
     """
     started = time.time()
     if files.is_local(run_dir):
@@ -103,7 +108,9 @@ def apply(
     label_left_out = config.label is None and run_label is not None
     digest = graph_digest(graph_dir)
     with output.staging() as staging:
-        _run_pipeline(config, job_plan, graph_dir, staging, beam_args or [])
+        # no analysis pass, so no count of the rows to come
+        with progress(lambda: snapshot(staging, total_known=False)) if progress else nullcontext():
+            _run_pipeline(config, job_plan, graph_dir, staging, beam_args or [])
         pipeline_seconds = time.time() - started
         parts = unit_parts(job_plan, staging)
         sums = sum_parts(config, parts)

@@ -160,6 +160,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     from skewless.pipelines.analysis import AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
+    from skewless.pipelines.stats import top_candidates
 
     run = RunDirectory(staging)
     graph_dir = run.graph_dir
@@ -179,8 +180,14 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     options = pipeline_options(config, beam_args)
     with runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
-            graph_written = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
-        transform_and_write(pipeline, job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(graph_written))
+            analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
+        # the string columns past EXACT_DISTINCT values: the transform pass counts their candidate top values
+        counted = [c.name for c in job_plan.columns if c.kind == "bytes" and not c.image]
+        candidates = (analyzed["statistics"] | "GatherStatistics" >> beam.combiners.ToList()
+                      | "TopCandidates" >> beam.Map(top_candidates, counted))
+        transform_and_write(pipeline, job_plan.units, unit_writes,
+                            graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
+                            top_candidates=beam.pvalue.AsSingleton(candidates))
     files.remove_tree(run.tmp_dir)
 
 
@@ -255,9 +262,9 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     from skewless.pipelines.split_statistics import write_split_statistics
 
     run = RunDirectory(staging)
-    raw_stats = _raw_statistics(config, job_plan, staging)
-    analyzed = len(files.files_under(run.stats_dir))  # none when the cache had everything
     parts = unit_parts(job_plan, staging)
+    raw_stats = _raw_statistics(config, job_plan, staging, parts)
+    analyzed = len(files.files_under(run.stats_dir))  # none when the cache had everything
     sums = sum_parts(config, parts)
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
@@ -319,14 +326,16 @@ def transform_pass_seconds(parts: list[dict]) -> dict:
             "transform_pass_cpu": round(last["cpu"] - first["cpu"], 3)}
 
 
-def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:
-    """Merges the partial statistics this run computed with the cached ones of datasets it did not read.
+def _raw_statistics(config: JobConfig, job_plan, staging: str, parts: list[dict]) -> dict:
+    """Merges the partial statistics this run computed with the cached ones of datasets it did not read, with
+    the top values the transform pass counted exactly (`parts`: the units' summaries).
 
     With a cache, this run's partials are then stored there, under their dataset's name.
     """
     from apache_beam.io.filesystems import FileSystems
 
     from skewless.pipelines.analysis import STATS_CACHE, cached_stats
+    from skewless.pipelines.split_statistics import candidate_counts
     from skewless.pipelines.stats import summarize
 
     stats_dir = RunDirectory(staging).stats_dir
@@ -341,7 +350,8 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str) -> dict:
                 files.write_json(partials[name], os.path.join(config.cache_dir, STATS_CACHE, f"{name}.json"))
             else:
                 partials[name] = cached_stats(config.cache_dir, name)
-    return summarize(list(partials.values()))
+    counted = candidate_counts([state for part in parts for state in part["statistics"].values()])
+    return summarize(list(partials.values()), {name: counts for name, (counts, _) in counted.items()})
 
 
 def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dict], staging: str) -> dict:

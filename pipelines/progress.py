@@ -73,6 +73,8 @@ def snapshot(staging: str, total_known: bool = True) -> Snapshot | None:
             continue
     if any(name.startswith("transform-") for name in names):
         total = totals["analyze"] if total_known and totals["analyze"] else None
-        # the analysis read every row before the graph the transform waits for was written
-        return Snapshot("transform", totals["transform"], total=total, finished=(("analyze", totals["analyze"]),))
+        # the analysis read every row before the graph the transform waits for was written; none when there was
+        # no analysis to read rows (`skewless apply`, a run whose files were all cached)
+        finished = (("analyze", totals["analyze"]),) if totals["analyze"] else ()
+        return Snapshot("transform", totals["transform"], total=total, finished=finished)
     return Snapshot("analyze", totals["analyze"])

@@ -5,14 +5,21 @@ A row's split is decided in the transform pass, so each unit counts the raw rows
 the assembly merges the units' states in unit order and writes one binary
 `tensorflow_metadata.proto.v0.statistics_pb2.DatasetFeatureStatisticsList` per split.
 
-Exact: num_examples, missing counts, values per row, mean, std_dev, num_zeros, min, max, avg_length, and
-unique / top_values / rank_histogram while a string feature has at most `stats.EXACT_DISTINCT` values. Read
-from sketches: median and both histograms (their sample counts are interpolated, and sum to the exact count),
-and a string feature's unique / top values past that many values. Each feature says which of its statistics
-are approximate in a custom_stats entry named "approximate" (`statistics_files.APPROXIMATE`).
+Exact: num_examples, missing counts, values per row (and their num_values_histogram), mean, std_dev, num_zeros,
+min, max, avg_length; unique and rank_histogram while a string feature has at most `stats.EXACT_DISTINCT`
+values, its top_values always (only truly frequent values: `ColumnStats.frequent_values`; past that many
+values, the analysis pass's candidates counted here); the median, the QUANTILES histogram's boundaries and the
+"distribution" custom histogram `skewless validate` bins (`_distribution`) while a numeric feature has at most
+`stats.EXACT_NUMBERS` values, else read from the quantiles sketch (values of the data, within its rank error).
+Always from the sketch: the STANDARD histogram (its sample counts are interpolated, and sum to the exact
+count). No weights are read, so no weighted_* statistics are written (TFDV too writes them only with a weight
+feature). Each feature names its approximate statistics in a custom_stats entry "approximate"
+(`statistics_files.APPROXIMATE`). docs/statistics.md says what each figure is.
 """
 
 from __future__ import annotations
+
+import base64
 
 import numpy as np
 import pyarrow as pa
@@ -20,10 +27,13 @@ import pyarrow.compute as pc
 
 from skewless.pipelines import files
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.stats import HISTOGRAM_BINS, QUANTILES, ColumnStats, RawStatsFn, column_values
-from skewless.statistics_files import APPROXIMATE, statistics_path
+from skewless.pipelines.stats import (
+    HISTOGRAM_BINS, QUANTILES, TOP_VALUES, ColumnStats, RawStatsFn, capped, column_values,
+)
+from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, statistics_path
 
 RANK_HISTOGRAM_BUCKETS = 1000  # TFDV's default num_rank_histogram_buckets
+NUM_VALUES_BUCKETS = 10  # TFDV's default num_values_histogram_buckets
 
 
 def _values_per_row(values: pa.Array, column: RawColumn) -> tuple[np.ndarray, np.ndarray]:
@@ -41,30 +51,39 @@ def _values_per_row(values: pa.Array, column: RawColumn) -> tuple[np.ndarray, np
 
 
 class ValuesPerRow:
-    """Rows with the feature and how many values they hold: TFDV's common statistics."""
+    """Rows with the feature and how many values they hold, counted per number of values: TFDV's common statistics
+    and its num_values_histogram. The numbers of values a column's rows take are few (1 for a plain column, the
+    list lengths for a list), so they are counted exactly."""
 
     def __init__(self, state: dict | None = None):
-        state = state or {"present": 0, "total": 0, "min": None, "max": None}
-        self.present, self.total, self.min, self.max = state["present"], state["total"], state["min"], state["max"]
+        self.rows: dict[int, int] = {int(length): rows for length, rows in (state or {}).get("lengths", [])}
 
     def add(self, present: np.ndarray, counts: np.ndarray) -> None:
-        counts = counts[present]
-        if len(counts) == 0:
-            return
-        self.present += len(counts)
-        self.total += int(counts.sum())
-        self.min = int(counts.min()) if self.min is None else min(self.min, int(counts.min()))
-        self.max = int(counts.max()) if self.max is None else max(self.max, int(counts.max()))
+        lengths, rows = np.unique(counts[present], return_counts=True)
+        for length, count in zip(lengths.tolist(), rows.tolist()):
+            self.rows[length] = self.rows.get(length, 0) + count
 
     def merge(self, other: "ValuesPerRow") -> None:
-        if other.present:
-            self.present += other.present
-            self.total += other.total
-            self.min = other.min if self.min is None else min(self.min, other.min)
-            self.max = other.max if self.max is None else max(self.max, other.max)
+        for length, count in other.rows.items():
+            self.rows[length] = self.rows.get(length, 0) + count
 
     def state(self) -> dict:
-        return {"present": self.present, "total": self.total, "min": self.min, "max": self.max}
+        return {"lengths": sorted(self.rows.items())}
+
+    @property
+    def present(self) -> int:
+        return sum(self.rows.values())
+
+    @property
+    def total(self) -> int:
+        return sum(length * count for length, count in self.rows.items())
+
+    def quantiles(self, buckets: int) -> list[int]:
+        """The `buckets + 1` boundaries of equally filled buckets of values per row, each a number some row has."""
+        lengths = sorted(self.rows)
+        cumulative = np.cumsum([self.rows[length] for length in lengths])
+        ranks = np.searchsorted(cumulative, np.linspace(0, 1, buckets + 1) * cumulative[-1], side="left")
+        return [lengths[rank] for rank in np.minimum(ranks, len(lengths) - 1)]
 
 
 class SplitStatistics:
@@ -74,8 +93,14 @@ class SplitStatistics:
     gives such a feature string statistics, so its values compare as categories.
     """
 
-    def __init__(self, columns: list[RawColumn], categorical: frozenset[str] = frozenset()):
+    def __init__(self, columns: list[RawColumn], categorical: frozenset[str] = frozenset(),
+                 candidates: dict[str, dict] | None = None):
         self._columns = columns
+        # string columns past EXACT_DISTINCT values: the analysis pass's candidates for their most frequent values
+        # (`stats.top_candidates`), counted exactly here
+        self._candidates = {name: (pa.array(c["values"], pa.binary()), c["floor"])
+                            for name, c in (candidates or {}).items()}
+        self.candidate_counts: dict[str, dict[bytes, int]] = {name: {} for name in self._candidates}
         self._values = RawStatsFn(columns)  # the job's one way to turn a raw table into column statistics
         self.rows = 0
         self.columns = self._values.create_accumulator()
@@ -90,6 +115,13 @@ class SplitStatistics:
             self.per_row[column.name].add(*_values_per_row(table.column(column.name).combine_chunks(), column))
         for column in self._categorical_ints:
             self.values_as_text[column.name].add(column_values(table, column).cast(pa.string()))
+        for column in self._columns:
+            if column.name in self._candidates:
+                values = capped(column_values(table, column).drop_null())
+                counted = pc.value_counts(values.filter(pc.is_in(values, value_set=self._candidates[column.name][0])))
+                counts = self.candidate_counts[column.name]
+                for value, count in zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()):
+                    counts[value] = counts.get(value, 0) + count
 
     def state(self) -> dict:
         return {
@@ -97,6 +129,9 @@ class SplitStatistics:
             "columns": {name: stats.state() for name, stats in self.columns.items()},
             "per_row": {name: counts.state() for name, counts in self.per_row.items()},
             "values_as_text": {name: stats.state() for name, stats in self.values_as_text.items()},
+            "candidates": {name: {"floor": self._candidates[name][1],
+                                  "counts": [[base64.b64encode(v).decode(), c] for v, c in counts.items()]}
+                           for name, counts in self.candidate_counts.items()},
         }
 
 
@@ -105,6 +140,19 @@ def _merged(merged: dict, name: str, part) -> None:
         merged[name].merge(part)
     else:
         merged[name] = part
+
+
+def candidate_counts(states: list[dict]) -> dict[str, tuple[dict[bytes, int], int]]:
+    """The rows of each candidate value (`SplitStatistics`' candidates), summed over `states`, and the fewest rows
+    a listed value has: {column: (counts, floor)}."""
+    summed = {}
+    for state in states:
+        for name, found in state["candidates"].items():
+            counts, _ = summed.setdefault(name, ({}, found["floor"]))
+            for value, count in found["counts"]:
+                value = base64.b64decode(value)
+                counts[value] = counts.get(value, 0) + count
+    return summed
 
 
 def merge_states(states: list[dict]) -> tuple[int, dict[str, ColumnStats], dict[str, ValuesPerRow],
@@ -128,6 +176,7 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
     from tensorflow_metadata.proto.v0 import statistics_pb2
 
     rows, stats, per_row, as_text = merge_states(states)
+    candidates = candidate_counts(states)
     result = statistics_pb2.DatasetFeatureStatisticsList()
     dataset = result.datasets.add(name=split, num_examples=rows)
     for column in columns:
@@ -143,7 +192,10 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
             feature.type = statistics_pb2.FeatureNameStatistics.INT if column.kind == "int" else \
                 statistics_pb2.FeatureNameStatistics.FLOAT
             _numeric(feature.num_stats, common, column_stats)
-            approximate = "median, histograms"
+            if column_stats.count:
+                _distribution(feature, column_stats)
+            # counted exactly while the column has at most stats.EXACT_NUMBERS values, else read from the sketch
+            approximate = "histograms" if column_stats.exact is not None else "median, histograms, distribution"
         elif column.image:
             feature.type = statistics_pb2.FeatureNameStatistics.BYTES
             feature.bytes_stats.common_stats.CopyFrom(common)
@@ -152,21 +204,31 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
             approximate = ""
         else:
             feature.type = statistics_pb2.FeatureNameStatistics.STRING
-            exact = _string(feature.string_stats, common, column_stats)
+            exact = _string(feature.string_stats, common, column_stats, candidates.get(column.name))
             approximate = "" if exact else "unique, top_values, rank_histogram"
+            if not exact and column.name in candidates:  # top values and rank histogram: the candidates' exact rows
+                approximate = "unique"
         if approximate:
             feature.custom_stats.add(name=APPROXIMATE, str=approximate)
     return result
 
 
 def _common_statistics(rows: int, counts: ValuesPerRow):
+    """TFDV's CommonStatistics, with its num_values_histogram: QUANTILES buckets of the values per row (as TFDV,
+    `NUM_VALUES_BUCKETS` of equal rows, boundaries that rows have)."""
     from tensorflow_metadata.proto.v0 import statistics_pb2
 
-    common = statistics_pb2.CommonStatistics(num_non_missing=counts.present, num_missing=rows - counts.present,
+    present = counts.present
+    common = statistics_pb2.CommonStatistics(num_non_missing=present, num_missing=rows - present,
                                              tot_num_values=counts.total)
-    if counts.present:
-        common.min_num_values, common.max_num_values = counts.min, counts.max
-        common.avg_num_values = counts.total / counts.present
+    if present:
+        common.min_num_values, common.max_num_values = min(counts.rows), max(counts.rows)
+        common.avg_num_values = counts.total / present
+        histogram = common.num_values_histogram
+        histogram.type = statistics_pb2.Histogram.QUANTILES
+        boundaries = counts.quantiles(NUM_VALUES_BUCKETS)
+        for low, high in zip(boundaries[:-1], boundaries[1:]):
+            histogram.buckets.add(low_value=low, high_value=high, sample_count=present / NUM_VALUES_BUCKETS)
     return common
 
 
@@ -190,17 +252,36 @@ def _numeric(numeric, common, stats: ColumnStats) -> None:
         quantile.buckets.add(low_value=low, high_value=high, sample_count=stats.count / QUANTILES)
 
 
-def _string(strings, common, stats: ColumnStats) -> bool:
-    """Fills StringStatistics; whether its unique count and value counts are exact."""
+def _distribution(feature, stats: ColumnStats) -> None:
+    """The custom statistic `skewless validate` bins numeric values with (`statistics_files.DISTRIBUTION`):
+    `ColumnStats.distribution`'s values as buckets (previous value, value] holding their rows, the first
+    [min, min]."""
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+
+    values, rows = stats.distribution()
+    histogram = feature.custom_stats.add(name=DISTRIBUTION).histogram
+    histogram.type = statistics_pb2.Histogram.STANDARD
+    for low, high, count in zip(np.concatenate([values[:1], values[:-1]]), values, rows):
+        histogram.buckets.add(low_value=low, high_value=high, sample_count=count)
+
+
+def _string(strings, common, stats: ColumnStats, candidates: tuple[dict[bytes, int], int] | None = None) -> bool:
+    """Fills StringStatistics; whether its unique count and value counts are exact. Top values: the truly frequent
+    ones (`ColumnStats.frequent_values`), from `candidates` (their exact rows, and the fewest rows listed) past
+    EXACT_DISTINCT values."""
     strings.common_stats.CopyFrom(common)
     result = stats.result()
     strings.unique = result["distinct"]
     if stats.count:
         strings.avg_length = stats.total_length / stats.count
-    for value, count in result["top_values"]:
-        strings.top_values.add(value=value, frequency=count)
-    # as TFDV: up to 1,000 values in the rank histogram, the value distribution `skewless validate` compares
-    for rank, (value, count) in enumerate(stats.top_values(RANK_HISTOGRAM_BUCKETS)):
+    top, _ = stats.frequent_values(TOP_VALUES, *(candidates or (None, None)))
+    for value, count in top:
+        strings.top_values.add(value=value.decode("utf-8", "replace"), frequency=count)
+    # as TFDV: up to 1,000 values in the rank histogram, the value distribution `skewless validate` compares;
+    # past EXACT_DISTINCT values, the candidates with their exact rows
+    ranked = stats.top_values(RANK_HISTOGRAM_BUCKETS) if candidates is None else sorted(
+        candidates[0].items(), key=lambda item: (-item[1], item[0]))[:RANK_HISTOGRAM_BUCKETS]
+    for rank, (value, count) in enumerate(ranked):
         strings.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=value.decode("utf-8", "replace"),
                                            sample_count=count)
     return result["exact"]["distinct"]

@@ -197,14 +197,16 @@ class TransformUnitFn(beam.DoFn):
             for name in spec.vocabulary_features
         }
 
-    def process(self, unit: WorkUnit, graph_ready=None):
+    def process(self, unit: WorkUnit, graph_ready=None, top_candidates=None):
+        """`top_candidates`: the analysis pass's `stats.top_candidates`, counted exactly in each split's
+        statistics (none for `skewless apply`)."""
         started = unit_clock()
         threaded = self._spec.overlap_stages
         writers = self._open_writers(unit)
         quarantine: list[dict] = []
         read = unlabeled = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
-        statistics = {split: SplitStatistics(self._spec.reader.columns, self._spec.categorical_features)
+        statistics = {split: SplitStatistics(self._spec.reader.columns, self._spec.categorical_features, top_candidates)
                       for split in self._spec.splits}
         try:
             counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")

@@ -251,8 +251,9 @@ def run(
     result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args),
                      progress=lambda poll: show_progress(poll, title=title), process_started=process_started)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
-    render_report(result.output_dir)
+    page = render_report(result.output_dir)
     typer.echo(result.summary())
+    typer.echo(f"report: {page}")
 
 
 @_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
@@ -297,12 +298,17 @@ def apply(
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
     from skewless.pipelines.apply_graph import apply as apply_graph
+    from skewless.progress import show_progress
+    from skewless.report import render_report
 
+    title = f"skewless apply {os.path.basename(os.path.normpath(run_dir))}"
     result = apply_graph(run_dir, output, inputs=inputs or None, input_format=format,
                          columns=columns.split(",") if columns else None, header=header, one_split=splits == "all",
                          overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started,
-                         max_bad_fraction=max_bad_fraction)
+                         max_bad_fraction=max_bad_fraction, progress=lambda poll: show_progress(poll, title=title))
+    page = render_report(result.output_dir)
     typer.echo(result.summary())
+    typer.echo(f"report: {page}")
 
 
 @_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
@@ -492,14 +498,16 @@ def report(
 def validate(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
     against: Optional[str] = typer.Option(
-        None, "--against", help="A baseline run: each split of RUN_DIR is compared with the same split of it (drift)."
+        None, "--against", help="A baseline run: each split of RUN_DIR is compared with the same split of it, else "
+        "its train split (drift)."
     ),
     splits: Optional[str] = typer.Option(
         None, "--splits", help="Comma-separated: the first split is compared with each other one (skew); "
-        "default: the run's splits (with --against: every split both runs have)."
+        "default: the run's splits."
     ),
     threshold: List[str] = typer.Option(
-        [], "--threshold", help="0.1 for every feature without a schema threshold, or feature=0.05 (repeatable)."
+        [], "--threshold", help="0.1 for every feature without a schema threshold, or feature=0.05 (repeatable); "
+        "else each measure's default (printed in the table; docs/statistics.md)."
     ),
     schema: Optional[str] = typer.Option(
         None, "--schema", help="The schema whose drift_comparator / skew_comparator give thresholds "
@@ -507,13 +515,12 @@ def validate(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
-    """Compare statistics as TFDV does: L-infinity for strings, Jensen-Shannon for numbers; exit 1 when a
-    threshold is crossed."""
+    """Compare statistics: L-infinity for strings, Jensen-Shannon over bins that follow the baseline's data for
+    numbers (docs/statistics.md); exit 1 when a threshold is crossed."""
     import json
 
-    from skewless.drift import DRIFT, SKEW, Thresholds, compare, print_comparisons
+    from skewless.drift import DRIFT, SKEW, baseline_split, compare, print_comparisons, validation_thresholds
     from skewless.run_directory import RunDirectory
-    from skewless.schemas import load_schema
     from skewless.statistics_files import statistics_splits
 
     with_statistics = statistics_splits(run_dir)
@@ -526,13 +533,13 @@ def validate(
     # the config's order where it has one (an applied run's is the run's): the first split is the others' baseline
     configured = [split for split in (config.get("output") or {}).get("splits") or {} if split in with_statistics]
     ordered = configured + [split for split in with_statistics if split not in configured]
-    # an applied run has no config of its own: the baseline run's schema then gives the thresholds
-    schema = schema or config.get("schema") or (against and RunDirectory(against).read_config().get("schema"))
-    thresholds = Thresholds.from_flags(threshold, load_schema(schema) if schema else None)
+    thresholds = validation_thresholds(run_dir, against, threshold, schema)
     named = [split for split in (splits or "").split(",") if split]
     if against is not None:
-        chosen = named or [split for split in ordered if split in statistics_splits(against)]
-        comparisons = [compare(against, split, run_dir, split, thresholds, DRIFT) for split in chosen]
+        baselines = statistics_splits(against)
+        chosen = (named or ordered) if baselines else []
+        comparisons = [compare(against, baseline_split(baselines, split), run_dir, split, thresholds, DRIFT)
+                       for split in chosen]
     else:
         chosen = named or ordered
         if len(chosen) < 2:

@@ -1,19 +1,19 @@
-"""`skewless validate`: drift between runs and skew between splits, from the runs' statistics protos,
-measured as TFDV's comparators measure them.
+"""`skewless validate`: drift between runs and skew between splits, from the runs' statistics protos.
+docs/statistics.md says what each measure is, why, its default threshold, and how it compares with TFDV's.
 
 - A string feature, or a categorical int (statistics with string_stats): the L-infinity distance between the
   two normalized value distributions (its rank_histogram: up to 1,000 values), the largest difference in the
-  share of rows of any one value.
-- A numeric feature: the Jensen-Shannon divergence (log base 2, so within [0, 1]) between the two
-  STANDARD histograms, approximate: both are cut at the union of their bucket boundaries, each bucket's rows
-  spread evenly over its width (zeros, counted exactly, and a bucket of zero width, a single value, are bins
-  of their own).
+  share of rows of any one value, as TFDV measures it.
+- A numeric feature: the Jensen-Shannon divergence (log base 2, so within [0, 1]) over bins that follow the
+  baseline's data (`reference_edges`): about equal rows of the baseline in each, a value holding a bin's share by
+  itself and 0 as bins of their own, and the rows below and above the baseline's range as two more. Both sides'
+  rows come from their DISTRIBUTION histograms (the quantiles sketch's points, `rows_upto`).
 
 A threshold per feature comes from a `--threshold name=X` flag, else from the schema's comparator for that
 feature (`drift_comparator` between runs, `skew_comparator` between the splits of a run: its
 `infinity_norm.threshold` or `jensen_shannon_divergence.threshold`; a string feature whose comparator sets
-only the latter is measured by Jensen-Shannon over its values), else from `--threshold X`. Without one the
-distance is shown and not judged. Reads protos only: no TensorFlow.
+only the latter is measured by Jensen-Shannon over its values), else from `--threshold X`, else the measure's
+default (`DEFAULT_THRESHOLDS`). Reads protos only: no TensorFlow.
 """
 
 from __future__ import annotations
@@ -24,27 +24,30 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from skewless.errors import ConfigError
-from skewless.statistics_files import feature_name, read_statistics
+from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, feature_name, read_statistics
 
 INFINITY_NORM = "L-infinity"
 JENSEN_SHANNON = "Jensen-Shannon"
 DRIFT = "drift_comparator"  # between two runs
 SKEW = "skew_comparator"  # between the splits of one run
+NUMERIC_BINS = 10  # bins of about equal rows in the baseline, as deciles
+# Where no threshold is given. Measured by tests/pipelines/test_drift_rates.py over generated data: two random
+# halves of 10,000 to 1,000,000 rows stay under them, real shifts cross them from 10,000 rows (docs/statistics.md).
+DEFAULT_THRESHOLDS = {JENSEN_SHANNON: 0.005, INFINITY_NORM: 0.04}
 
 
 @dataclass(frozen=True)
 class FeatureDistance:
     feature: str
     measure: str
-    distance: float | None  # None: a side has no values to compare
-    threshold: float | None
+    distance: float | None  # None: not measured, `unmeasured` says why
+    threshold: float
+    unmeasured: str = "no values"
 
     @property
     def verdict(self) -> str:
         if self.distance is None:
-            return "no values"
-        if self.threshold is None:
-            return "no threshold"
+            return self.unmeasured
         return "CROSSED" if self.distance > self.threshold else "ok"
 
 
@@ -98,14 +101,35 @@ class Thresholds:
                 return getattr(feature, comparator)
         return None
 
-    def threshold(self, name: str, measure: str, comparator: str) -> float | None:
+    def threshold(self, name: str, measure: str, comparator: str) -> float:
         if name in (self.per_feature or {}):
             return self.per_feature[name]
         schema_comparator = self.comparator(name, comparator)
         field = "infinity_norm" if measure == INFINITY_NORM else "jensen_shannon_divergence"
         if schema_comparator is not None and schema_comparator.HasField(field):
             return getattr(schema_comparator, field).threshold
-        return self.default
+        return self.default if self.default is not None else DEFAULT_THRESHOLDS[measure]
+
+
+def baseline_split(baseline_splits: list[str], split: str) -> str:
+    """The baseline's split a split is compared with (`validate --against`, the applied page): the one of the
+    same name, else `train`, else its first (an applied output of one split, "all")."""
+    if split in baseline_splits:
+        return split
+    return "train" if "train" in baseline_splits else baseline_splits[0]
+
+
+def validation_thresholds(run_dir: str, against: str | None = None, flags: list[str] | None = None,
+                          schema: str | None = None) -> Thresholds:
+    """The thresholds `skewless validate RUN_DIR [--against BASELINE]` judges with: the flags, and the schema given,
+    else RUN_DIR's config's `schema:`, else the baseline's (an applied output has no config of its own); the
+    applied page judges with the same."""
+    from skewless.run_directory import RunDirectory
+    from skewless.schemas import load_schema
+
+    schema = schema or RunDirectory(run_dir).read_config().get("schema") or (
+        against and RunDirectory(against).read_config().get("schema"))
+    return Thresholds.from_flags(flags or [], load_schema(schema) if schema else None)
 
 
 def value_distribution(feature) -> dict[str, float]:
@@ -113,6 +137,17 @@ def value_distribution(feature) -> dict[str, float]:
     counts = {bucket.label: bucket.sample_count for bucket in feature.string_stats.rank_histogram.buckets}
     total = sum(counts.values())
     return {value: count / total for value, count in counts.items()} if total else {}
+
+
+def unseen_values(base, test) -> tuple[list[tuple[str, int]], bool]:
+    """A string feature's values in the tested statistics that the baseline's do not hold (their rank
+    histograms), most rows first, and whether the baseline lists every value it has with exact counts, so that
+    the values are certainly new; else they are only absent from its 1,000 most frequent ones."""
+    seen = {bucket.label for bucket in base.string_stats.rank_histogram.buckets}
+    new = [(bucket.label, int(bucket.sample_count)) for bucket in test.string_stats.rank_histogram.buckets
+           if bucket.label not in seen]
+    complete = base.string_stats.unique == len(seen) and not any(c.name == APPROXIMATE for c in base.custom_stats)
+    return sorted(new, key=lambda item: (-item[1], item[0])), complete
 
 
 def infinity_norm(base: dict[str, float], test: dict[str, float]) -> float:
@@ -130,56 +165,90 @@ def jensen_shannon(base: np.ndarray, test: np.ndarray) -> float:
     return 0.5 * kullback_leibler(base) + 0.5 * kullback_leibler(test)
 
 
-def histogram_masses(histograms: list, zeros: list[float] | None = None) -> list[np.ndarray]:
-    """Histograms (lists of (low, high, count)) -> their counts in common bins: the intervals between the union of
-    their boundaries, then one bin per value of a zero-width bucket, and one for 0 when `zeros` (each histogram's
-    exact count of zeros, num_zeros) has any; each bucket's other rows spread evenly over its width.
+def distribution(feature) -> tuple[np.ndarray, np.ndarray] | None:
+    """A numeric feature's values and the rows each stands for (its DISTRIBUTION custom histogram: the upper
+    bounds and counts of its buckets); None in statistics written before it existed."""
+    for custom in feature.custom_stats:
+        if custom.name == DISTRIBUTION:
+            buckets = custom.histogram.buckets
+            return (np.array([b.high_value for b in buckets], dtype=np.float64),
+                    np.array([b.sample_count for b in buckets], dtype=np.float64))
+    return None
 
-    Zeros get a bin of their own because a column of mostly zeros (capital-loss) has them all in its first
-    bucket, whose width depends on the max: spread evenly they would make two samples of one distribution differ.
+
+def _below(value: float) -> float:
+    return float(np.nextafter(value, -np.inf))
+
+
+def reference_edges(values: np.ndarray, rows: np.ndarray, zeros: bool, bins: int = NUMERIC_BINS) -> np.ndarray:
+    """The edges of the bins the baseline's values fill about equally: bin i holds (edges[i], edges[i + 1]].
+
+    Cut after the point where the rows reach each 1/`bins` share, so the bins follow the data: a heavy tail
+    gets the same number of bins as the bulk, not one bucket holding 87% of the rows. A value holding at least
+    a bin's share by itself (a frequent count, a flag), and 0 when either side has zeros (`zeros`), is a bin of
+    its own: its edges are the float just below it and itself.
     """
-    zeros = zeros or [0.0] * len(histograms)
-    edges, points = common_bins(histograms, zeros)
-    masses = []
-    for buckets, zero_count in zip(histograms, zeros):
-        intervals = np.zeros(max(len(edges) - 1, 0))
-        at_points = dict.fromkeys(points, 0.0)
-        # a value on an edge is counted in the bucket that ends there (or the first, for the minimum)
-        holding_zero = next((i for i, (low, high, _) in enumerate(buckets) if low <= 0 <= high), None)
-        for index, (low, high, count) in enumerate(buckets):
-            if index == holding_zero and zero_count:
-                moved = min(zero_count, count)
-                at_points[0.0] += moved
-                count -= moved
-            if high > low:
-                overlap = np.clip(np.minimum(edges[1:], high) - np.maximum(edges[:-1], low), 0.0, None)
-                intervals += count * overlap / (high - low)
-            else:
-                at_points[low] += count
-        masses.append(np.concatenate([intervals, list(at_points.values())]))
-    return masses
+    share = rows.sum() / bins
+    cumulative = np.cumsum(rows)
+    edges = [_below(values[0])]
+    reached = 0  # how many whole shares the bins so far hold
+    for value, rows_at, upto in zip(values, rows, cumulative):
+        alone = rows_at >= share
+        if alone and edges[-1] < _below(value):
+            edges.append(_below(value))
+        # a float sum can fall a hair short of a share it reaches: compare within a part in 1e9
+        if alone or upto >= (reached + 1) * share * (1 - 1e-9):
+            edges.append(value)
+            reached = int(upto / share * (1 + 1e-9))
+    if zeros:
+        edges += [_below(0.0), 0.0]
+    return np.unique(edges)
 
 
-def common_bins(histograms: list, zeros: list[float]) -> tuple[np.ndarray, list[float]]:
-    """`histogram_masses`' bins: the union of the histograms' bucket edges, and the single values (zero-width
-    buckets, and 0 when any histogram has zeros)."""
-    edges = np.unique([x for buckets in histograms for low, high, _ in buckets if high > low for x in (low, high)])
-    points = {low for buckets in histograms for low, high, _ in buckets if high == low}
-    return edges, sorted(points | ({0.0} if any(zeros) else set()))
+def rows_upto(values: np.ndarray, rows: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """The rows at or below each of `points`, read from a DISTRIBUTION histogram (`values` increasing, `rows[i]`
+    the rows in (values[i - 1], values[i]]).
+
+    At a value of the histogram: every row up to it, all of its bucket's (a value's own rows, exact for a column
+    with few distinct values). Just below one (the edge `reference_edges` puts before a value that is a bin of its
+    own): none of its bucket's. Between two values: its bucket's rows spread evenly over the bucket's width, the
+    continuous reading; without it the last bucket's rows would all land on the maximum, out of the other side's
+    range.
+    """
+    cumulative = np.concatenate([[0.0], np.cumsum(rows)])  # cumulative[i]: rows of values[:i]
+    after = np.searchsorted(values, points, side="left")  # the first value >= each point
+    inside = np.minimum(after, len(values) - 1)
+    at_value = (after < len(values)) & (values[inside] == points)
+    below_value = (after < len(values)) & (values[inside] == np.nextafter(points, np.inf))
+    previous = values[np.maximum(after - 1, 0)]
+    width = values[inside] - previous
+    spread = np.divide(points - previous, width, out=np.zeros_like(points), where=width > 0)
+    between = cumulative[after] + rows[inside] * np.clip(spread, 0.0, 1.0) * (after > 0) * (after < len(values))
+    return np.where(at_value, cumulative[after + at_value], np.where(below_value, cumulative[after], between))
 
 
-def standard_histogram(feature) -> list[tuple[float, float, float]]:
-    from tensorflow_metadata.proto.v0 import statistics_pb2
-
-    for histogram in feature.num_stats.histograms:
-        if histogram.type == statistics_pb2.Histogram.STANDARD:
-            return [(b.low_value, b.high_value, b.sample_count) for b in histogram.buckets]
-    return []
+def binned(values: np.ndarray, rows: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Rows at or below the first edge (below the baseline's range), in each bin (edges[i], edges[i + 1]], and
+    above the last edge (above its range)."""
+    upto = rows_upto(values, rows, edges)
+    return np.concatenate([upto[:1], np.diff(upto), [rows.sum() - upto[-1]]])
 
 
-def _normalized(masses: list[np.ndarray]) -> list[np.ndarray] | None:
-    totals = [m.sum() for m in masses]
-    return None if min(totals) <= 0 else [m / total for m, total in zip(masses, totals)]
+OLD_STATISTICS = "statistics without a distribution: rerun"  # written before skewless wrote DISTRIBUTION
+
+
+def numeric_masses(base, *tests) -> tuple[np.ndarray, list[np.ndarray]] | str:
+    """The edges of the baseline's bins (`reference_edges`) and the rows of the numeric features' statistics
+    (the baseline's, then each tested one's) in them, with the rows below and above the baseline's range as bins
+    of their own (`binned`); else why they cannot be compared."""
+    features = (base, *tests)
+    if not all(feature.num_stats.common_stats.tot_num_values for feature in features):
+        return "no values"
+    sides = [distribution(feature) for feature in features]
+    if any(side is None for side in sides):
+        return OLD_STATISTICS
+    edges = reference_edges(*sides[0], any(feature.num_stats.num_zeros for feature in features))
+    return edges, [binned(values, rows, edges) for values, rows in sides]
 
 
 def feature_distance(base, test, thresholds: Thresholds, comparator: str) -> FeatureDistance:
@@ -200,9 +269,10 @@ def feature_distance(base, test, thresholds: Thresholds, comparator: str) -> Fea
         measure = JENSEN_SHANNON if only_js else INFINITY_NORM
     else:
         measure = JENSEN_SHANNON
-        masses = _normalized(histogram_masses([standard_histogram(base), standard_histogram(test)],
-                                              [base.num_stats.num_zeros, test.num_stats.num_zeros]))
-        distance = None if masses is None else jensen_shannon(*masses)
+        binned_rows = numeric_masses(base, test)
+        if isinstance(binned_rows, str):
+            return FeatureDistance(name, measure, None, thresholds.threshold(name, measure, comparator), binned_rows)
+        distance = jensen_shannon(*(m / m.sum() for m in binned_rows[1]))
     return FeatureDistance(name, measure, distance, thresholds.threshold(name, measure, comparator))
 
 
@@ -228,7 +298,7 @@ def print_comparisons(comparisons: list[Comparison], console=None) -> None:
     console = console or Console()
     for comparison in comparisons:
         table = Table(title=f"{comparison.base} (baseline) vs {comparison.test}; thresholds: flags, "
-                            f"schema {comparison.comparator}", title_justify="left")
+                            f"schema {comparison.comparator}, defaults", title_justify="left")
         table.add_column("feature")
         table.add_column("measure")
         table.add_column("distance", justify="right")
@@ -236,7 +306,7 @@ def print_comparisons(comparisons: list[Comparison], console=None) -> None:
         table.add_column("verdict")
         for f in comparison.features:
             cells = [f.feature, f.measure, "–" if f.distance is None else f"{f.distance:.4f}",
-                     "–" if f.threshold is None else f"{f.threshold:g}", f.verdict]
+                     f"{f.threshold:g}", f.verdict]
             table.add_row(*(Text(cell) for cell in cells))
         console.print(table)
     crossed = [f"{c.test}: {f.feature}" for c in comparisons for f in c.crossed]

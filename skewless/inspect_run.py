@@ -17,6 +17,7 @@ from skewless.report.run_files import (
     format_number,
     format_percent,
     format_statistic,
+    no_frequent_value,
     oov_rate,
     run_statistics,
     split_order,
@@ -28,7 +29,7 @@ from skewless.statistics_files import describe_statistics, read_statistics, stat
 
 # The statistics of run.json that `describe_run` passes through for each feature.
 _STATISTICS = ("count", "missing", "missing_fraction", "mean", "std", "min", "max", "quantiles", "distinct",
-               "top_values", "histogram", "exact")
+               "top_values", "listed_from", "histogram", "exact")
 
 
 def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
@@ -212,6 +213,8 @@ def print_run(description: dict, console=None) -> None:
             shown = ", ".join(f"{value} ({format_statistic(f, 'top_values', count)})"
                               for value, count in f["top_values"][:5])
             _add_row(top_values, name, shown)
+        elif no_frequent_value(f):
+            _add_row(top_values, name, no_frequent_value(f))
     if vocabularies.row_count:
         console.print(vocabularies)
     if top_values.row_count:

@@ -15,6 +15,7 @@ STATISTICS_DIR = "statistics"
 STATISTICS_FILE = "FeatureStats.pb"
 SPLIT_PREFIX = "Split-"
 APPROXIMATE = "approximate"  # the custom_stats entry naming a feature's statistics read from sketches
+DISTRIBUTION = "distribution"  # the custom_stats histogram of a numeric feature's values that validate bins
 
 
 def statistics_path(run_dir: str, split: str) -> str:

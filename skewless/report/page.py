@@ -18,6 +18,7 @@ from skewless.report.run_files import (
     format_number,
     format_percent,
     format_statistic,
+    no_frequent_value,
     oov_rate,
     split_order,
 )
@@ -26,6 +27,7 @@ from skewless.run_summary import RunSummary
 
 _QUARANTINE_EXAMPLE_CHARS = 160
 _SHOWN_REASONS = 50
+QUARANTINE_ANCHOR = "quarantine"  # the quarantine section's id, linked from the summary's card
 
 CSS = """
 :root { --fg:#1d2330; --muted:#5d6677; --bg:#ffffff; --panel:#f4f6fa; --line:#d9dee8;
@@ -78,9 +80,11 @@ h4 { font-size: 13px; margin: 0 0 6px; }
 .split-1 { fill: var(--oov); background: var(--oov); }
 .split-2 { fill: var(--mark); background: var(--mark); }
 .swatch.split-0, .swatch.split-1, .swatch.split-2 { opacity: .7; }
-.share { display: inline-block; height: 8px; max-width: 90px; opacity: .7; vertical-align: middle; }
+.share { display: inline-block; height: 8px; max-width: 90px; margin-left: 6px; opacity: .7; vertical-align: middle; }
+table.quantiles { display: block; max-width: 100%; overflow-x: auto; }
 table.split-values td.num { min-width: 150px; white-space: nowrap; }
 .warnings { margin: 8px 0 0; padding-left: 18px; color: var(--mark); }
+.verdict-crossed { color: var(--mark); font-weight: 600; }
 .advice { margin: 8px 0 0; font-weight: 500; }
 .zeros { margin: 0 0 4px; }
 """
@@ -146,9 +150,12 @@ def cards(summary: RunSummary, splits: list[str]) -> str:
     html = []
     for label, value, note in cards:
         note_html = f' <span class="muted">{escape(note)}</span>' if note else ""
+        shown = escape(value)
+        if label == "quarantined" and quarantined:  # the reasons sit at the bottom of a long page
+            shown = f'<a href="#{QUARANTINE_ANCHOR}">{shown}</a>'
         html.append(
             f'<div class="card" data-card="{escape(label)}"><div class="label">{escape(label)}</div>'
-            f'<div class="value">{escape(value)}{note_html}</div></div>'
+            f'<div class="value">{shown}{note_html}</div></div>'
         )
     return f'<section class="cards">{"".join(html)}</section>'
 
@@ -264,7 +271,7 @@ def _numeric_charts(name: str, feature: dict) -> str:
 def _categorical_charts(name: str, feature: dict, vocabulary: list[str] | None) -> str:
     top = [(str(value), int(count)) for value, count in feature.get("top_values", [])]
     if not top:
-        return '<p class="muted">No values.</p>'
+        return f'<p class="muted" data-no-frequent-value>{escape(no_frequent_value(feature) or "No values.")}</p>'
     known = set(vocabulary) if vocabulary is not None else None
     outside = {value for value, _ in top if value not in known} if known is not None else set()
     estimated = (feature.get("exact") or {}).get("top_values") is False
@@ -292,14 +299,14 @@ def _quantiles(quantiles: list | None) -> str:
 def quarantine_section(summary: RunSummary, reasons: QuarantineReasons) -> str:
     quarantined = summary.rows.quarantined
     if not quarantined and not reasons.rows:
-        return "<h2>Quarantine</h2><p>No rows were quarantined.</p>"
+        return f'<h2 id="{QUARANTINE_ANCHOR}">Quarantine</h2><p>No rows were quarantined.</p>'
     intro = (
         f"<p>{format_number(quarantined)} rows were quarantined "
         f"({format_percent(quarantined / summary.rows.read if summary.rows.read else None)} of the rows read); "
         f"their reasons, counted from <code>quarantine/*.jsonl</code>:</p>"
     )
     if not reasons.rows:
-        return f"<h2>Quarantine</h2>{intro}<p class=muted>No quarantine files found.</p>"
+        return f'<h2 id="{QUARANTINE_ANCHOR}">Quarantine</h2>{intro}<p class=muted>No quarantine files found.</p>'
     rows = []
     for reason, count in reasons.counts.most_common(_SHOWN_REASONS):
         example = reasons.examples[reason]
@@ -314,8 +321,8 @@ def quarantine_section(summary: RunSummary, reasons: QuarantineReasons) -> str:
     more = len(reasons.counts) - _SHOWN_REASONS
     tail = f'<p class="muted">and {more:,} more reasons</p>' if more > 0 else ""
     return (
-        f'<h2>Quarantine</h2>{intro}<table class="reasons"><tr><th class=num>rows</th><th>reason</th>'
-        f"<th>first row at</th><th>first row</th></tr>{''.join(rows)}</table>{tail}"
+        f'<h2 id="{QUARANTINE_ANCHOR}">Quarantine</h2>{intro}<table class="reasons"><tr><th class=num>rows</th>'
+        f"<th>reason</th><th>first row at</th><th>first row</th></tr>{''.join(rows)}</table>{tail}"
     )
 
 

@@ -126,6 +126,16 @@ def format_statistic(feature: dict, key: str, value=None) -> str:
     return f"~{text}" if (feature.get("exact") or {}).get(key) is False and text != "–" else text
 
 
+def no_frequent_value(feature: dict) -> str | None:
+    """What a string feature without top values says: no value is in as many rows as a listed one must be
+    (run.json's `listed_from`: 2, or past 10,000 distinct values more than 1/1,001 of the rows); None when it
+    lists some, or its statistics predate that rule."""
+    floor = feature.get("listed_from")
+    if feature.get("top_values") or floor is None or not feature.get("count"):
+        return None
+    return f"no value is in {format_number(floor)} rows or more: no frequent value to list"
+
+
 def format_percent(fraction: float | None) -> str:
     """A fraction as a percentage with two decimals; tiny non-zero shares are not shown as 0.00%."""
     if fraction is None:

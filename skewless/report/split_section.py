@@ -43,6 +43,9 @@ def split_block(view: SplitView | None) -> str:
 
 def _shares(view: SplitView) -> str:
     numeric = view.numeric
+    if numeric is None:
+        reason = view.distance.verdict if view.distance is not None else "no values"
+        return f'<p class="muted">No histogram by split: {escape(reason)}.</p>'
     zeros = []
     for split, (count, values) in numeric.zeros.items():
         zeros.append(f'<span data-zeros-split="{escape(split)}" data-zeros="{count}" data-values="{values}">'
@@ -53,10 +56,11 @@ def _shares(view: SplitView) -> str:
                f"all {format_percent(zero_count / values if values else None)}</span>")
     chart = svg.split_histogram(numeric.edges, numeric.points, numeric.shares,
                                 f"{view.feature}: share of rows by split")
-    note = (" Single values (0 here) are bars of their own at the left, on their own scale; the histogram beside them"
-            " is of the other values.") if numeric.points else ""
+    note = (" Single values (0, or one value holding a tenth of the rows) are bars of their own at the left, on their"
+            " own scale; the histogram beside them is of the other values.") if numeric.points else ""
     return (f'<p class="zeros">zeros: {", ".join(zeros)}; {overall}</p><figure class="split-histogram">{chart}'
-            f'<figcaption class="legend">share of each split\'s rows per bin.{note}</figcaption></figure>')
+            f'<figcaption class="legend">share of each split\'s rows per bin: the bins the distance is measured on, '
+            f'about a tenth of the first split\'s rows each (docs/statistics.md).{note}</figcaption></figure>')
 
 
 def _top_values(view: SplitView) -> str:

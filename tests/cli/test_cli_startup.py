@@ -108,7 +108,8 @@ def test_run_loads_no_keras_3_and_ends_through_the_exit_handlers(tmp_path):
     assert code == 0, err
     assert loaded == ["apache_beam", "tensorflow", "tensorflow_transform", "tfx_bsl"]
     rows = json.loads((tmp_path / "out" / "run.json").read_text())["rows"]
-    assert out.splitlines()[-1].startswith(f"{tmp_path / 'out'}: read {rows['read']:,} rows")
+    assert out.splitlines()[-2].startswith(f"{tmp_path / 'out'}: read {rows['read']:,} rows")
+    assert out.splitlines()[-1] == f"report: {tmp_path / 'out' / 'report.html'}"  # the last line names the page
 
 
 def test_jax_is_hidden_only_while_the_stack_is_imported():

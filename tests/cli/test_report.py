@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from skewless.cli import app
 from skewless.config import JobConfig
-from skewless.drift import DRIFT, SKEW, Thresholds, compare
+from skewless.drift import SKEW, Thresholds, compare, reference_edges
 from skewless.encoding_advice import advise
 from skewless.pipelines.synthetic import COLUMNS, synthetic_rows
 from skewless.report import REPORT_FILE, render_report
@@ -195,7 +195,10 @@ def test_quarantine_reasons_counted(tmp_path, raw_rows):
     result = run(config)
     assert result.rows["quarantined"] == 5
     html = Path(render_report(result.output_dir)).read_text()
-    section = html[html.index("<h2>Quarantine</h2>"):]
+    section = html[html.index('<h2 id="quarantine">Quarantine</h2>'):]
+    # the summary's card links to the section, which sits at the bottom of the page
+    assert re.search(r'data-card="quarantined"><div class="label">quarantined</div><div class="value">'
+                     r'<a href="#quarantine">5</a>', html)
     counted = re.findall(r"<tr><td class=num>([0-9,]+)</td><td>([^<]*)</td><td><code>([^<]*)</code>", section)
     by_kind = collections.Counter()
     for count, reason, where in counted:
@@ -283,6 +286,32 @@ def test_train_vs_eval_numbers_equal_the_rows_of_each_split(report, example_run,
         assert sorted(split_shares(section)) == sorted(names)
         for total in split_shares(section).values():
             assert abs(total - 1) < 1e-9
+
+
+def test_numeric_splits_are_drawn_on_the_bins_the_distance_uses(report, example_run, raw_rows):
+    # age and hours_per_week have fewer values than the statistics count exactly: the bins are the train
+    # split's deciles of its exact counts, each split's rows in them counted by NumPy (the rows past the train
+    # split's range drawn in its first and last interval)
+    splits = np.array(split_of_each_row(JobConfig.model_validate(example_config(example_run.output_dir))))
+    order = list(EXAMPLE_CONFIG["output"]["splits"])
+    for feature in ("age", "hours_per_week"):
+        values = np.array([np.nan if row[feature] is None else row[feature] for row in raw_rows], dtype=np.float64)
+        present = ~np.isnan(values)
+        train_values, train_rows = np.unique(values[(splits == 0) & present], return_counts=True)
+        edges = reference_edges(train_values, train_rows.astype(np.float64), zeros=bool(np.any(values == 0)))
+        intervals = [i for i in range(len(edges) - 1) if edges[i] != np.nextafter(edges[i + 1], -np.inf)]
+        shown = collections.defaultdict(dict)
+        for split, index, share in re.findall(r'data-split="([^"]*)" data-bin="([0-9]+)" data-share="([^"]+)"',
+                                              article(report, feature)):
+            shown[split][int(index)] = float(share)
+        for index, split in enumerate(order):
+            in_split = values[(splits == index) & present]
+            rows = [np.sum((in_split > edges[i]) & (in_split <= edges[i + 1])) for i in intervals]
+            rows[0] += np.sum(in_split <= edges[0])
+            rows[-1] += np.sum(in_split > edges[-1])
+            assert [shown[split][i] for i in range(len(intervals))] == pytest.approx(
+                [r / len(in_split) for r in rows], abs=1e-12), (feature, split)
+        assert len(intervals) >= 5, feature  # deciles, not one bucket holding most rows
 
 
 def test_distances_are_the_ones_validate_prints(report, example_run):
@@ -393,7 +422,15 @@ def test_census_empty_buckets_hold_no_row(census_report, census_rows, census_run
 def applied_distances(html: str, comparison: str) -> dict[str, float]:
     section = re.search(rf'data-comparison="{re.escape(comparison)}">(.*?)</table>', html, re.S).group(1)
     return {feature: float(distance) for feature, distance in
-            re.findall(r'<tr data-feature="([^"]*)" data-distance="([^"]+)">', section)}
+            re.findall(r'<tr data-feature="([^"]*)" data-distance="([^"]+)"', section)}
+
+
+def applied_verdicts(html: str, comparison: str) -> list[tuple[str, float, str]]:
+    """(feature, threshold, verdict) of each row of a comparison's table, in the page's order."""
+    section = re.search(rf'data-comparison="{re.escape(comparison)}">(.*?)</table>', html, re.S).group(1)
+    return [(feature, float(threshold), verdict) for feature, threshold, verdict in
+            re.findall(r'<tr data-feature="([^"]*)" data-distance="[^"]*" data-threshold="([^"]+)" '
+                       r'data-verdict="([^"]+)">', section)]
 
 
 def test_applied_output_on_the_runs_own_input_matches_it_exactly(example_run, tmp_path):
@@ -434,11 +471,47 @@ def test_applied_new_data_is_compared_with_the_training_split(example_run, tmp_p
     html = Path(render_report(result.output_dir)).read_text(encoding="utf-8")
     [split] = result.rows["written"]
     shown = applied_distances(html, f"{result.output_dir}:{split}")
-    expected = compare(example_run.output_dir, "train", result.output_dir, split, Thresholds(), DRIFT)
-    assert shown == {f.feature: f.distance for f in expected.features}
+    # the numbers `skewless validate OUTPUT --against RUN` prints: distances, thresholds, verdicts
+    validated = CliRunner().invoke(app, ["validate", result.output_dir, "--against", example_run.output_dir, "--json"])
+    assert validated.exit_code in (0, 1), validated.output
+    expected = json.loads(validated.stdout)["comparisons"][0]["features"]
+    assert shown == {f["feature"]: f["distance"] for f in expected}
     assert all(distance > 0 for distance in shown.values())
-    # largest first
-    assert list(shown.values()) == sorted(shown.values(), reverse=True)
+    verdicts = applied_verdicts(html, f"{result.output_dir}:{split}")
+    assert sorted(verdicts) == sorted((f["feature"], f["threshold"], f["verdict"]) for f in expected)
+    # the crossed first, then the largest distances
+    order = [(verdict != "CROSSED", -shown[feature]) for feature, _, verdict in verdicts]
+    assert order == sorted(order)
+
+
+def test_skewless_apply_writes_a_page_naming_a_new_category_with_its_rows(example_run, tmp_path):
+    rows = [row for _, table in synthetic_rows(12, 0, 400) for row in table.to_pylist()]
+    for row in rows[::8]:  # 50 rows of a workclass the training run never saw
+        row["workclass"] = b"Contractor"
+    write_csv(tmp_path / "new.csv", [list(COLUMNS)] + [csv_fields(row) for row in rows])
+    done = CliRunner().invoke(app, ["apply", example_run.output_dir, "--output", str(tmp_path / "applied"),
+                                    "--input", str(tmp_path / "new.csv"), "--format", "csv", "--header",
+                                    "--splits", "all"])
+    assert done.exit_code == 0, done.output
+    page = tmp_path / "applied" / REPORT_FILE
+    assert done.stdout.splitlines()[-1] == f"report: {page}"  # the command ends naming the page it wrote
+    # its progress, as run's: the transform pass alone (no analysis pass to report)
+    assert re.search(r"skewless apply \S+ \[[0-9:]+\]: done; transform: 400 rows", done.stderr), done.stderr
+    assert "analyze" not in done.stderr
+    html = page.read_text(encoding="utf-8")
+    unseen = re.findall(r'data-unseen-feature="([^"]*)" data-unseen-value="([^"]*)" data-rows="(\d+)"', html)
+    assert ("workclass", "Contractor", "50") in unseen
+    assert [value for feature, value, _ in unseen if feature == "workclass"] == ["Contractor"]
+    verdicts = {feature: verdict for feature, _, verdict in applied_verdicts(html, f"{tmp_path / 'applied'}:all")}
+    assert verdicts["workclass"] == "CROSSED"  # 12.5% of the rows moved to a new value: past L-infinity's 0.04
+    # beside the training split, as the run page draws splits: top values side by side, numbers on the distance's bins
+    workclass = re.search(r'data-view="workclass">(.*?)</article>', html, re.S).group(1)
+    assert re.search(r'<tr data-value="Contractor">.*?data-split="all \(applied\)" data-count="50"', workclass, re.S)
+    for feature in NUMERIC:
+        view = re.search(rf'data-view="{feature}">(.*?)</article>', html, re.S).group(1)
+        totals = split_shares(view)
+        assert sorted(totals) == ["all (applied)", "train (training run)"]
+        assert all(abs(total - 1) < 1e-9 for total in totals.values())
 
 
 # ------------------------------------------------------------------------------------- in a real browser

@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 
 from example_job import REPO
 from skewless.cli import app
-from skewless.drift import histogram_masses, jensen_shannon
-from skewless.statistics_files import feature_name, read_statistics
+from skewless.drift import DEFAULT_THRESHOLDS, binned, jensen_shannon, reference_edges
 
 SWAPPED = {"Private": "Self-emp-not-inc", "Self-emp-not-inc": "Private"}
 
@@ -80,13 +79,13 @@ def test_a_shifted_copy_is_flagged_on_the_shifted_features_only(census_run, shif
     base, test = train_rows(census_path, tmp_path), train_rows(shifted_path, tmp_path)
     for name in ("workclass", "education", "sex"):
         assert features[name]["distance"] == pytest.approx(linf_by_numpy(base[name], test[name]), abs=1e-12)
-    # Jensen-Shannon over the two runs' age histograms, by SciPy (its distance is the divergence's square root)
-    histograms, zeros = [], []
-    for run in (census_run, shifted_run):
-        age = {feature_name(f): f for f in read_statistics(run.output_dir, "train").features}["age"]
-        histograms.append([(b.low_value, b.high_value, b.sample_count) for b in age.num_stats.histograms[0].buckets])
-        zeros.append(age.num_stats.num_zeros)
-    masses = histogram_masses(histograms, zeros)
+    # Jensen-Shannon by SciPy over pandas' counts of each run's train ages in the baseline's bins (age has fewer
+    # distinct values than the sketch keeps, so the bins follow its exact counts), and the rows above its range
+    counts = base["age"].value_counts().sort_index()
+    edges = reference_edges(counts.index.to_numpy(np.float64), counts.to_numpy(np.float64), zeros=False)
+    masses = [np.array([(ages <= edges[0]).sum()] + [((ages > low) & (ages <= high)).sum()
+                                                      for low, high in zip(edges[:-1], edges[1:])]
+                       + [(ages > edges[-1]).sum()], dtype=np.float64) for ages in (base["age"], test["age"])]
     expected = jensenshannon(masses[0] / masses[0].sum(), masses[1] / masses[1].sum(), base=2) ** 2
     assert features["age"]["distance"] == pytest.approx(expected, rel=1e-9)
     assert features["age"]["distance"] > 0.1
@@ -114,18 +113,32 @@ def test_a_run_against_itself_is_at_distance_zero(census_run):
     assert all(f["distance"] == pytest.approx(0, abs=1e-12) for c in report["comparisons"] for f in c["features"])
 
 
-def test_histograms_are_cut_at_the_union_of_their_boundaries():
-    # rows spread evenly over a bucket's width; a zero-width bucket (one value) is a bin of its own
-    first, second = histogram_masses([[(0.0, 2.0, 4.0), (5.0, 5.0, 3.0)], [(1.0, 3.0, 2.0)]])
-    assert first.tolist() == [2.0, 2.0, 0.0, 3.0]
-    assert second.tolist() == [0.0, 1.0, 1.0, 0.0]
+def test_the_baselines_bins_hold_equal_rows_and_frequent_values_and_zero_alone():
+    # 20 values 1..20, one row each: deciles, each bin (edges[i], edges[i + 1]] two values
+    values, rows = np.arange(1.0, 21.0), np.ones(20)
+    assert reference_edges(values, rows, zeros=False).tolist() == [np.nextafter(1.0, 0)] + list(range(2, 21, 2))
+    # a value with a tenth of the rows or more is a bin by itself: 0 (50 rows), 3 (30 rows), 4 (10 rows); 0 is
+    # one also when the other side alone has zeros
+    values, rows = np.array([0.0, 1.0, 2.0, 3.0, 4.0]), np.array([50.0, 5.0, 5.0, 30.0, 10.0])
+    assert reference_edges(values, rows, zeros=True).tolist() == [np.nextafter(0.0, -1), 0.0, 2.0,
+                                                                   np.nextafter(3.0, 0), 3.0, np.nextafter(4.0, 0),
+                                                                   4.0]
+    assert reference_edges(np.array([1.0, 2.0]), np.array([1.0, 1.0]), zeros=True).tolist() == [
+        np.nextafter(0.0, -1), 0.0, np.nextafter(1.0, 0), 1.0, np.nextafter(2.0, 0), 2.0]
+    # rows below the first edge, in each bin, above the last: a value's rows are its own, a bucket between two
+    # values spreads its rows over its width
+    edges = np.array([np.nextafter(0.0, -1), 0.0, 2.0, 5.0])
+    assert binned(np.array([0.0, 1.0, 3.0]), np.array([5.0, 2.0, 4.0]), edges).tolist() == [0.0, 5.0, 4.0, 2.0, 0.0]
+    assert binned(np.array([-1.0, 2.0, 6.0]), np.array([1.0, 3.0, 2.0]), edges).tolist() == [
+        2.0, 0.0, 2.0, 1.5, 0.5]
     assert jensen_shannon(np.array([1.0, 0.0]), np.array([0.0, 1.0])) == 1.0  # disjoint: the log-2 maximum
-    # zeros (num_zeros, exact) leave the bucket holding them for a bin of their own (the last), rather than being
-    # spread over a first bucket whose width depends on the max
-    mostly_zeros = [[(0.0, 10.0, 95.0), (10.0, 20.0, 5.0)], [(0.0, 5.0, 92.5), (5.0, 10.0, 2.5)]]
-    first, second = histogram_masses(mostly_zeros, [90.0, 90.0])
-    assert first.tolist() == [2.5, 2.5, 5.0, 90.0] and second.tolist() == [2.5, 2.5, 0.0, 90.0]
-    assert histogram_masses(mostly_zeros)[0].tolist() == [47.5, 47.5, 5.0]  # without: 95 rows over [0, 10]
+
+
+def test_train_and_eval_of_census_pass_at_the_default_thresholds(census_run):
+    code, report = validate(census_run.output_dir)
+    assert code == 0 and report["crossed"] == 0
+    features = report["comparisons"][0]["features"]
+    assert {(f["measure"], f["threshold"]) for f in features} == set(DEFAULT_THRESHOLDS.items())
 
 
 @pytest.mark.parametrize("flag, message", [("x", "--threshold x: not a distance"),

@@ -14,6 +14,8 @@ import pytest
 from example_job import CENSUS_COLUMNS, CENSUS_NUMERIC, census_config, split_of_each_row
 from run_output import read_split
 
+from skewless.pipelines.stats import EXACT_NUMBERS
+
 VOCABULARIES = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex"]
 
 
@@ -159,15 +161,34 @@ def test_split_statistics_equal_numpy_over_the_rows_of_each_split(census_run, ce
             assert stats.std_dev == pytest.approx(values.std(), rel=1e-9)
             assert (stats.min, stats.max) == (values.min(), values.max())
             assert stats.num_zeros == np.count_nonzero(values == 0)
-            # a sketched median, interpolated between data values: its rank is 1/2 within the sketch's error
-            assert np.mean(values < stats.median) <= 0.51
-            assert np.mean(values <= values[values >= stats.median].min()) >= 0.49
+            # the median and the deciles are values of the data (TFDV's are): counted exactly while a column has
+            # at most EXACT_NUMBERS values (age's median 37, not 36.65), else read from the sketch, whose rank is
+            # 1/2 within its error
+            exact = len(np.unique(values)) <= EXACT_NUMBERS
+            deciles = [stats.histograms[1].buckets[0].low_value] + [b.high_value for b in stats.histograms[1].buckets]
+            assert set(deciles) <= set(values) and stats.median == deciles[5]
+            if exact:
+                assert deciles == np.quantile(values, np.linspace(0, 1, 11), method="inverted_cdf").tolist()
+            else:
+                assert np.mean(values < stats.median) <= 0.51 and np.mean(values <= stats.median) >= 0.49
             assert len(stats.histograms) == 2
             for histogram in stats.histograms:
                 assert sum(bucket.sample_count for bucket in histogram.buckets) == pytest.approx(len(values))
                 assert histogram.buckets[0].low_value == values.min()
                 assert histogram.buckets[-1].high_value == values.max()
-            assert [custom.str for custom in features[name].custom_stats] == ["median, histograms"]
+            # one value per row: TFDV's num_values_histogram, 10 quantile buckets [1, 1]
+            per_row = stats.common_stats.num_values_histogram
+            assert [(b.low_value, b.high_value, b.sample_count) for b in per_row.buckets] == [
+                (1, 1, len(values) / 10)] * 10
+            # no weight feature: no weighted statistics, rather than zeros
+            assert not stats.HasField("weighted_numeric_stats") and not stats.common_stats.HasField(
+                "weighted_common_stats")
+            custom = {c.name: c for c in features[name].custom_stats}
+            assert custom["approximate"].str == ("histograms" if exact else "median, histograms, distribution")
+            distribution = [(b.high_value, b.sample_count) for b in custom["distribution"].histogram.buckets]
+            assert sum(count for _, count in distribution) == len(values)
+            if exact:
+                assert distribution == sorted(collections.Counter(values.tolist()).items())
         for name in sorted(set(CENSUS_COLUMNS) - set(CENSUS_NUMERIC)):
             values = rows[name]
             stats = features[name].string_stats
@@ -175,7 +196,9 @@ def test_split_statistics_equal_numpy_over_the_rows_of_each_split(census_run, ce
             assert (stats.common_stats.num_non_missing, stats.common_stats.num_missing) == (len(values), 0)
             assert stats.unique == len(counter)
             expected = sorted(counter.items(), key=lambda item: (-item[1], item[0]))
-            assert [(top.value, top.frequency) for top in stats.top_values] == expected[:20]
+            # only values in 2 rows or more are frequent values (eval's one 'Never-worked' row is not)
+            assert [(top.value, top.frequency) for top in stats.top_values] == [
+                (value, count) for value, count in expected if count >= 2][:20]
             assert [(b.label, b.sample_count) for b in stats.rank_histogram.buckets] == expected  # all: < 1,000
             assert stats.avg_length == pytest.approx(values.str.len().mean(), rel=1e-6)
             assert not features[name].custom_stats  # all exact

@@ -1,4 +1,5 @@
-"""Statistics are exact counts while a column has at most EXACT_DISTINCT values, and labelled estimates past it.
+"""Statistics are exact counts while a column has at most EXACT_DISTINCT values; past it the distinct count is a
+labelled estimate and the top values are the summary's candidates counted exactly by the transform pass.
 
 Expected values come from collections.Counter over the same values; above the threshold the estimates are
 held to the sketches' bounds (Misra-Gries: at most rows / TOP_BUCKETS off; KMV with 1024 hashes: a few %).
@@ -16,7 +17,10 @@ from example_job import EXAMPLE_CONFIG
 from typer.testing import CliRunner
 
 from skewless.cli import app
-from skewless.pipelines.stats import EXACT_DISTINCT, TOP_BUCKETS, TOP_VALUES, ColumnStats, summarize
+from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.split_statistics import SplitStatistics, candidate_counts, dataset_statistics
+from skewless.pipelines.stats import EXACT_DISTINCT, TOP_BUCKETS, TOP_VALUES, ColumnStats, summarize, top_candidates
+from skewless.report.run_files import no_frequent_value
 from skewless.pipelines.synthetic import synthetic_rows
 
 
@@ -46,12 +50,60 @@ def test_below_the_threshold_distinct_and_top_values_are_exact_counts():
     assert result["top_values"] == _top(counter)
 
 
-def test_a_column_of_unique_dates_counts_each_once():
+def test_a_column_of_unique_dates_counts_each_once_and_lists_no_frequent_value():
     start = datetime.date(2000, 1, 1)
     dates = [str(start + datetime.timedelta(days=i)) for i in range(EXACT_DISTINCT)]
     result = _statistics(dates)
     assert result["distinct"] == EXACT_DISTINCT and result["exact"]["distinct"]
-    assert [count for _, count in result["top_values"]] == [1] * TOP_VALUES
+    # a value in one row is not a frequent value: none is listed (20 dates of one row each were, before)
+    assert result["top_values"] == [] and result["listed_from"] == 2
+
+
+def _counted_exactly(values: list[str], parts: int = 4) -> tuple[dict, dict]:
+    """As the job: the analysis pass's partial states of `parts` workers, then the transform pass counting the
+    candidates of their merged summary in each part's rows. (run.json's statistics, one split's proto feature)."""
+    columns = [RawColumn("column", "bytes")]
+    chunks = [pa.table({"column": pa.array(chunk.tolist(), pa.string())})
+              for chunk in np.array_split(np.array(values, dtype=object), parts)]
+    partials = []
+    for chunk in chunks:
+        stats = ColumnStats("bytes")
+        stats.add(chunk.column("column").combine_chunks())
+        partials.append({"column": stats.state()})
+    candidates = top_candidates(partials, ["column"])
+    states = []
+    for chunk in chunks:
+        split = SplitStatistics(columns, candidates=candidates)
+        split.add(chunk)
+        states.append(split.state())
+    counted = {name: counts for name, (counts, _) in candidate_counts(states).items()}
+    (feature,) = dataset_statistics("all", states, columns).datasets[0].features
+    return summarize(partials, counted)["column"], feature
+
+
+def test_past_the_threshold_the_top_values_are_the_truly_frequent_ones_counted_exactly():
+    rng = np.random.default_rng(10)
+    # 5 values of 35 to 2,000 rows among 30,000 unique ones: more than 1/1,001 of the 32,900 rows is 33 rows
+    frequent = {"h0": 35, "h1": 100, "h2": 300, "h3": 465, "h4": 2_000}
+    values = [value for value, count in frequent.items() for _ in range(count)]
+    values += [f"u{i}" for i in range(3 * EXACT_DISTINCT)] + ["near"] * 30  # "near": 30 rows, under the floor
+    rng.shuffle(values)
+    result, feature = _counted_exactly(values)
+    floor = len(values) // (TOP_BUCKETS + 1) + 1
+    assert floor == 33
+    expected = [[value, count] for value, count in collections.Counter(values).most_common() if count >= floor]
+    assert expected == [["h4", 2_000], ["h3", 465], ["h2", 300], ["h1", 100], ["h0", 35]]
+    assert result["top_values"] == expected and result["listed_from"] == floor
+    assert result["exact"] == {"distinct": False, "top_values": True}
+    assert [[top.value, top.frequency] for top in feature.string_stats.top_values] == expected
+    assert [c.str for c in feature.custom_stats if c.name == "approximate"] == ["unique"]
+
+
+def test_past_the_threshold_a_column_of_unique_values_lists_none():
+    result, feature = _counted_exactly([f"id-{i}" for i in range(2 * EXACT_DISTINCT)])
+    assert result["top_values"] == [] and result["exact"]["top_values"]
+    assert not feature.string_stats.top_values
+    assert no_frequent_value(result) == "no value is in 20 rows or more: no frequent value to list"
 
 
 def test_above_the_threshold_estimates_are_labelled_and_within_the_sketch_bounds():

@@ -58,8 +58,16 @@ def test_values_per_row_and_values_of_list_and_feature_list_columns():
 
     city = features["city"].string_stats
     assert (city.common_stats.num_non_missing, city.common_stats.num_missing) == (3, 1)
-    assert city.unique == 2 and [(t.value, t.frequency) for t in city.top_values] == [("oslo", 2), ("lima", 1)]
+    # top values: those in 2 rows or more (lima's one row is no frequent value); the rank histogram has all
+    assert city.unique == 2 and [(t.value, t.frequency) for t in city.top_values] == [("oslo", 2)]
+    assert [(b.label, b.sample_count) for b in city.rank_histogram.buckets] == [("oslo", 2), ("lima", 1)]
     assert city.avg_length == 4.0
+    # values per row: TFDV's num_values_histogram, 10 equally filled buckets whose boundaries rows have (NumPy's
+    # inverted_cdf deciles); tags' rows hold 2, 0 and 1 values (the null row is missing)
+    per_row = features["tags"].num_stats.common_stats.num_values_histogram
+    deciles = np.quantile([2, 0, 1], np.linspace(0, 1, 11), method="inverted_cdf").tolist()
+    assert [(b.low_value, b.high_value) for b in per_row.buckets] == list(zip(deciles[:-1], deciles[1:]))
+    assert all(b.sample_count == 3 / 10 for b in per_row.buckets)
 
 
 def test_units_merged_equal_one_unit():
