@@ -39,6 +39,7 @@ class GraphFeature:
         constants: captured analyzer outputs (numbers), with the op consuming each.
         tables: ``(keys, ids)`` of each lookup table it reads, keys in id order.
         hash_buckets: ``num_buckets`` of each string hashing op.
+        hash_keys: the ``key`` of each keyed (SipHash) string hashing op.
         defaults: the fill values of missing (sparse) raw values.
     """
 
@@ -49,6 +50,7 @@ class GraphFeature:
     constants: list[Constant] = field(default_factory=list)
     tables: list[tuple[list, np.ndarray]] = field(default_factory=list)
     hash_buckets: list[int] = field(default_factory=list)
+    hash_keys: list[list[int]] = field(default_factory=list)
     defaults: list = field(default_factory=list)
 
     def constant(self, op_type: str, input_index: int) -> np.ndarray | None:
@@ -101,8 +103,10 @@ def _walk(name: str, output, captured: dict, raw_names: dict) -> GraphFeature:
             continue
         seen.add(op.name)
         feature.op_types.add(op.type)
-        if op.type == "StringToHashBucketFast":
+        if op.type in ("StringToHashBucketFast", "StringToHashBucketStrong"):
             feature.hash_buckets.append(int(op.get_attr("num_buckets")))
+        if op.type == "StringToHashBucketStrong":
+            feature.hash_keys.append([int(k) for k in op.get_attr("key")])
         if op.type == "SparseToDense":
             feature.defaults.append(_const_value(op.inputs[3]))
         for index, tensor in enumerate(op.inputs):

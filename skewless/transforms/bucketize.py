@@ -5,25 +5,27 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.transforms.base import Option
-from skewless.transforms.numeric import CLIP, NumericTransform
+from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
 
 
 class Bucketize(NumericTransform):
     name = "bucketize"
-    doc = "`tft.bucketize`: int64 bucket ids from quantile boundaries"
-    options = (NUM_BUCKETS, CLIP)
+    doc = "`tft.bucketize`: int64 bucket ids from quantile boundaries; with `key`, `tft.bucketize_per_key`"
+    options = (NUM_BUCKETS, CLIP, KEY)
     required = ("num_buckets",)
     ids = True
     native_ops = frozenset({"Reshape", "Shape", "UpperBound"})
     native_options = ("num_buckets",)
     report_options = ("num_buckets",)
 
-    def scale(self, value, options: dict):
+    def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
-        return tft.bucketize(value, options["num_buckets"])
+        if key is None:
+            return tft.bucketize(value, options["num_buckets"])
+        return tft.bucketize_per_key(value, key, options["num_buckets"])
 
     def native(self, plan, graph) -> str | None:
         """Discretization(bin_boundaries) counts the boundaries <= x as tf.Transform's UpperBound does."""

@@ -29,7 +29,7 @@ class Vocabulary(Transform):
     def vocabulary_tokens(self, value, options: dict):
         return as_strings(value)
 
-    def transform(self, value, options: dict, vocabulary=None):
+    def transform(self, value, options: dict, vocabulary=None, columns=None):
         import tensorflow_transform as tft
 
         return tft.apply_vocabulary(value, vocabulary, num_oov_buckets=options["num_oov_buckets"])
