@@ -49,7 +49,7 @@ def _config(folder, csv):
     features = {"id": {"transform": "passthrough"}, "c": {"transform": "vocabulary", "default": "zz"}}
     features.update({name: {**options, "key": key} for name, (options, key) in KEYED.items()})
     return {"name": "per_key", "input": {"format": "csv", "paths": [str(csv)], "header": True},
-            "features": features, "label": {"column": "label"}, "output": {"dir": str(folder / "out"), "shards": 2}}
+            "features": features, "label": {"column": "label"}, "output": {"dir": str(folder / "out"), "shards": 1}}
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,9 @@ def _stock_rows(raw, temp_dir):
 
     rows = [{"id": raw["id"][i], "c": [] if raw["c"][i] is None else [raw["c"][i].encode()],
              "store": raw["store"][i], **{name: np.float32(raw[name][i]) for name in KEYED}} for i in range(ROWS)]
-    with tft_beam.Context(temp_dir=str(temp_dir)):
+    # one batch of every row, as the job's one work unit (shards: 1) gives them: tf.Transform sums float32 means
+    # and variances batch by batch, so other batches would put the z-scores a few ulps apart
+    with tft_beam.Context(temp_dir=str(temp_dir), desired_batch_size=ROWS):
         (transformed, _), _ = (rows, tft.DatasetMetadata.from_feature_spec(spec)) | (
             tft_beam.AnalyzeAndTransformDataset(preprocessing_fn))
     by_id = sorted(transformed, key=lambda row: row["id"])
@@ -99,13 +101,7 @@ def test_written_rows_equal_stock_tf_transform_per_key(keyed_run, tmp_path):
     for name in KEYED:
         ours, theirs = np.asarray(written[name]), np.asarray(stock[name])
         assert ours.dtype == theirs.dtype, name
-        if name == "p_z":
-            # tf.Transform sums float32 means and variances batch by batch, and the stock pipeline batches its
-            # instance dicts differently from the job's Arrow batches: a few float32 ulps apart (as for the
-            # census test's unkeyed z-scores); min, max and the quantile boundaries do not depend on batching
-            np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-5, err_msg=name)
-        else:
-            np.testing.assert_array_equal(ours, theirs, err_msg=name)
+        np.testing.assert_array_equal(ours, theirs, err_msg=name)
     # the statistics really are per key: within each key, z-scores have mean 0 and 0-1 values span [0, 1]
     keys = np.array(["zz" if c is None else c for c in raw["c"]])
     for key in ("a", "b", "c"):
