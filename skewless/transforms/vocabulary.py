@@ -12,12 +12,14 @@ FREQUENCY_THRESHOLD = Option("frequency_threshold", int | None, Field(default=No
                              "keep values seen at least this often")
 NUM_OOV_BUCKETS = Option("num_oov_buckets", int, Field(default=1, ge=0),
                          "ids after the vocabulary for unseen values (hashed)")
+DEFAULT_VALUE = Option("default_value", int | None, Field(default=None),
+                       "with `num_oov_buckets: 0`, the id of a value the vocabulary lacks (none: -1)")
 
 
 class Vocabulary(Transform):
     name = "vocabulary"
     doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
-    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS)
+    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, DEFAULT_VALUE)
     categories = True
     ids = True
     counts_oov = True
@@ -26,13 +28,21 @@ class Vocabulary(Transform):
     native_options = ("top_k", "frequency_threshold", "num_oov_buckets")
     report_options = ("top_k", "frequency_threshold", "num_oov_buckets")
 
+    def check(self, feature) -> str | None:
+        if feature.default_value is not None and feature.num_oov_buckets != 0:
+            return (f"default_value needs num_oov_buckets: 0 (with {feature.num_oov_buckets} OOV buckets an unseen "
+                    "value gets a hashed id)")
+        return None
+
     def vocabulary_tokens(self, value, options: dict):
         return as_strings(value)
 
     def transform(self, value, options: dict, vocabulary=None, columns=None):
         import tensorflow_transform as tft
 
-        return tft.apply_vocabulary(value, vocabulary, num_oov_buckets=options["num_oov_buckets"])
+        # tf.Transform's own default, -1, when the config names none
+        default = -1 if options["default_value"] is None else options["default_value"]
+        return tft.apply_vocabulary(value, vocabulary, default_value=default, num_oov_buckets=options["num_oov_buckets"])
 
     def run_fields(self, name: str, feature, graph) -> dict:
         return vocabulary_fields(name, feature, graph)
