@@ -51,6 +51,26 @@ def test_census_run_is_exact_on_jax(census_run, census_path, tmp_path):
     _assert_exact_and_reloaded(report, rows)
 
 
+def test_keyed_hash_is_exact_on_jax(tmp_path):
+    """hash with `key` (keyed SipHash): Keras Hashing(salt=key) on JAX gives tf.Transform's ids, strings and ints."""
+    pytest.importorskip("jax")
+    from skewless.pipelines import run
+
+    rng = np.random.default_rng(12)
+    training = [{"user": f"u{n}", "zip": int(z)} for n, z in zip(rng.integers(0, 200, 400), rng.integers(1000, 9999, 400))]
+    labels = [float(int(row["user"][1:]) % 2) for row in training]
+    lines = ["user,zip,label"] + [f"{row['user']},{row['zip']},{int(label)}" for row, label in zip(training, labels)]
+    (tmp_path / "rows.csv").write_text("\n".join(lines) + "\n")
+    result = run({"name": "keyed", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+                  "features": {"user": {"transform": "hash", "hash_buckets": 500, "key": [2**63 - 1, 3]},
+                               "zip": {"transform": "hash", "hash_buckets": 900, "key": [5, 8]}},
+                  "label": {"column": "label"}, "output": {"dir": str(tmp_path / "job")}})
+    report, rows = _run_on_jax(result.output_dir, training, labels, [], tmp_path)
+
+    assert sorted(report["built"]) == ["user", "zip"]
+    _assert_exact_and_reloaded(report, rows)
+
+
 def _run_on_jax(run_dir, training: list, labels: list, extra_rows: list, tmp_path) -> tuple[dict, list]:
     """Writes rows and the TF graph's outputs for them, runs the JAX child on a copy of the run."""
     from skewless.layers import TransformLayer, transform_raw_rows
@@ -124,7 +144,8 @@ def _child(run_dir: str, work_dir: str) -> None:
     preprocessor = keras_preprocessor(run_dir)
     built = preprocessor(batch)
     report["built"] = _differences(built, expected)
-    report["int_dtype"] = str(np.asarray(built["workclass"]).dtype)
+    ids = [name for name, feature in preprocessor.feature_specs.items() if not feature["dtype"].startswith("float")]
+    report["int_dtype"] = str(np.asarray(built[ids[0]]).dtype)
 
     # Train on the preprocessor's outputs, computed in tf.data; the model itself is jit-compiled JAX.
     count = len(inputs["labels"])
