@@ -25,7 +25,7 @@ class Vocabulary(Transform):
     counts_oov = True
     native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
                             "AddV2", "SelectV2"})
-    native_options = ("top_k", "frequency_threshold", "num_oov_buckets")
+    native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value")
     report_options = ("top_k", "frequency_threshold", "num_oov_buckets")
 
     def check(self, feature) -> str | None:
@@ -67,6 +67,9 @@ class Vocabulary(Transform):
             return not_built_by("compute_and_apply_vocabulary")
         num_oov = graph.hash_buckets[0] if graph.hash_buckets else 0
         lookup_oov = max(num_oov, 1)
+        default = graph.constant("LookupTableFindV2", 2)  # an unseen value's id without OOV buckets
+        if default is None:
+            return not_built_by("compute_and_apply_vocabulary")
         if plan.raw_dtype == tf.string:
             try:
                 vocabulary = [key.decode("utf-8") for key in keys]
@@ -85,7 +88,8 @@ class Vocabulary(Transform):
                 oov_method="farmhash", output_mode="int", name=f"{plan.layer_name}_lookup")
         else:
             return "a vocabulary of float values: tf.Transform looks up their as_string text, which no Keras lookup does"
-        plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, name=f"{plan.layer_name}_vocabulary_first")]
+        plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, int(default),
+                                               name=f"{plan.layer_name}_vocabulary_first")]
         plan.probe = {"tokens": vocabulary}
         return None
 

@@ -1,7 +1,8 @@
 """bucketize `epsilon` and vocabulary `default_value` (with `num_oov_buckets: 0`): the written rows equal stock
 `tft.bucketize(epsilon=...)` and `tft.compute_and_apply_vocabulary(default_value=...)` on the same rows (an
 AnalyzeAndTransformDataset run in the test), serving equals the written rows, the native preprocessor is exact
-for epsilon and refuses default_value with a reason, and bad combinations are refused in one line."""
+for both (Keras' lookup then `VocabularyFirst` with the graph's default), and bad combinations are refused in one
+line."""
 
 import numpy as np
 import pytest
@@ -102,15 +103,19 @@ def test_serving_equals_the_written_rows(options_run):
     assert unseen["color"] == [99] and unseen["shade"] == [-1]
 
 
-def test_native_preprocessor_is_exact_for_epsilon_and_refuses_default_value(options_run):
-    from skewless.layers import check_preprocessor
+def test_native_preprocessor_is_exact_for_epsilon_and_default_value(options_run):
+    from skewless.layers import TransformLayer, check_preprocessor, keras_preprocessor, raw_feature_batch
 
     result, raw = options_run
     rows = [{name: raw[name][i] for name in raw if name != "label"} for i in range(0, ROWS, 5)]
     statuses = {f.name: (f.status, f.reason) for f in check_preprocessor(result.output_dir, rows=rows, sample=300).features}
     assert statuses["b_eps"] == ("exact", None) and statuses["b_default"] == ("exact", None)
-    assert statuses["shade"] == ("exact", None)
-    assert statuses["color"] == ("unsupported", "option default_value has no exact Keras equivalent in skewless yet")
+    assert statuses["shade"] == ("exact", None) and statuses["color"] == ("exact", None)
+    # Keras' lookup itself: an unseen color and one cut by top_k get the default, as in the graph
+    spec = {name: s for name, s in TransformLayer(result.output_dir).raw_feature_spec.items() if name != "label"}
+    rows = [{"id": 0, "b_eps": 1.0, "b_default": 1.0, "color": color, "shade": color} for color in ("red", "never", "rust")]
+    native = keras_preprocessor(result.output_dir)(raw_feature_batch(rows, spec))
+    assert np.asarray(native["color"]).tolist() == [0, 99, 99] and np.asarray(native["shade"]).tolist() == [0, -1, -1]
 
 
 @pytest.mark.parametrize("feature, message", [
