@@ -67,9 +67,6 @@ class Vocabulary(Transform):
             return not_built_by("compute_and_apply_vocabulary")
         num_oov = graph.hash_buckets[0] if graph.hash_buckets else 0
         lookup_oov = max(num_oov, 1)
-        default = graph.constant("LookupTableFindV2", 2)  # an unseen value's id without OOV buckets
-        if default is None:
-            return not_built_by("compute_and_apply_vocabulary")
         if plan.raw_dtype == tf.string:
             try:
                 vocabulary = [key.decode("utf-8") for key in keys]
@@ -88,6 +85,10 @@ class Vocabulary(Transform):
                 oov_method="farmhash", output_mode="int", name=f"{plan.layer_name}_lookup")
         else:
             return "a vocabulary of float values: tf.Transform looks up their as_string text, which no Keras lookup does"
+        # an unseen value's id without OOV buckets (with them, it gets a hashed one)
+        default = graph.constant("LookupTableFindV2", 2) if num_oov == 0 else -1
+        if default is None:
+            return not_built_by("compute_and_apply_vocabulary")
         plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, int(default),
                                                name=f"{plan.layer_name}_vocabulary_first")]
         plan.probe = {"tokens": vocabulary}
