@@ -1,8 +1,9 @@
 """A run's output read back by the tests: a split's transformed rows (by column, or with its records in order),
-the bytes of its files."""
+the bytes of its files, its quarantined rows."""
 
 import collections
 import glob
+import json
 import os
 
 import numpy as np
@@ -43,3 +44,14 @@ def read_rows(output_dir, split):
     records = list(tf.data.TFRecordDataset(paths, compression_type="GZIP"))
     parsed = tf.io.parse_example(tf.stack(records), spec)
     return {name: value.numpy() for name, value in parsed.items()}, records
+
+
+def quarantined(output_dir: str) -> dict[int, str]:
+    """{line: reason} of every quarantined row (for a run of one input file, whose lines are unique)."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(output_dir, "quarantine", "rows-*.jsonl"))):
+        with open(path) as handle:
+            for line in handle:
+                row = json.loads(line)
+                found[row["line"]] = row["reason"]
+    return found

@@ -104,6 +104,11 @@ class Transform:
         """A bound its raw values must be above (else the row goes to quarantine), or None."""
         return None
 
+    def raw_check(self, feature):
+        """None, or a function of a raw Arrow column giving {row: why} for the values it cannot take (those rows
+        go to quarantine): for what no schema domain can say, e.g. text that must parse."""
+        return None
+
     def vocabulary_tokens(self, value, options: dict):
         """The tokens a vocabulary is computed over (the filled raw `value`), or None: no vocabulary."""
         return None
