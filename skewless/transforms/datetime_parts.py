@@ -26,6 +26,9 @@ PART_NAMES = ("year", "month", "day", "day_of_week", "day_of_year", "hour", "min
 # the parts `cyclical` turns into sin/cos pairs, each with its period (day: that month's days, day_of_year: that
 # year's); year and days do not repeat
 PERIODIC = ("month", "day", "day_of_week", "day_of_year", "hour", "minute")
+# the periodic parts as numbers are categories: ids below these counts in the transformed schema, so a model
+# one-hot encodes or embeds them (`model_inputs`); -1 of an unreadable value at serving lies outside, as padding does
+BUCKETS = {"month": 13, "day": 32, "day_of_week": 7, "day_of_year": 367, "hour": 24, "minute": 60}
 ISO_8601 = (r"(\d{4})-(\d{2})-(\d{2})"
             r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?")
 # the offset of a text ISO_8601 matches, in groups of its own (a rewrite names groups \1-\9 only)
@@ -81,6 +84,8 @@ class Datetime(Transform):
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
         import tensorflow as tf
 
+        from skewless.transforms.categorical import with_buckets
+
         valid, wall = wall_clock(value, options["timezone"])
         days = tf.math.floordiv(wall, DAY)
         year, month, day = _civil_from_days(days)
@@ -106,7 +111,8 @@ class Datetime(Transform):
                 outputs[cos_name] = tf.where(valid, tf.cast(tf.cos(angle), tf.float32), 0.0)
             else:
                 invalid = INT64_MIN if part == "days" else -1
-                outputs[f"{name}_{part}"] = tf.where(valid, numbers[part], tf.constant(invalid, tf.int64))
+                output = tf.where(valid, numbers[part], tf.constant(invalid, tf.int64))
+                outputs[f"{name}_{part}"] = with_buckets(output, BUCKETS[part]) if part in BUCKETS else output
         return outputs
 
     def raw_check(self, feature):

@@ -8,6 +8,7 @@ import zoneinfo
 import numpy as np
 import pandas as pd
 import pytest
+import tensorflow_transform as tft
 
 from rich_rows import served_rows, write_csv, written_rows
 from run_output import quarantined
@@ -113,6 +114,13 @@ def test_written_parts_equal_pandas(datetime_run, name, timezone, cyclical):
             np.testing.assert_allclose(written[output], values.astype(np.float32), rtol=0, atol=6e-8, err_msg=output)
         else:
             np.testing.assert_array_equal(written[output], values, err_msg=output)
+    # the periodic parts are categories with their counts in the schema (one-hot or embedded by model_inputs)
+    graph = tft.TFTransformOutput(result.graph_dir)
+    buckets = {"month": 13, "day": 32, "day_of_week": 7, "day_of_year": 367, "hour": 24, "minute": 60}
+    for part, count in buckets.items():
+        if not cyclical:
+            assert graph.num_buckets_for_transformed_feature(f"{name}_{part}") == count, part
+            assert 0 <= min(written[f"{name}_{part}"]) and max(written[f"{name}_{part}"]) < count, part
     # daylight saving moves the wall clock: rows on both sides of a change are in the data
     hours = np.asarray(written["at_hour"][:80])
     assert len(set(hours)) > 4
