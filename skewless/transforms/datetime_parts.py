@@ -117,7 +117,7 @@ class Datetime(Transform):
 
     def raw_check(self, feature):
         """Rows whose value the graph cannot read: the graph's own parser, run on the raw column."""
-        return functools.partial(_unreadable, timezone=feature.timezone)  # plain data: it pickles to workers
+        return _unreadable
 
     def run_fields(self, name: str, feature, graph) -> dict:
         return {"parts": feature.parts, "cyclical": feature.cyclical, "timezone": feature.timezone}
@@ -171,6 +171,7 @@ def _offset(utc, timezone: str):
     return tf.gather(tf.constant(offsets, tf.int64), index)
 
 
+@functools.lru_cache(maxsize=None)
 def _offset_table(timezone: str) -> tuple[list[int], list[int]]:
     """The instants (Unix seconds) from which `timezone`'s UTC offset holds, and those offsets, 1900-2100.
 
@@ -241,8 +242,8 @@ def _civil_from_days(days):
     return year_of_era + era * 400 + tf.cast(month <= 2, tf.int64), month, day
 
 
-def _unreadable(values, timezone: str) -> dict[int, str]:
-    """{row: why} of the present values of an Arrow column that `wall_clock` finds invalid."""
+def _unreadable(values) -> dict[int, str]:
+    """{row: why} of the present values of an Arrow column that `wall_clock` finds invalid (whatever the zone)."""
     import numpy as np
     import pyarrow as pa
     import tensorflow as tf
@@ -257,7 +258,7 @@ def _unreadable(values, timezone: str) -> dict[int, str]:
     else:
         tensor = tf.constant(kept.to_pylist(), tf.string)
         detail = "{!r} is not an ISO-8601 date or time (YYYY-MM-DD[THH:MM[:SS[.f]]][Z|±HH[:MM]])"
-    valid = wall_clock(tensor, timezone)[0].numpy()
+    valid = wall_clock(tensor, "UTC")[0].numpy()
     shown = kept.to_pylist()
     return {int(present[i]): detail.format(_text(shown[i])) for i in np.flatnonzero(~valid)}
 
