@@ -40,6 +40,7 @@ class GraphFeature:
         constants: captured analyzer outputs (numbers), with the op consuming each.
         tables: ``(keys, ids)`` of each lookup table it reads, keys in id order.
         hash_buckets: ``num_buckets`` of each string hashing op.
+        hash_keys: the ``key`` of each keyed (SipHash) string hashing op.
         defaults: the fill values of missing (sparse) raw values.
         missing_tokens: the NA tokens (``input.na_values``) the graph reads as missing text.
     """
@@ -51,6 +52,7 @@ class GraphFeature:
     constants: list[Constant] = field(default_factory=list)
     tables: list[tuple[list, np.ndarray]] = field(default_factory=list)
     hash_buckets: list[int] = field(default_factory=list)
+    hash_keys: list[list[int]] = field(default_factory=list)
     defaults: list = field(default_factory=list)
     missing_tokens: list = field(default_factory=list)
 
@@ -104,8 +106,10 @@ def _walk(name: str, output, captured: dict, raw_names: dict) -> GraphFeature:
             continue
         seen.add(op.name)
         feature.op_types.add(op.type)
-        if op.type == "StringToHashBucketFast":
+        if op.type in ("StringToHashBucketFast", "StringToHashBucketStrong"):
             feature.hash_buckets.append(int(op.get_attr("num_buckets")))
+        if op.type == "StringToHashBucketStrong":
+            feature.hash_keys.append([int(k) for k in op.get_attr("key")])
         if op.type == "SparseToDense":
             feature.defaults.append(_const_value(op.inputs[3]))
         if op.type == "Const" and TOKENS_NAME in op.name.rsplit("/", 1)[-1]:

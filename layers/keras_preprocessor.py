@@ -116,11 +116,19 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
     raw_spec = tft.TFTransformOutput(graph_dir).raw_feature_spec()
     label = config.label.column if config.label else None
     plans = {}
+    # the outputs a feature writes besides its own (a datetime's parts): a transform that says why it has no
+    # native layers says it for them too
+    owners = {output: config.features[name] for name in config.features
+              for output in config.features[name].outputs(name) if output != name}
     for name, graph in sorted(read_graph_features(graph_dir).items()):
         if name == label or label in graph.raw_inputs:
             continue
-        if name in config.features:
-            feature = config.features[name]
+        feature, owner = config.features.get(name), owners.get(name)
+        if feature is not None and feature.transform_kind.native_ops is None:
+            plans[name] = plan_feature(name, feature.transform, graph, raw_spec[name])  # refused: its transform's reason
+        elif owner is not None and owner.transform_kind.native_reason is not None:
+            plans[name] = refused(name, owner.transform, graph, None, owner.transform_kind.native_reason)
+        elif feature is not None:
             handled = {*HANDLED_OPTIONS, *feature.transform_kind.native_options}
             options = sorted(set(feature.model_dump(exclude_defaults=True)) - handled)
             if options:

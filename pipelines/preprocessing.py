@@ -28,6 +28,8 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     by_name = {column.name: column for column in columns}
     # every option by field name, defaults included (model_dump leaves the defaults out)
     features = {name: dict(feature) for name, feature in config.features.items()}
+    # the raw columns each feature computes from besides its own (a cross's columns, a per-key statistic's key)
+    reads = {name: feature.transform_kind.reads(feature) for name, feature in config.features.items()}
     kinds = {column.name: column.kind for column in columns}
     for name, feature in config.features.items():
         feature.transform_kind.check_columns(name, feature, kinds)
@@ -59,11 +61,10 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         tokens, vocabularies = _vocabularies(features, filled, label, label_value)
         for name, options in features.items():
             transform = TRANSFORMS[options["transform"]]
-            if transform.new_output:  # computed from its columns, filled where they are features
-                value = [filled[column] if column in filled else inputs[column] for column in options["columns"]]
-            else:
-                value = tokens.get(vocabulary_filename(name), filled[name])
-            outputs.update(transform.build(name, value, options, vocabularies.get(vocabulary_filename(name))))
+            # a new output has no value of its own: it is computed from the columns it reads
+            value = None if transform.new_output else tokens.get(vocabulary_filename(name), filled[name])
+            columns = {column: filled[column] if column in filled else inputs[column] for column in reads[name]}
+            outputs.update(transform.build(name, value, options, vocabularies.get(vocabulary_filename(name)), columns))
         if label is not None:
             file = vocabulary_filename(label["column"])
             outputs[label["column"]] = _label(tokens.get(file, label_value), label, vocabularies.get(file))

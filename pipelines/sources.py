@@ -233,6 +233,8 @@ class RowReader:
         # column -> its NA tokens (input.na_values), for the columns that have any
         self._tokens = {c.name: input_config.missing_tokens(c.name) for c in columns
                         if input_config.missing_tokens(c.name)}
+        # column -> a transform's check of its raw values (`Transform.raw_check`); the job's reader sets them
+        self.value_checks: dict = {}
 
     @classmethod
     def for_job(cls, config: JobConfig, input_config: InputConfig, columns: list[RawColumn]) -> "RowReader":
@@ -252,6 +254,11 @@ class RowReader:
             bound = options.transform_kind.raw_above(options) if options is not None else None
             if bound is not None:
                 _above(feature, bound)
+        read = {c.name for c in columns}
+        for name, options in config.features.items():
+            check = options.transform_kind.raw_check(options)
+            if check is not None and name in read:
+                reader.value_checks[name] = check
         return reader
 
     def read(self, unit: WorkUnit) -> Iterator[Chunk]:
@@ -378,7 +385,7 @@ class RowReader:
         (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
         from skewless.pipelines.sequence_input import values_per_row
-        from skewless.schemas.row_checks import check_batch, missing_as_null, parse_text
+        from skewless.schemas.row_checks import RowProblem, check_batch, missing_as_null, parse_text
 
         names = [c.name for c in self.columns]
         nonfinite = self.config.nonfinite
@@ -406,6 +413,11 @@ class RowReader:
                 [values_per_row(judged.column(name)) if name in sequences else judged.column(name)
                  for name in judged.schema.names], judged.schema.names)
         found = check_batch(judged, self.schema, self._optional, nonfinite, tokens)
+        kinds = {c.name: c.kind for c in self.columns}
+        for name, check in self.value_checks.items():  # what a transform's own parser refuses (raw_check)
+            typed = _as_kind(_one_value(_column(judged, name)), kinds[name])  # null where check_batch objects
+            for row, detail in check(typed).items():
+                found.setdefault(row, []).append(RowProblem("out_of_domain", name, detail))
         for row, row_problems in (problems or {}).items():
             found.setdefault(row, [])[:0] = row_problems
         problems = found

@@ -313,16 +313,18 @@ class JobConfig(_Strict):
     def _check_crosses_and_outputs(self) -> None:
         label = self.label.column if self.label is not None else None
         for name, feature in self.features.items():
-            if not feature.transform_kind.new_output:
-                continue
-            for column in feature.columns:
-                crossed = self.features.get(column)
+            # what a feature reads besides its own column (a cross's columns, a per-key key) is one raw value per row
+            use = "cross" if feature.transform_kind.new_output else "key by"
+            for column in feature.transform_kind.reads(feature):
+                read = self.features.get(column)
                 if column == label:
-                    raise ValueError(f"features.{name}: cross of the label column {column!r} (serving has no label)")
-                if column == name or (crossed is not None and (crossed.transform_kind.new_output
-                                                                or crossed.transform_kind.image
-                                                                or crossed.is_list or crossed.sequence)):
-                    raise ValueError(f"features.{name}: cannot cross {column!r} (a cross, an image or a list)")
+                    raise ValueError(f"features.{name}: {use.split()[0]} of the label column {column!r} "
+                                     "(serving has no label)")
+                if column == name:
+                    raise ValueError(f"features.{name}: cannot {use} itself")
+                if read is not None and (read.transform_kind.new_output or read.transform_kind.image
+                                         or read.is_list or read.sequence):
+                    raise ValueError(f"features.{name}: cannot {use} {column!r} (a cross, an image or a list)")
         sequences = [name for name, feature in self.features.items() if feature.sequence]
         if sequences and self.input.record != "sequence_example":
             raise ValueError(f"features.{sequences[0]} is a feature list (sequence: true): it needs "
@@ -340,10 +342,11 @@ class JobConfig(_Strict):
 
     @property
     def raw_columns(self) -> list[str]:
-        """The raw columns the job feeds to tf.Transform: the features, the crossed columns, then the label."""
+        """The raw columns the job feeds to tf.Transform: the features, the columns they read (crossed columns,
+        per-key keys), then the label."""
         columns = [name for name, feature in self.features.items() if not feature.transform_kind.new_output]
         for feature in self.features.values():
-            columns += [column for column in feature.columns or [] if column not in columns]
+            columns += [column for column in feature.transform_kind.reads(feature) if column not in columns]
         if self.label is not None:
             columns.append(self.label.column)
         return columns

@@ -1,8 +1,9 @@
 """A run's output read back by the tests: a split's transformed rows (by column, or with its records in order),
-the bytes of its files; the smallest run summary."""
+the bytes of its files, its quarantined rows; the smallest run summary."""
 
 import collections
 import glob
+import json
 import os
 
 import numpy as np
@@ -57,3 +58,14 @@ def minimal_summary() -> dict:
         "seconds": {"total": 1.0}, "versions": {"skewless": "0.1.0"},
         "platform": {"machine": "x86_64", "cpus": 2, "python": "3.11.0"},
     }
+
+
+def quarantined(output_dir: str) -> dict[int, str]:
+    """{line: reason} of every quarantined row (for a run of one input file, whose lines are unique)."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(output_dir, "quarantine", "rows-*.jsonl"))):
+        with open(path) as handle:
+            for line in handle:
+                row = json.loads(line)
+                found[row["line"]] = row["reason"]
+    return found

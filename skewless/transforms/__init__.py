@@ -12,6 +12,7 @@ import json
 from skewless.transforms import (
     bucketize,
     cross,
+    datetime_parts,
     hash,
     image,
     log,
@@ -19,6 +20,7 @@ from skewless.transforms import (
     quantile_clip,
     scale_0_1,
     scale_by_min_max,
+    scale_to_gaussian,
     text_vocabulary,
     vocabulary,
     z_score,
@@ -27,8 +29,8 @@ from skewless.transforms.base import Option, Transform
 
 TRANSFORMS: dict[str, Transform] = {
     module.TRANSFORM.name: module.TRANSFORM
-    for module in (z_score, scale_0_1, scale_by_min_max, log, bucketize, vocabulary, hash, text_vocabulary, image,
-                   cross, passthrough, quantile_clip)
+    for module in (z_score, scale_0_1, scale_by_min_max, scale_to_gaussian, log, bucketize, vocabulary, hash,
+                   text_vocabulary, image, cross, passthrough, quantile_clip, datetime_parts)
 }
 
 # What every feature may set, by the transforms whose `lists` / `missing` say so (after the transform's own

@@ -91,6 +91,11 @@ class Transform:
         """Whether `max_length` applies to a feature of one value per row (text ids do)."""
         return False
 
+    def reads(self, feature) -> list[str]:
+        """The raw columns besides its own it computes from (a cross: its `columns`; per-key statistics: the
+        `key`) of `feature` (a FeatureConfig)."""
+        return []
+
     def extra_outputs(self, name: str, feature) -> list[str]:
         """Transformed features it writes besides `name`."""
         return []
@@ -99,15 +104,21 @@ class Transform:
         """A bound its raw values must be above (else the row goes to quarantine), or None."""
         return None
 
+    def raw_check(self, feature):
+        """None, or a function of a raw Arrow column giving {row: why} for the values it cannot take (those rows
+        go to quarantine): for what no schema domain can say, e.g. text that must parse."""
+        return None
+
     def vocabulary_tokens(self, value, options: dict):
         """The tokens a vocabulary is computed over (the filled raw `value`), or None: no vocabulary."""
         return None
 
-    def build(self, name: str, value, options: dict, vocabulary=None) -> dict:
+    def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
         """tf.Transform: {output name: tensor} from the filled raw `value` (its tokens when it has a
-        vocabulary, then `vocabulary` is the vocabulary file's deferred path; for a new output, the list of
-        its columns' values). `options` holds every option by field name, defaults included."""
-        output = self.transform(value, options, vocabulary)
+        vocabulary, then `vocabulary` is the vocabulary file's deferred path; None for a new output).
+        `options` holds every option by field name, defaults included; `columns` the values of the columns
+        `reads` names, filled where they are features."""
+        output = self.transform(value, options, vocabulary, columns)
         if options.get("max_length") is not None:
             from skewless.transforms.categorical import with_buckets
             from skewless.transforms.lists import pad_or_truncate
@@ -120,7 +131,7 @@ class Transform:
             output = padded
         return {name: output}
 
-    def transform(self, value, options: dict, vocabulary=None):
+    def transform(self, value, options: dict, vocabulary=None, columns=None):
         """The one output tensor of a transform of each value (lists: each value, statistics over all)."""
         raise NotImplementedError(f"transform {self.name} builds its outputs in build()")
 

@@ -5,25 +5,31 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.transforms.base import Option
-from skewless.transforms.numeric import CLIP, NumericTransform
+from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
+EPSILON = Option("epsilon", float | None, Field(default=None, gt=0, lt=1),
+                 "the quantiles' error tolerance: each boundary's rank within epsilon * rows of the exact one "
+                 "(none: tf.Transform's min(1 / num_buckets, 0.01))")
 
 
 class Bucketize(NumericTransform):
     name = "bucketize"
-    doc = "`tft.bucketize`: int64 bucket ids from quantile boundaries"
-    options = (NUM_BUCKETS, CLIP)
+    doc = "`tft.bucketize`: int64 bucket ids from quantile boundaries; with `key`, `tft.bucketize_per_key`"
+    options = (NUM_BUCKETS, CLIP, KEY, EPSILON)
     required = ("num_buckets",)
     ids = True
     native_ops = frozenset({"Reshape", "Shape", "UpperBound"})
-    native_options = ("num_buckets",)
+    # epsilon only moves the boundaries, which the native layer reads from the graph
+    native_options = ("num_buckets", "epsilon")
     report_options = ("num_buckets",)
 
-    def scale(self, value, options: dict):
+    def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
-        return tft.bucketize(value, options["num_buckets"])
+        if key is None:
+            return tft.bucketize(value, options["num_buckets"], epsilon=options["epsilon"])
+        return tft.bucketize_per_key(value, key, options["num_buckets"], epsilon=options["epsilon"])
 
     def native(self, plan, graph) -> str | None:
         """Discretization(bin_boundaries) counts the boundaries <= x as tf.Transform's UpperBound does."""

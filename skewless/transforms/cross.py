@@ -34,16 +34,20 @@ class Cross(Transform):
                     f"(bucketize it in a preprocessing_fn, or cross a categorical column)"
                 )
 
-    def build(self, name: str, value, options: dict, vocabulary=None) -> dict:
-        """`value`: the crossed columns' (filled) values, one id per row: `tf.sparse.cross_hashed`
-        fingerprints the values of a row together (FarmHash of each, combined in order) modulo hash_buckets."""
+    def reads(self, feature) -> list[str]:
+        return list(feature.columns)
+
+    def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
+        """One id per row from the crossed `columns`' (filled) values: `tf.sparse.cross_hashed` fingerprints
+        the values of a row together (FarmHash of each, combined in order) modulo hash_buckets."""
         import tensorflow as tf
         import tensorflow_transform as tft
 
         from skewless.transforms.categorical import with_buckets
 
         buckets = options["hash_buckets"]
-        crossed = tf.sparse.cross_hashed([tf.expand_dims(column, 1) for column in value], num_buckets=buckets)
+        crossed = tf.sparse.cross_hashed([tf.expand_dims(columns[column], 1) for column in options["columns"]],
+                                         num_buckets=buckets)
         return {name: with_buckets(tf.squeeze(tft.sparse_tensor_to_dense_with_shape(crossed, [None, 1]), axis=1),
                                    buckets)}
 

@@ -1,44 +1,60 @@
-"""`transform: hash`: ids in [0, hash_buckets) from FarmHash64 of each value's text (`tft.hash_strings`)."""
+"""`transform: hash`: ids in [0, hash_buckets) from FarmHash64 of each value's text, or from SipHash with the
+config's `key` (`tft.hash_strings`)."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
 from skewless.transforms.base import Option, Transform
+from skewless.transforms.numeric import KEY
 from skewless.transforms.values import as_strings
 
 HASH_BUCKETS = Option("hash_buckets", int | None, Field(default=None, ge=1), "how many ids (required)")
+# the per-key statistics' `key` field (numeric.py), here two numbers: TensorFlow takes them as int64
+HASH_KEY = Option(KEY.name, KEY.annotation, KEY.field,
+                  "`[k0, k1]`, integers in [0, 2^63): keyed SipHash (`tft.hash_strings(key=...)`), ids an outsider "
+                  "without the key cannot predict")
 
 
 class Hash(Transform):
     name = "hash"
     doc = "`tft.hash_strings` of each value's text: int64 ids in [0, hash_buckets)"
-    options = (HASH_BUCKETS,)
+    options = (HASH_BUCKETS, HASH_KEY)
     required = ("hash_buckets",)
     categories = True
     ids = True
-    native_ops = frozenset({"AsString", "StringToHashBucketFast"})
-    native_options = ("hash_buckets",)
+    native_ops = frozenset({"AsString", "StringToHashBucketFast", "StringToHashBucketStrong"})
+    native_options = ("hash_buckets", "key")
     report_options = ("hash_buckets",)
 
-    def transform(self, value, options: dict, vocabulary=None):
+    def check(self, feature) -> str | None:
+        key = feature.key
+        if key is not None and (not isinstance(key, list) or len(key) != 2 or not all(0 <= k < 2**63 for k in key)):
+            return f"key {key!r} of transform hash must be two integers in [0, 2^63): [k0, k1]"
+        return None
+
+    def transform(self, value, options: dict, vocabulary=None, columns=None):
         import tensorflow_transform as tft
 
         from skewless.transforms.categorical import with_buckets
 
-        return with_buckets(tft.hash_strings(as_strings(value), options["hash_buckets"]), options["hash_buckets"])
+        buckets = options["hash_buckets"]
+        return with_buckets(tft.hash_strings(as_strings(value), buckets, key=options["key"]), buckets)
 
     def native(self, plan, graph) -> str | None:
-        """Hashing(num_bins) hashes strings, and integers' decimal text, with FarmHash64 as tft.hash_strings does."""
+        """Hashing(num_bins) hashes strings, and integers' decimal text, with FarmHash64 as tft.hash_strings does;
+        with `salt`, keyed SipHash (`to_hash_bucket_strong`) as tft.hash_strings(key=...) does."""
         import keras
 
         from skewless.layers.native_plan import not_built_by
 
-        if len(graph.hash_buckets) != 1:
+        if len(graph.hash_buckets) != 1 or len(graph.hash_keys) > 1:
             return not_built_by("hash_strings")
         if plan.raw_dtype.is_floating:
             return "hashing float values: Keras Hashing truncates them to integers, tf.Transform hashes their text"
-        plan.layers = [keras.layers.Hashing(num_bins=graph.hash_buckets[0], name=f"{plan.layer_name}_hashing")]
+        salt = graph.hash_keys[0] if graph.hash_keys else None
+        plan.layers = [keras.layers.Hashing(num_bins=graph.hash_buckets[0], salt=salt,
+                                            name=f"{plan.layer_name}_hashing")]
         return None
 
 

@@ -28,7 +28,7 @@ class Image(Transform):
             return f"size {feature.size} must be [height, width], both >= 1"
         return None
 
-    def build(self, name: str, value, options: dict, vocabulary=None) -> dict:
+    def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
         from skewless.transforms.images import decode_images
 
         return {name: decode_images(value, options["size"], options["channels"])}

@@ -14,7 +14,7 @@ class Log(NumericTransform):
         # log1p is finite above -1 only; a clip above -1 makes every value fit
         return -1.0 if feature.clip is None or feature.clip[0] <= -1 else None
 
-    def scale(self, value, options: dict):
+    def scale(self, value, options: dict, key=None):
         import tensorflow as tf
         import tensorflow_transform as tft
 

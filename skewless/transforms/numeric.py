@@ -1,14 +1,20 @@
-"""What the numeric transforms share: float32 values, clipped to `clip` when the config asks."""
+"""What the numeric transforms share: float32 values, clipped to `clip` when the config asks, and for those that
+take `key`, statistics per value of another column."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
+from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform
-from skewless.transforms.values import each
+from skewless.transforms.values import as_strings, each
 
 CLIP = Option("clip", list[float] | None, Field(default=None, min_length=2, max_length=2),
               "`[lo, hi]`: values are clipped to it before the transform")
+# One config key, two meanings: a column for the per-key statistics, two numbers for hash (hash.py)
+KEY = Option("key", str | list[int] | None, Field(default=None),
+             "a raw int or string column: the statistics per value of it (`tft.*_per_key`; a value whose key "
+             "the analysis did not see: z_score leaves it unscaled, the scales take its sigmoid, bucketize gives -1)")
 
 
 class NumericTransform(Transform):
@@ -20,17 +26,34 @@ class NumericTransform(Transform):
     def check(self, feature) -> str | None:
         if feature.clip is not None and feature.clip[0] > feature.clip[1]:
             return f"clip [{feature.clip[0]:g}, {feature.clip[1]:g}]: the low end is above the high end"
+        if KEY in self.options and feature.key is not None:
+            if not isinstance(feature.key, str):
+                return f"key of transform {self.name} names a column (key: COLUMN); two numbers key a hash"
+            if feature.is_list or feature.sequence:
+                return "key needs one value per row: tf.Transform's per-key statistics take one key per value"
         return None
 
-    def transform(self, value, options: dict, vocabulary=None):
+    def reads(self, feature) -> list[str]:
+        return [feature.key] if KEY in self.options and feature.key is not None else []
+
+    def check_columns(self, name: str, feature, kinds: dict[str, str]) -> None:
+        super().check_columns(name, feature, kinds)
+        for key in self.reads(feature):
+            if kinds[key] == "float":
+                raise ConfigError(f"features.{name}.key: {key} holds floats; per-key statistics group by integers "
+                                  "or strings (bucketize it, or key by a categorical column)")
+
+    def transform(self, value, options: dict, vocabulary=None, columns=None):
         import tensorflow as tf
 
         value = each(tf.cast, value, tf.float32)
         if options.get("clip") is not None:
             low, high = options["clip"]
             value = each(tf.clip_by_value, value, low, high)
-        return self.scale(value, options)
+        # tf.Transform's per-key analyzers take string keys: an integer key groups by its decimal text
+        key = as_strings(columns[options["key"]]) if options.get("key") is not None else None
+        return self.scale(value, options, key)
 
-    def scale(self, value, options: dict):
-        """The tf.Transform call on the float32 (clipped) values."""
+    def scale(self, value, options: dict, key=None):
+        """The tf.Transform call on the float32 (clipped) values; `key`: their string keys, or None."""
         raise NotImplementedError

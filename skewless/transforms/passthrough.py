@@ -10,7 +10,7 @@ class Passthrough(Transform):
     doc = "the raw value, unchanged"
     native_ops = frozenset()
 
-    def transform(self, value, options: dict, vocabulary=None):
+    def transform(self, value, options: dict, vocabulary=None, columns=None):
         return value
 
     def native(self, plan, graph) -> str | None:

@@ -34,7 +34,7 @@ class QuantileClip(NumericTransform):
             return f"quantile {feature.quantile:g} must be 1/n for an integer n (0.01, 0.05, 0.1, 0.25, ...)"
         return None
 
-    def scale(self, value, options: dict):
+    def scale(self, value, options: dict, key=None):
         import tensorflow as tf
         import tensorflow_transform as tft
 

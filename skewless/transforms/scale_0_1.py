@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from skewless.transforms.numeric import NumericTransform
+from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 
 class Scale01(NumericTransform):
     name = "scale_0_1"
-    doc = "`tft.scale_to_0_1`: (x - min) / (max - min)"
+    doc = "`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`"
+    options = (CLIP, KEY)
     native_ops = frozenset({"Sub", "ZerosLike", "Less", "AddV2", "RealDiv", "Sigmoid", "SelectV2", "Mul"})
 
-    def scale(self, value, options: dict):
+    def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
-        return tft.scale_to_0_1(value)
+        return tft.scale_to_0_1(value) if key is None else tft.scale_to_0_1_per_key(value, key)
 
     def native(self, plan, graph) -> str | None:
         import numpy as np

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.transforms.base import Option
-from skewless.transforms.numeric import CLIP, NumericTransform
+from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 RANGE = Option("output_range", list[float] | None, Field(default=None, min_length=2, max_length=2, alias="range"),
                "`[lo, hi]`: the output range (none: `[0, 1]`)")
@@ -13,8 +13,8 @@ RANGE = Option("output_range", list[float] | None, Field(default=None, min_lengt
 
 class ScaleByMinMax(NumericTransform):
     name = "scale_by_min_max"
-    doc = "`tft.scale_by_min_max`: the dataset's [min, max] mapped onto `range`"
-    options = (CLIP, RANGE)
+    doc = "`tft.scale_by_min_max`: the dataset's [min, max] mapped onto `range`; with `key`, `tft.scale_by_min_max_per_key`"
+    options = (CLIP, RANGE, KEY)
 
     def check(self, feature) -> str | None:
         problem = super().check(feature)
@@ -23,11 +23,13 @@ class ScaleByMinMax(NumericTransform):
             problem = f"range [{low_high[0]:g}, {low_high[1]:g}] must be increasing"
         return problem
 
-    def scale(self, value, options: dict):
+    def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
         low, high = options["output_range"] or (0.0, 1.0)
-        return tft.scale_by_min_max(value, output_min=low, output_max=high)
+        if key is None:
+            return tft.scale_by_min_max(value, output_min=low, output_max=high)
+        return tft.scale_by_min_max_per_key(value, key, output_min=low, output_max=high)
 
 
 TRANSFORM = ScaleByMinMax()

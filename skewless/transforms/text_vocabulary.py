@@ -48,7 +48,7 @@ class TextVocabulary(Transform):
 
         return text_tokens(value, options)
 
-    def build(self, name: str, value, options: dict, vocabulary=None) -> dict:
+    def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
         from skewless.transforms.text import text_features
 
         return text_features(name, value, vocabulary, options)

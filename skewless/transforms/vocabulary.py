@@ -12,27 +12,37 @@ FREQUENCY_THRESHOLD = Option("frequency_threshold", int | None, Field(default=No
                              "keep values seen at least this often")
 NUM_OOV_BUCKETS = Option("num_oov_buckets", int, Field(default=1, ge=0),
                          "ids after the vocabulary for unseen values (hashed)")
+DEFAULT_VALUE = Option("default_value", int | None, Field(default=None),
+                       "with `num_oov_buckets: 0`, the id of a value the vocabulary lacks (none: -1)")
 
 
 class Vocabulary(Transform):
     name = "vocabulary"
     doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
-    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS)
+    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, DEFAULT_VALUE)
     categories = True
     ids = True
     counts_oov = True
     native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
                             "AddV2", "SelectV2"})
-    native_options = ("top_k", "frequency_threshold", "num_oov_buckets")
+    native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value")
     report_options = ("top_k", "frequency_threshold", "num_oov_buckets")
+
+    def check(self, feature) -> str | None:
+        if feature.default_value is not None and feature.num_oov_buckets != 0:
+            return (f"default_value needs num_oov_buckets: 0 (with {feature.num_oov_buckets} OOV buckets an unseen "
+                    "value gets a hashed id)")
+        return None
 
     def vocabulary_tokens(self, value, options: dict):
         return as_strings(value)
 
-    def transform(self, value, options: dict, vocabulary=None):
+    def transform(self, value, options: dict, vocabulary=None, columns=None):
         import tensorflow_transform as tft
 
-        return tft.apply_vocabulary(value, vocabulary, num_oov_buckets=options["num_oov_buckets"])
+        # tf.Transform's own default, -1, when the config names none
+        default = -1 if options["default_value"] is None else options["default_value"]
+        return tft.apply_vocabulary(value, vocabulary, default_value=default, num_oov_buckets=options["num_oov_buckets"])
 
     def run_fields(self, name: str, feature, graph) -> dict:
         return vocabulary_fields(name, feature, graph)
@@ -75,7 +85,12 @@ class Vocabulary(Transform):
                 oov_method="farmhash", output_mode="int", name=f"{plan.layer_name}_lookup")
         else:
             return "a vocabulary of float values: tf.Transform looks up their as_string text, which no Keras lookup does"
-        plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, name=f"{plan.layer_name}_vocabulary_first")]
+        # an unseen value's id without OOV buckets (with them, it gets a hashed one)
+        default = graph.constant("LookupTableFindV2", 2) if num_oov == 0 else -1
+        if default is None:
+            return not_built_by("compute_and_apply_vocabulary")
+        plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, int(default),
+                                               name=f"{plan.layer_name}_vocabulary_first")]
         plan.probe = {"tokens": vocabulary}
         return None
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from skewless.transforms.numeric import NumericTransform
+from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 
 class ZScore(NumericTransform):
     name = "z_score"
-    doc = "`tft.scale_to_z_score`: (x - mean) / standard deviation (x - mean when the deviation is 0)"
+    doc = ("`tft.scale_to_z_score`: (x - mean) / standard deviation (x - mean when the deviation is 0); with `key`, "
+           "`tft.scale_to_z_score_per_key`")
+    options = (CLIP, KEY)
     native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"})
 
-    def scale(self, value, options: dict):
+    def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
-        return tft.scale_to_z_score(value)
+        return tft.scale_to_z_score(value) if key is None else tft.scale_to_z_score_per_key(value, key)
 
     def native(self, plan, graph) -> str | None:
         return standardized(plan, graph, "z_score")

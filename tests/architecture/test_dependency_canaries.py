@@ -90,6 +90,8 @@ A_VALUES = np.random.default_rng(5).normal(40, 12, len(WORDS)).astype(np.float32
 DEFAULT = 7.5
 NUM_OOV = 2
 HASH_BUCKETS = 5
+HASH_KEY = [2**63 - 1, 12345]
+UNSEEN_ID = 42
 
 
 def canary_preprocessing_fn(inputs):
@@ -102,6 +104,9 @@ def canary_preprocessing_fn(inputs):
         "bucketize": tft.bucketize(inputs["a"], 3),
         "vocabulary": tft.compute_and_apply_vocabulary(inputs["word"], num_oov_buckets=NUM_OOV, vocab_filename="word"),
         "hash": tft.hash_strings(inputs["word"], HASH_BUCKETS),
+        "keyed_hash": tft.hash_strings(inputs["word"], HASH_BUCKETS, key=HASH_KEY),
+        "vocabulary_default": tft.compute_and_apply_vocabulary(inputs["word"], num_oov_buckets=0,
+                                                               default_value=UNSEEN_ID, vocab_filename="word_0"),
         "filled": tf.squeeze(tft.sparse_tensor_to_dense_with_shape(inputs["maybe"], [None, 1], default_value=DEFAULT),
                              axis=1),
     }
@@ -207,6 +212,24 @@ def test_tft_hash_strings_is_one_string_to_hash_bucket_fast(graph_features):
     assert graph_features["hash"].hash_buckets == [HASH_BUCKETS], (
         "tf.Transform hash_strings no longer is one StringToHashBucketFast with num_buckets: layers/native_plan.py "
         "builds Keras Hashing(num_bins) from it")
+
+
+def test_tft_keyed_hash_strings_is_one_string_to_hash_bucket_strong_holding_the_key(graph_features):
+    from skewless.layers.native_plan import INPUT_OPS
+    from skewless.transforms import TRANSFORMS
+
+    feature = graph_features["keyed_hash"]
+    assert feature.hash_buckets == [HASH_BUCKETS] and feature.hash_keys == [HASH_KEY], (
+        "tf.Transform hash_strings(key=...) no longer is one StringToHashBucketStrong with num_buckets and key: "
+        "skewless/transforms/hash.py builds Keras Hashing(num_bins, salt=key) from them")
+    assert not feature.op_types - INPUT_OPS - TRANSFORMS["hash"].native_ops
+
+
+def test_tft_vocabulary_without_oov_buckets_holds_its_default_at_lookup_input_2(graph_features):
+    feature = graph_features["vocabulary_default"]
+    assert feature.constant("LookupTableFindV2", 2) == UNSEEN_ID and not feature.hash_buckets, (
+        "tf.Transform's apply_vocabulary(num_oov_buckets=0, default_value=d) no longer is one table lookup with d "
+        "captured at LookupTableFindV2 input 2: skewless/transforms/vocabulary.py gives VocabularyFirst that default")
 
 
 def test_tft_sparse_to_dense_holds_the_default_at_input_3(graph_features):

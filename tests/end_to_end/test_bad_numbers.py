@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 import pytest
+from run_output import quarantined
 
 # x: required float; y: optional float (default 0); n: required int
 BAD_X = {b"nan": "x: required value is missing", b"NaN": "x: required value is missing",
@@ -77,17 +78,6 @@ def job_config(folder, **input_options) -> dict:
         },
         "output": {"dir": str(folder / "out"), "shards": 1, "max_bad_fraction": 0.5},
     }
-
-
-def quarantined(output_dir: str) -> dict[int, str]:
-    """{line: reason} of every quarantined row (each test here reads one input file, so lines are unique)."""
-    found = {}
-    for path in sorted(glob.glob(os.path.join(output_dir, "quarantine", "rows-*.jsonl"))):
-        with open(path) as handle:
-            for line in handle:
-                row = json.loads(line)
-                found[row["line"]] = row["reason"]
-    return found
 
 
 @pytest.fixture(scope="module")

@@ -51,6 +51,35 @@ def test_census_run_is_exact_on_jax(census_run, census_path, tmp_path):
     _assert_exact_and_reloaded(report, rows)
 
 
+def test_issue_31_options_are_exact_on_jax(tmp_path):
+    """hash with `key` (Keras Hashing(salt=key), keyed SipHash) on strings and ints, a vocabulary's `default_value`
+    (VocabularyFirst) and bucketize's `epsilon`: on JAX, the graph's ids."""
+    pytest.importorskip("jax")
+    from skewless.pipelines import run
+
+    rng = np.random.default_rng(12)
+    colors = rng.choice(["red", "blue", "green", "teal", "sky"], 400, p=[0.4, 0.3, 0.2, 0.05, 0.05])
+    training = [{"user": f"u{n}", "zip": int(z), "color": str(c), "amount": float(a) / 8}
+                for n, z, c, a in zip(rng.integers(0, 200, 400), rng.integers(1000, 9999, 400), colors,
+                                      rng.integers(0, 8000, 400))]
+    labels = [float(int(row["user"][1:]) % 2) for row in training]
+    names = list(training[0])
+    lines = [",".join(names + ["label"])] + [",".join(str(row[name]) for name in names) + f",{int(label)}"
+                                             for row, label in zip(training, labels)]
+    (tmp_path / "rows.csv").write_text("\n".join(lines) + "\n")
+    result = run({"name": "issue31", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+                  "features": {"user": {"transform": "hash", "hash_buckets": 500, "key": [2**63 - 1, 3]},
+                               "zip": {"transform": "hash", "hash_buckets": 900, "key": [5, 8]},
+                               "color": {"transform": "vocabulary", "top_k": 3, "num_oov_buckets": 0,
+                                         "default_value": 7},
+                               "amount": {"transform": "bucketize", "num_buckets": 8, "epsilon": 0.05}},
+                  "label": {"column": "label"}, "output": {"dir": str(tmp_path / "job")}})
+    report, rows = _run_on_jax(result.output_dir, training, labels, [], tmp_path)
+
+    assert sorted(report["built"]) == ["amount", "color", "user", "zip"]
+    _assert_exact_and_reloaded(report, rows)
+
+
 def _run_on_jax(run_dir, training: list, labels: list, extra_rows: list, tmp_path) -> tuple[dict, list]:
     """Writes rows and the TF graph's outputs for them, runs the JAX child on a copy of the run."""
     from skewless.layers import TransformLayer, transform_raw_rows
@@ -124,7 +153,8 @@ def _child(run_dir: str, work_dir: str) -> None:
     preprocessor = keras_preprocessor(run_dir)
     built = preprocessor(batch)
     report["built"] = _differences(built, expected)
-    report["int_dtype"] = str(np.asarray(built["workclass"]).dtype)
+    ids = [name for name, feature in preprocessor.feature_specs.items() if not feature["dtype"].startswith("float")]
+    report["int_dtype"] = str(np.asarray(built[ids[0]]).dtype)
 
     # Train on the preprocessor's outputs, computed in tf.data; the model itself is jit-compiled JAX.
     count = len(inputs["labels"])

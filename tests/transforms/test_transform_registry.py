@@ -35,13 +35,17 @@ def test_feature_config_has_every_registered_option_and_the_common_ones():
 SAMPLES = {"num_buckets": 3, "top_k": 5, "frequency_threshold": 2, "num_oov_buckets": 2, "hash_buckets": 8,
            "clip": [0.0, 1.0], "range": [0.0, 2.0], "columns": ["age", "education"], "lowercase": False,
            "strip_regex": "x", "ngram_range": [1, 2], "ngram_separator": "_", "output": "tfidf", "size": [4, 4],
-           "channels": 1, "quantile": 0.1}
+           "channels": 1, "quantile": 0.1, "key": "age", "epsilon": 0.05, "default_value": 7,
+           "parts": ["hour", "days"], "cyclical": True, "timezone": "Europe/Paris"}
+# where a transform needs another value: hash's `key` is two numbers, not a column; a vocabulary's default_value
+# needs num_oov_buckets 0
+OWN_SAMPLES = {("hash", "key"): [3, 5], ("vocabulary", "num_oov_buckets"): 0}
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))
 def test_a_transform_takes_its_options_dumps_them_in_order_and_refuses_the_others(tmp_path, name):
     transform = TRANSFORMS[name]
-    own = {option.key: SAMPLES[option.key] for option in transform.options}
+    own = {option.key: OWN_SAMPLES.get((name, option.key), SAMPLES[option.key]) for option in transform.options}
     base = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)}}
     feature = load_config({**base, "features": {"x": {"transform": name, **own}}}).features["x"]
     assert list(feature.model_dump(by_alias=True)) == ["transform", *own]
