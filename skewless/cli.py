@@ -13,11 +13,36 @@ from inspect import Parameter, Signature
 from typing import Callable, List, Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
 
+
+def _name_values(params) -> None:
+    """Help shows a flag without a value type (typer 0.29 renders every flag as `<bool>`, as if it took a value)
+    and an argument by its name in capitals, as the options' help text names it (RUN_DIR)."""
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif param.param_type_name == "argument" and param.metavar is None:
+            param.metavar = param.name.upper()
+
+
+class Command(TyperCommand):
+    def format_help(self, ctx, formatter) -> None:
+        _name_values(self.get_params(ctx))
+        super().format_help(ctx, formatter)
+
+
+class Group(TyperGroup):
+    def format_help(self, ctx, formatter) -> None:
+        _name_values(self.get_params(ctx))
+        super().format_help(ctx, formatter)
+
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -97,7 +122,7 @@ def reports_errors(where: str) -> Callable:
     return decorate
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+@app.command(cls=Command, context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
 @reports_errors("config")
 def run(
     ctx: typer.Context,
@@ -131,6 +156,8 @@ def run(
     if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
+    # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
+    typer.echo(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.job import run as run_job
@@ -145,7 +172,7 @@ def run(
     typer.echo(result.summary())
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+@app.command(cls=Command, context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
 @reports_errors("run_dir")
 def apply(
     ctx: typer.Context,
@@ -191,7 +218,7 @@ def apply(
     typer.echo(result.summary())
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+@app.command(cls=Command, context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
 @reports_errors("export_dir")
 def predict(
     ctx: typer.Context,
@@ -233,7 +260,7 @@ def predict(
     typer.echo(result.summary())
 
 
-schema_app = typer.Typer(no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
+schema_app = typer.Typer(cls=Group, no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
 app.add_typer(schema_app, name="schema")
 
 # The CSV options of both schema commands, named as in the job config's `input:` section.
@@ -247,12 +274,13 @@ _SKIP_SPACE = typer.Option(
 )
 
 
-@schema_app.command("infer")
+@schema_app.command("infer", cls=Command)
 @reports_errors("inputs")
 def schema_infer(
     inputs: List[str] = _INPUTS,
     format: Optional[str] = _FORMAT,
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="Write the .pbtxt here (default: stdout)."),
+    # --out: the name before every command that writes took --output/-o, kept so that scripts still work
+    out: Optional[str] = typer.Option(None, "--output", "-o", "--out", help="Write the .pbtxt here (default: stdout)."),
     header: bool = _HEADER,
     columns: Optional[str] = _COLUMNS,
     delimiter: str = _DELIMITER,
@@ -276,7 +304,7 @@ def schema_infer(
     typer.echo(f"{len(inferred.schema.feature)} features from {inferred.rows} rows{skipped}", err=True)
 
 
-@schema_app.command("validate")
+@schema_app.command("validate", cls=Command)
 @reports_errors("inputs")
 def schema_validate(
     inputs: List[str] = _INPUTS,
@@ -310,12 +338,13 @@ def schema_validate(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(cls=Command)
 @reports_errors("run_dir")
 def export(
     run_dir: str = typer.Argument(..., help="The run directory `skewless run` wrote."),
     model: str = typer.Option(..., "--model", help="The trained Keras model (.keras)."),
-    out: str = typer.Option(..., "--out", help="Where to write the SavedModel."),
+    # --out: the name before every command that writes took --output/-o, kept so that scripts still work
+    out: str = typer.Option(..., "--output", "-o", "--out", help="Where to write the SavedModel."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),
 ) -> None:
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
@@ -329,7 +358,7 @@ def export(
     typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
 
 
-@app.command()
+@app.command(cls=Command)
 @reports_errors("run_dir")
 def verify(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
@@ -352,7 +381,7 @@ def verify(
         raise typer.Exit(result.exit_code)
 
 
-@app.command()
+@app.command(cls=Command)
 @reports_errors("run_dir")
 def report(
     run_dir: str = typer.Argument(
@@ -373,7 +402,7 @@ def report(
         webbrowser.open(pathlib.Path(path).resolve().as_uri())
 
 
-@app.command()
+@app.command(cls=Command)
 @reports_errors("run_dir")
 def validate(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
@@ -433,7 +462,7 @@ def validate(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(cls=Command)
 @reports_errors("run_dir")
 def inspect(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
