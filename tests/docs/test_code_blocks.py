@@ -1,0 +1,72 @@
+"""Every code block of the README and the docs site runs here, or says above it why it is not run (issue 32).
+
+Each page's `bash` and `python` blocks run in order, as a reader would type them, in a scratch folder holding
+`configs/` and a run of configs/example.yaml in `out/example`; `yaml` blocks must parse."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from doc_blocks import NOT_CODE, PARSED, RUN, blocks, pages
+from example_job import REPO
+
+RUNNABLE_PAGES = [page for page in pages() if any(b.language in RUN and b.not_run is None for b in blocks(page))]
+
+
+def test_every_block_names_its_language_and_is_run_parsed_or_marked():
+    unknown = [f"{b.where()}: ```{b.language}" for page in pages() for b in blocks(page)
+               if b.language not in RUN | PARSED | NOT_CODE]
+    assert not unknown, "give each block one of " + ", ".join(sorted(RUN | PARSED | NOT_CODE)) + f": {unknown}"
+    pointless = [b.where() for page in pages() for b in blocks(page) if b.not_run and b.language in NOT_CODE]
+    assert not pointless, f"blocks that are not code need no 'not run' mark: {pointless}"
+
+
+def test_the_readme_quickstart_and_the_site_run_code():
+    # the pages whose code is the product's promise: the README's quickstart, training, serving
+    names = {str(page.relative_to(REPO)) for page in RUNNABLE_PAGES}
+    assert {"README.md", "docs/training.md", "docs/recipes/serving.md"} <= names, names
+
+
+@pytest.mark.parametrize("page", [page for page in pages() if any(b.language in PARSED for b in blocks(page))],
+                         ids=lambda page: str(page.relative_to(REPO)))
+def test_yaml_blocks_parse(page):
+    for block in blocks(page):
+        if block.language == "yaml" and block.not_run is None:
+            assert isinstance(yaml.safe_load(block.code), dict), block.where()
+
+
+@pytest.fixture(scope="module")
+def example_run_dir(tmp_path_factory):
+    """`skewless run configs/example.yaml` as the README's set-up runs it, once for every page."""
+    folder = tmp_path_factory.mktemp("docs-run")
+    shutil.copytree(REPO / "configs", folder / "configs")
+    done = subprocess.run(["skewless", "run", "configs/example.yaml", "--output", "out/example"], cwd=folder,
+                          env=_environment(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return folder / "out" / "example"
+
+
+def _environment() -> dict:
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "SKEWLESS_DEBUG")}
+    # `skewless` and `saved_model_cli` are the scripts installed beside this interpreter
+    environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + environment["PATH"]
+    environment["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    return environment
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=lambda page: str(page.relative_to(REPO)))
+def test_page_code_runs_in_order(page, example_run_dir, tmp_path):
+    shutil.copytree(REPO / "configs", tmp_path / "configs")
+    shutil.copytree(example_run_dir, tmp_path / "out" / "example")
+    for block in blocks(page):
+        if block.language not in RUN or block.not_run:
+            continue
+        command = ["bash", "-euo", "pipefail", "-c", block.code] if block.language == "bash" else [
+            sys.executable, "-c", block.code]
+        done = subprocess.run(command, cwd=tmp_path, env=_environment(), capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, f"{block.where()} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
