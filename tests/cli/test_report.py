@@ -552,7 +552,7 @@ def chart_pixels(png: bytes, clip: dict) -> float:
     return float(np.mean(np.abs(region - bar).sum(axis=-1) < 30))
 
 
-# Set to a path (docs/report.png) to keep the census report's screenshot: the README shows it.
+# Set to a path (docs/report.png) to keep the census report's screenshot: docs/statistics.md shows it.
 SCREENSHOT_ENV = "SKEWLESS_REPORT_SCREENSHOT"
 CHARTS = """Array.from(document.querySelectorAll('svg.chart')).map(svg => {
     const box = svg.getBoundingClientRect();
