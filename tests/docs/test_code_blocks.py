@@ -58,15 +58,31 @@ def _environment() -> dict:
     return environment
 
 
+# One interpreter per page runs its blocks in order (TensorFlow is imported once, not once per block): each
+# python block in a namespace of its own, as a reader's fresh `python`, each bash block through bash.
+_RUN_PAGE = """
+import subprocess, sys, traceback
+for where, language, code in BLOCKS:
+    print(f"== {where}", file=sys.stderr, flush=True)
+    if language == "bash":
+        if subprocess.run(["bash", "-euo", "pipefail", "-c", code]).returncode:
+            sys.exit(f"{where} failed")
+    else:
+        try:
+            exec(compile(code, where, "exec"), {"__name__": "__main__"})
+        except BaseException:
+            traceback.print_exc()
+            sys.exit(f"{where} failed")
+"""
+
+
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=lambda page: str(page.relative_to(REPO)))
 def test_page_code_runs_in_order(page, example_run_dir, tmp_path):
     shutil.copytree(REPO / "configs", tmp_path / "configs")
     shutil.copytree(example_run_dir, tmp_path / "out" / "example")
-    for block in blocks(page):
-        if block.language not in RUN or block.not_run:
-            continue
-        command = ["bash", "-euo", "pipefail", "-c", block.code] if block.language == "bash" else [
-            sys.executable, "-c", block.code]
-        done = subprocess.run(command, cwd=tmp_path, env=_environment(), capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, f"{block.where()} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    runnable = [(b.where(), b.language, b.code) for b in blocks(page) if b.language in RUN and not b.not_run]
+    script = f"BLOCKS = {runnable!r}\n{_RUN_PAGE}"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=_environment(), capture_output=True,
+                          text=True, timeout=1100)
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
