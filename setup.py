@@ -4,10 +4,14 @@ pyproject.toml cannot list packages found under several mapped folders (its `pac
 but does not map them), and a hand-kept list once shipped a wheel without `skewless.report`.
 """
 
-import tomllib
 from pathlib import Path
 
 from setuptools import find_packages, setup
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: pyproject.toml's build-system requires tomli there
+    import tomli as tomllib
 
 here = Path(__file__).parent
 package_dir = tomllib.loads((here / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]

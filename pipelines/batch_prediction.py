@@ -21,11 +21,13 @@ job. The output is staged and published whole, as a run is (pipelines/staging.py
 from __future__ import annotations
 
 import os
+import resource
 import time
 from dataclasses import dataclass
 
 import apache_beam as beam
 import tensorflow as tf
+from apache_beam.ml.inference import base as inference_base
 from apache_beam.ml.inference.base import KeyedModelHandler, PredictionResult, RunInference
 from apache_beam.ml.inference.tensorflow_inference import ModelType, TFModelHandlerTensor
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -54,6 +56,12 @@ MODEL_BATCH = 1024
 EXAMPLES = "examples"
 BAD = "bad"
 _KINDS = {"int64": "int", "float32": "float", "string": "bytes"}
+
+# Beam 2.77 imports `resource` in one try block with its torch-only ModelManager, so without torch it sets
+# `resource` to None and logs "Resource module is not available for current platform" each time RunInference
+# measures a model's memory (twice a run). The module is there on Linux: give it back.
+if inference_base.resource is None:
+    inference_base.resource = resource
 
 
 @dataclass

@@ -11,7 +11,6 @@ training containers that have no Beam.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
@@ -169,13 +168,14 @@ def split_shards(run_dir: str, split: str) -> list[tuple[str, int | None]]:
     if not shards:
         raise InputError(f"{run_dir}: split {split!r} has no shard files")
     for path, _ in shards:
-        if not os.path.exists(path):
+        if not tf.io.gfile.exists(path):
             raise InputError(f"{path}: shard file of split {split!r} not found")
     return shards
 
 
 def _require_run_dir(run_dir: str) -> None:
-    if not os.path.isdir(run_dir):
+    # tf.io.gfile, not os.path: a run on any filesystem TensorFlow reads (gs://, ram://) is read in place
+    if not tf.io.gfile.isdir(run_dir):
         raise InputError(f"{run_dir}: run directory not found")
 
 
@@ -191,7 +191,7 @@ def _listed_shards(run: RunDirectory) -> dict[str, list[tuple[str, int | None]]]
 
 def _globbed_shards(run: RunDirectory) -> dict[str, list[tuple[str, int | None]]]:
     found: dict[str, list[tuple[str, int | None]]] = {}
-    for path in sorted(glob.glob(os.path.join(run.data_dir, "*-of-*.tfrecord*"))):
+    for path in sorted(tf.io.gfile.glob(os.path.join(run.data_dir, "*-of-*.tfrecord*"))):
         match = _SHARD_NAME.match(os.path.basename(path))
         if match:
             found.setdefault(match["split"], []).append((path, None))
@@ -206,7 +206,7 @@ def _parse_spec(run_dir: str, label: str | None, features: Sequence[str] | None)
     _require_run_dir(run_dir)
     run = RunDirectory.of(run_dir)
     graph_dir = run.graph_dir
-    if not os.path.isdir(run.transformed_metadata_dir):
+    if not tf.io.gfile.isdir(run.transformed_metadata_dir):
         raise InputError(f"{graph_dir}: no transformed_metadata (is {run_dir} a skewless run directory?)")
     spec = tft.TFTransformOutput(graph_dir).transformed_feature_spec()
     available = ", ".join(sorted(spec))
@@ -250,10 +250,10 @@ def record_parser(run_dir: str, spec: dict):
     from skewless.sequence_specs import feature_list_spec, parse_sequence_examples
 
     path = RunDirectory.of(run_dir).sequence_file
-    if not os.path.exists(path):
+    if not tf.io.gfile.exists(path):
         return lambda serialized: tf.io.parse_example(serialized, spec)
     try:
-        with open(path, encoding="utf-8") as handle:
+        with tf.io.gfile.GFile(path) as handle:
             feature_lists = set(json.load(handle)["feature_lists"])
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise InputError(f"{path}: cannot read which features are feature lists: {error}") from None

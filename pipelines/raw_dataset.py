@@ -29,6 +29,7 @@ from skewless.pipelines import object_store
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.reading.csv import columns_of
 from skewless.pipelines.reading.files import expand_paths, format_of
+from skewless.run_directory import RunDirectory
 
 _log = logging.getLogger(__name__)
 
@@ -49,12 +50,13 @@ def make_raw_dataset(
     seed: int | None = None,
     num_epochs: int | None = 1,
     drop_remainder: bool = False,
+    split: str | None = None,
 ) -> tf.data.Dataset:
     """Batches of raw rows, straight from the input files (or generator) of a job.
 
     Args:
-      source: a job config (`JobConfig`, a dict, or a YAML path), a job's `InputConfig`, or data
-        file paths (.csv with a header row, .tfrecord of tf.train.Example, .parquet; the suffixes
+      source: a run directory (its config.yaml is read, and it is the `graph_dir` unless one is given),
+        a job config (`JobConfig`, a dict, or a YAML path), a job's `InputConfig`, or data file paths (.csv with a header row, .tfrecord of tf.train.Example, .parquet; the suffixes
         `skewless schema infer` knows; gzip is told by the bytes).
         A config's input may be any format the job reads, a `python` generator included: its
         rows reach tf.data through `Dataset.from_generator`, typed by an explicit signature.
@@ -71,6 +73,9 @@ def make_raw_dataset(
       seed: makes the shuffled order the same on every run.
       num_epochs: passes over the input; None repeats forever.
       drop_remainder: drop the last, smaller batch of each epoch.
+      split: only the rows the job writes to this split of its `output.splits` (the same row hash picks
+        it), with the label as the job writes it: its `label.map` applied (an int, or a float when the
+        map has one), so raw rows train like the run's shards. Needs a config or a run directory.
 
     Returns:
       A `tf.data.Dataset` of `(features, label)` pairs, or of `features` when there is no label.
@@ -81,17 +86,25 @@ def make_raw_dataset(
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    if _is_run_directory(source):
+        graph_dir = source if graph_dir is None else graph_dir
+        source = RunDirectory.of(source).config_file
     if transform and graph_dir is None:
         raise ConfigError("transform=True needs graph_dir (the run whose transform graph to apply)")
     if graph_dir is not None:
         graph_dir = object_store.local_run(graph_dir)
     config, input_config = _input_of(source)
+    split_index = _split_index(config, split)
     input_config, paths = _expanded(config, input_config)
     if input_config.record == "sequence_example":
         # its batches follow parse_example's layout, which has no place for steps of values
         raise ConfigError("make_raw_dataset reads tf.train.Example input, not SequenceExample "
                           "(input.record: sequence_example); read the records with tf.io.parse_sequence_example")
     columns = _columns(config, input_config, paths, graph_dir)
+    if split_index is not None and graph_dir is not None:
+        # the split key hashes the row's columns in the job's order; the graph's raw spec has them sorted
+        order = [column.name for column in _columns(config, input_config, paths, None)]
+        columns.sort(key=lambda column: order.index(column.name) if column.name in order else len(order))
     if label == FROM_RUN:
         label = _default_label(config, graph_dir)
     if label is not None and label not in [column.name for column in columns]:
@@ -99,24 +112,29 @@ def make_raw_dataset(
         raise ConfigError(f"label {label!r} is not a raw column (columns: {known})")
 
     from skewless.pipelines.sources import RowReader, input_sizes, plan_units
+    from skewless.pipelines.transform import split_of
 
     # The job's reader judges rows by the config (label map, schema domains) when there is one.
     reader = RowReader.for_job(config, input_config, columns) if config else RowReader(input_config, columns)
     units_wanted = max(len(paths), 1) * (_UNITS_PER_INPUT if input_config.format in _SPLITTABLE else 1)
     units = plan_units(input_config, paths, input_sizes(input_config, paths), units_wanted)
     shuffle = shuffle_buffer > 0
+    fractions = list(config.output.splits.values()) if split_index is not None else []
 
     def unit_tables(index):
         unit = units[int(index)]
         for chunk in reader.read(unit):
+            table = chunk.table
+            if split_index is not None:
+                table = table.filter(pa.array(split_of(chunk.keys, fractions) == split_index))
             if chunk.bad:
                 first = chunk.bad[0]
                 _log.warning(
                     "skipped %d row(s) the job would quarantine; first: %s:%s: %s",
                     len(chunk.bad), first.source, first.line, first.reason,
                 )
-            if chunk.table.num_rows:
-                yield _column_arrays(chunk.table, columns)
+            if table.num_rows:
+                yield _column_arrays(table, columns)
 
     signature = _signature(columns)
     indices = tf.data.Dataset.range(len(units))
@@ -134,9 +152,48 @@ def make_raw_dataset(
         batches = batches.map(_transformer(graph_dir, label))
     if label is not None:
         batches = batches.map(lambda features: (features, features.pop(label)))
+        if split_index is not None and not transform:
+            batches = batches.map(_label_mapper(config, label))
     if num_epochs != 1:
         batches = batches.repeat(num_epochs)
     return batches.prefetch(tf.data.AUTOTUNE)
+
+
+def _is_run_directory(source) -> bool:
+    """A run directory of `skewless run`: its config.yaml says how the job read its input."""
+    if not isinstance(source, (str, os.PathLike)) or not tf.io.gfile.isdir(os.fspath(source)):
+        return False
+    return tf.io.gfile.exists(RunDirectory.of(source).config_file)
+
+
+def _split_index(config: JobConfig | None, split: str | None) -> int | None:
+    """The position of `split` in the job's output.splits (the order split_of numbers them in)."""
+    if split is None:
+        return None
+    if config is None:
+        raise ConfigError(f"split={split!r} needs the job's config or run directory: data paths have no splits")
+    splits = list(config.output.splits)
+    if split not in splits:
+        raise ConfigError(f"no split {split!r} in the job (splits: {', '.join(splits)})")
+    return splits.index(split)
+
+
+def _label_mapper(config: JobConfig, label: str):
+    """The raw label -> the value the job writes for it (its label.map); the job's reader already left out
+    the rows whose label is outside the map, so every label has a value."""
+    if config.label is None or config.label.map is None or label != config.label.column:
+        return lambda features, value: (features, value)
+    keys = [str(key) for key in config.label.map]
+    values = list(config.label.map.values())
+    dtype = tf.int64 if all(isinstance(value, int) for value in values) else tf.float32
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(tf.constant(keys), tf.constant(values, dtype)),
+        default_value=tf.constant(-1, dtype))
+
+    def mapped(features, value):
+        return features, table.lookup(tf.strings.as_string(value) if value.dtype != tf.string else value)
+
+    return mapped
 
 
 def _input_of(source) -> tuple[JobConfig | None, InputConfig]:

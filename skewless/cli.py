@@ -18,6 +18,7 @@ from inspect import Parameter, Signature
 from typing import Callable, List, Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
@@ -27,7 +28,31 @@ EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, sch
               "error (one line on stderr), 130 interrupted. A closed stdout (| head) is not an error.")
 INTERRUPTED = 130
 
+
+def _name_values(params) -> None:
+    """Help shows a flag without a value type (typer 0.29 renders every flag as `<bool>`, as if it took a value)
+    and an argument by its name in capitals, as the options' help text names it (RUN_DIR)."""
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif param.param_type_name == "argument" and param.metavar is None:
+            param.metavar = param.name.upper()
+
+
+class Command(TyperCommand):
+    def format_help(self, ctx, formatter) -> None:
+        _name_values(self.get_params(ctx))
+        super().format_help(ctx, formatter)
+
+
+class Group(TyperGroup):
+    def format_help(self, ctx, formatter) -> None:
+        _name_values(self.get_params(ctx))
+        super().format_help(ctx, formatter)
+
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -204,7 +229,7 @@ def _causes(error: BaseException) -> list[BaseException]:
 
 def _command(**settings):
     """`app.command` with the exit codes in the command's --help."""
-    return app.command(epilog=EXIT_CODES, **settings)
+    return app.command(cls=Command, epilog=EXIT_CODES, **settings)
 
 
 @_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
@@ -241,6 +266,8 @@ def run(
     if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
+    # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
+    typer.echo(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.job import run as run_job
@@ -353,7 +380,7 @@ def predict(
     typer.echo(result.summary())
 
 
-schema_app = typer.Typer(no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
+schema_app = typer.Typer(cls=Group, no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
 app.add_typer(schema_app, name="schema")
 
 # The CSV options of both schema commands, named as in the job config's `input:` section.
@@ -367,12 +394,13 @@ _SKIP_SPACE = typer.Option(
 )
 
 
-@schema_app.command("infer", epilog=EXIT_CODES)
+@schema_app.command("infer", cls=Command, epilog=EXIT_CODES)
 @reports_errors("inputs")
 def schema_infer(
     inputs: List[str] = _INPUTS,
     format: Optional[str] = _FORMAT,
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="Write the .pbtxt here (default: stdout)."),
+    # --out: the name before every command that writes took --output/-o, kept so that scripts still work
+    out: Optional[str] = typer.Option(None, "--output", "-o", "--out", help="Write the .pbtxt here (default: stdout)."),
     header: bool = _HEADER,
     columns: Optional[str] = _COLUMNS,
     delimiter: str = _DELIMITER,
@@ -396,7 +424,7 @@ def schema_infer(
     typer.echo(f"{len(inferred.schema.feature)} features from {inferred.rows} rows{skipped}", err=True)
 
 
-@schema_app.command("validate", epilog=EXIT_CODES)
+@schema_app.command("validate", cls=Command, epilog=EXIT_CODES)
 @reports_errors("inputs")
 def schema_validate(
     inputs: List[str] = _INPUTS,
@@ -435,7 +463,8 @@ def schema_validate(
 def export(
     run_dir: str = typer.Argument(..., help="The run directory `skewless run` wrote."),
     model: str = typer.Option(..., "--model", help="The trained Keras model (.keras)."),
-    out: str = typer.Option(..., "--out", help="Where to write the SavedModel."),
+    # --out: the name before every command that writes took --output/-o, kept so that scripts still work
+    out: str = typer.Option(..., "--output", "-o", "--out", help="Where to write the SavedModel."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),
 ) -> None:
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""

@@ -2,7 +2,7 @@
 
 Config validation, the preprocessing_fn, the native Keras preprocessor, the job's run.json, inspect and
 the report read `TRANSFORMS`; adding a transform is one new module listed here (docs/design.md, "Adding a
-transform"). The order is the README's and the one error messages list them in.
+transform"). The order is the config reference's (docs/config.md) and the one error messages list them in.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def applies_to(option: str) -> tuple[str, ...]:
 
 
 def reference_table() -> str:
-    """The README's table of transforms (Markdown): what each computes, its options, which common options it
-    takes, whether native Keras layers reproduce it exactly."""
+    """The config reference's table of transforms (docs/config.md, Markdown): what each computes, its options,
+    which common options it takes, whether native Keras layers reproduce it exactly."""
     rows = [("transform", "what it computes", "its options (default)", "common options", "native Keras layers")]
     for transform in TRANSFORMS.values():
         options = "<br>".join(f"`{option.key}` ({_default(option)}): {option.doc}" for option in transform.options)

@@ -442,7 +442,7 @@ def test_applied_output_on_the_runs_own_input_matches_it_exactly(example_run, tm
     html = Path(result.output_dir, REPORT_FILE).read_text(encoding="utf-8")
     summary = json.loads(Path(result.output_dir, "run.json").read_text())
     assert f'data-training-run="{escape(example_run.output_dir)}"' in html
-    # the digest as the README reproduces it: sha256sum of every graph file, sorted by path, hashed again
+    # the digest as docs/recipes/apply-and-predict.md reproduces it: sha256sum of every graph file, sorted by path, hashed again
     graph = Path(example_run.output_dir, "transform_graph")
     listing = "".join(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  ./{path.relative_to(graph)}\n"
                       for path in sorted((p for p in graph.rglob("*") if p.is_file()),
@@ -625,7 +625,7 @@ def chart_pixels(png: bytes, clip: dict) -> float:
     return float(np.mean(np.abs(region - bar).sum(axis=-1) < 30))
 
 
-# Set to a path (docs/report.png) to keep the census report's screenshot: the README shows it.
+# Set to a path (docs/report.png) to keep the census report's screenshot: docs/statistics.md shows it.
 SCREENSHOT_ENV = "SKEWLESS_REPORT_SCREENSHOT"
 CHARTS = """Array.from(document.querySelectorAll('svg.chart')).map(svg => {
     const box = svg.getBoundingClientRect();

@@ -1,16 +1,19 @@
-"""`pip install .` ships every module and data file of the tree, and the installed wheel runs the whole job.
+"""`pip install .` ships every module and data file of the tree, and the installed wheel runs the whole job on
+every Python the package supports that this machine has.
 
 The editable install the other tests use reads the source folders directly, so it cannot see a module the
-wheel leaves out (a wheel once shipped without `skewless.report`).
+wheel leaves out (a wheel once shipped without `skewless.report`). The default suite runs on one Python only: a
+Python-version-specific feature (tomllib, typing.Self, ...) shows only when a fresh virtualenv on another one
+installs the wheel, runs the job and a smoke subset of the tests.
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tomllib
-import venv
 import zipfile
 from pathlib import Path
 
@@ -19,6 +22,44 @@ from example_job import REPO
 
 ROOT = REPO
 SKIPPED_PARTS = {"__pycache__"}
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+# the minor versions the classifiers promise, e.g. [10, 11, 12, 13]
+SUPPORTED = sorted(int(c.rsplit(".", 1)[1]) for c in PROJECT["classifiers"]
+                   if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c))
+# Run by each other Python's virtualenv from the checkout's tests, against the installed wheel: every module
+# imports, the config parses, the job runs in-process and the Keras layers transform (the CLI's run, export and
+# make_dataset run in the test itself). Small, for CI's time: each Python adds its install to it.
+SMOKE_TESTS = [
+    "tests/architecture/test_every_module_imports.py::test_every_module_of_the_package_imports",
+    "tests/cli/test_config.py",
+    "tests/pipelines/test_job.py",
+    "tests/layers/test_transform_layer.py",
+]
+
+
+def find_python(minor: int) -> str | None:
+    """An interpreter of Python 3.<minor>: the one running the tests, else python3.<minor> on PATH, else the
+    newest pyenv build of it (where this project's machines keep the other versions)."""
+    if sys.version_info[:2] == (3, minor):
+        return sys.executable
+    on_path = shutil.which(f"python3.{minor}")
+    if on_path:
+        return on_path
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    builds = sorted(pyenv.glob(f"3.{minor}.*/bin/python"), key=lambda p: int(p.parts[-3].split(".")[2]))
+    return str(builds[-1]) if builds else None
+
+
+def _pythons():
+    for minor in SUPPORTED:
+        python = find_python(minor)
+        yield pytest.param(minor, python, id=f"py3.{minor}",
+                           marks=pytest.mark.skipif(python is None, reason=f"no Python 3.{minor} on this machine"))
+
+
+def test_requires_python_is_the_range_the_classifiers_list():
+    assert SUPPORTED == list(range(SUPPORTED[0], SUPPORTED[-1] + 1)) and SUPPORTED[0] <= 10 and SUPPORTED[-1] >= 13
+    assert PROJECT["requires-python"] == f">=3.{SUPPORTED[0]},<3.{SUPPORTED[-1] + 1}"
 
 
 def _tree_files() -> set[str]:
@@ -33,11 +74,10 @@ def _tree_files() -> set[str]:
     return installed
 
 
-def _build_wheel(into: Path) -> Path:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(ROOT), "-w", str(into)],
-        check=True, capture_output=True,
-    )
+def _build_wheel(into: Path, python=sys.executable) -> Path:
+    built = subprocess.run([python, "-m", "pip", "wheel", "--no-deps", "-q", str(ROOT), "-w", str(into)],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = into.glob("skewless-*.whl")
     return wheel
 
@@ -72,13 +112,22 @@ print(json.dumps(rows))
 
 
 @pytest.mark.wheel
-@pytest.mark.timeout(900)
-def test_installed_wheel_runs_inspects_reports_verifies_exports_and_reads_outside_the_checkout(wheel, tmp_path):
+# a cold pip cache took 391 s (3.12) and 516 s (3.13) to install the stack; the job's first run after it ~100 s
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize(("minor", "base_python"), _pythons())
+def test_installed_wheel_runs_inspects_reports_verifies_exports_and_reads_outside_the_checkout(
+        wheel, minor, base_python, tmp_path):
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
+    subprocess.run([base_python, "-m", "venv", env_dir], check=True)
     python, skewless = env_dir / "bin" / "python", env_dir / "bin" / "skewless"
+    other_python = Path(base_python) != Path(sys.executable)
+    if other_python:
+        # that Python builds the wheel itself, so setup.py runs on it too (it reads pyproject.toml with tomllib,
+        # or tomli before 3.11); pytest for the smoke subset below
+        wheel = _build_wheel(env_dir / "wheel", python)
     # dependencies come from the package index (pip's cache makes a rerun fast); the wheel itself is local
-    subprocess.run([python, "-m", "pip", "install", "-q", str(wheel)], check=True)
+    extras = ["pytest", "pytest-timeout"] if other_python else []
+    subprocess.run([python, "-m", "pip", "install", "-q", str(wheel), *extras], check=True)
 
     outside = tmp_path / "user"
     (outside / "configs").mkdir(parents=True)
@@ -108,4 +157,11 @@ def test_installed_wheel_runs_inspects_reports_verifies_exports_and_reads_outsid
     # nothing came from the checkout: the installed package is the wheel's
     origin = subprocess.run([python, "-c", "import skewless.report; print(skewless.report.__file__)"],
                             cwd=outside, env=env, capture_output=True, text=True, check=True).stdout
-    assert str(env_dir) in origin and str(ROOT) not in origin
+    assert str(env_dir) in origin and str(ROOT) not in origin and f"/python3.{minor}/" in origin
+    if other_python:
+        # the checkout's tests against the installed wheel, from outside the checkout so that `import skewless`
+        # finds the wheel's package (tests/ is on sys.path only for its helper modules)
+        smoke = subprocess.run([env_dir / "bin" / "pytest", "-q", "-p", "no:cacheprovider",
+                                *(str(ROOT / test) for test in SMOKE_TESTS)],
+                               cwd=outside, env=env, capture_output=True, text=True)
+        assert smoke.returncode == 0, smoke.stdout[-4000:] + smoke.stderr[-2000:]

@@ -1,7 +1,7 @@
 """model_inputs / FeatureEncoder and the encoding advice rule.
 
 The encoded tensor is checked column by column against NumPy (one-hot of the ids, the values, the
-embedding rows); the census model of README "Train and serve" trains, saves, reloads and serves.
+embedding rows); the census model of docs/training.md "Model-ready inputs" trains, saves, reloads and serves.
 """
 
 import csv

@@ -1,5 +1,5 @@
 """Beam 2.77's Dask runner, on a local `distributed` cluster of 2 worker processes: the smallest pipelines
-that show why it cannot run the job (README, "Running at scale"). Each test asserts the bug is still
+that show why it cannot run the job (docs/recipes/runners.md). Each test asserts the bug is still
 there, next to the right answer from the in-process runner, so a Beam upgrade that fixes one fails here.
 
 The runner maps each Beam transform to one dask Bag keyed by the transform, not by its output

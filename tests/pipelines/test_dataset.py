@@ -271,3 +271,28 @@ def test_reading_does_not_import_beam(run_dir):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def _copy_tree(source: str, target: str) -> None:
+    for folder, _, names in tf.io.gfile.walk(source):
+        relative = os.path.relpath(folder, source)
+        inside = target if relative == "." else os.path.join(target, relative)  # ram:// keeps "./" in names
+        tf.io.gfile.makedirs(inside)
+        for name in names:
+            tf.io.gfile.copy(os.path.join(folder, name), os.path.join(inside, name))
+
+
+def test_reads_a_run_on_a_filesystem_tensorflow_reads_in_place(example_run):
+    """ram:// stands for gs:// and any other TensorFlow filesystem: the run was refused ("run directory not
+    found") when make_dataset checked it with os.path."""
+    remote = "ram://skewless-test/example"
+    _copy_tree(example_run.output_dir, remote)
+    try:
+        for split in ("train", "eval"):
+            read = [(features["age"].numpy().tolist(), label.numpy().tolist()) for features, label in
+                    make_dataset(remote, split, batch_size=512, shuffle_buffer=0)]
+            local = [(features["age"].numpy().tolist(), label.numpy().tolist()) for features, label in
+                     make_dataset(example_run.output_dir, split, batch_size=512, shuffle_buffer=0)]
+            assert read == local and sum(len(labels) for _, labels in read) == example_run.rows["written"][split]
+    finally:
+        tf.io.gfile.rmtree(remote)

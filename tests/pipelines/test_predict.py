@@ -95,6 +95,8 @@ def test_cli_writes_predictions_and_refuses_an_existing_output(export, scoring, 
     out = tmp_path / "out"
     first = cli("predict", str(export), "--input", scoring["path"], "--output", str(out), "--keys", "id")
     assert first.returncode == 0, first.stderr
+    # Beam's RunInference warned "Resource module is not available for current platform" twice a run
+    assert "Resource module" not in first.stderr, first.stderr
     assert f"predicted {ROWS:,} of {ROWS + 1:,} rows" in first.stdout
     assert len(read_predictions(out, "csv")) == ROWS
     assert_one_line_error(cli("predict", str(export), "--input", scoring["path"], "--output", str(out)),

@@ -229,3 +229,35 @@ def test_errors(inputs, tmp_path):
         make_raw_dataset(inputs["csv"], label="income")
     with pytest.raises(ConfigError, match="rows.json: cannot tell the format"):
         make_raw_dataset(str(tmp_path / "rows.json"))
+
+
+def _label_counts(dataset) -> Counter:
+    return Counter(value for _, label in dataset for value in label.numpy().tolist())
+
+
+def _sorted_age_fnlwgt_label(dataset) -> list:
+    return sorted((age, fnlwgt, label) for features, labels in dataset for age, fnlwgt, label in zip(
+        features["age"].numpy().tolist(), features["fnlwgt"].numpy().tolist(), labels.numpy().tolist()))
+
+
+def test_a_runs_split_gives_the_rows_the_job_wrote_there_with_the_label_it_wrote(example_run):
+    """Raw rows trained like the shards: the job's split (the same row hash) and its label map. Without
+    `split` train and eval rows came mixed, and the label was the raw string ('Cast string to float')."""
+    run = example_run.output_dir
+    for split in ("train", "eval"):
+        raw = make_raw_dataset(run, split=split, batch_size=512)
+        assert raw.element_spec[1].dtype == tf.int64
+        shards = make_dataset(run, split, batch_size=512, shuffle_buffer=0)
+        counts = _label_counts(raw)
+        assert sum(counts.values()) == example_run.rows["written"][split]
+        assert counts == _label_counts(shards) and set(counts) == {0, 1}
+        # the same rows: through the run's graph they are the shards' rows
+        transformed = make_raw_dataset(run, split=split, transform=True, batch_size=512)
+        assert _sorted_age_fnlwgt_label(transformed) == _sorted_age_fnlwgt_label(shards)
+
+
+def test_split_needs_a_job_and_one_of_its_splits(example_run, inputs):
+    with pytest.raises(ConfigError, match=r"no split 'test' in the job \(splits: train, eval\)"):
+        make_raw_dataset(example_run.output_dir, split="test")
+    with pytest.raises(ConfigError, match="split='train' needs the job's config or run directory"):
+        make_raw_dataset(inputs["csv"], split="train")

@@ -1,0 +1,47 @@
+"""The fenced code blocks of the README and the docs site, as the docs tests read them."""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from example_job import REPO
+
+# a block preceded by this comment (invisible on the page) is not run; the comment says why
+NOT_RUN = re.compile(r"^<!-- not run: (?P<reason>.{10,}) -->$")
+# code the tests run or parse; `text` (outputs, layouts, synopses) and `mermaid` (diagrams) are not code
+RUN = {"bash", "python"}
+PARSED = {"yaml"}
+NOT_CODE = {"text", "mermaid"}
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int  # of the opening fence, 1-based
+    language: str
+    code: str
+    not_run: str | None  # the reason, when marked
+
+    def where(self) -> str:
+        return f"{self.page.relative_to(REPO)}:{self.line}"
+
+
+def pages() -> list[Path]:
+    """README.md and every page of the site (docs/hooks/ holds the site's build code, not pages)."""
+    return [REPO / "README.md", *sorted(p for p in (REPO / "docs").rglob("*.md") if "hooks" not in p.parts)]
+
+
+def blocks(page: Path) -> list[Block]:
+    lines = page.read_text().splitlines()
+    found, index = [], 0
+    while index < len(lines):
+        opening = re.match(r"^```(\S*)\s*$", lines[index])
+        if opening:
+            end = next(k for k in range(index + 1, len(lines)) if lines[k].startswith("```"))
+            before = next((lines[k] for k in range(index - 1, -1, -1) if lines[k].strip()), "")
+            marked = NOT_RUN.match(before)
+            found.append(Block(page, index + 1, opening.group(1), "\n".join(lines[index + 1:end]) + "\n",
+                               marked.group("reason") if marked else None))
+            index = end
+        index += 1
+    return found
