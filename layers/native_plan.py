@@ -59,11 +59,11 @@ def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec) -> Fe
     raw_dtype = raw_spec.dtype
     optional = isinstance(raw_spec, tf.io.VarLenFeature)
     plan = FeaturePlan(name, transform, raw_dtype, optional, graph.dtype)
+    kind = TRANSFORMS[transform]
+    if kind.native_ops is None:  # whatever the graph holds, the transform itself is the reason
+        return _refuse(plan, kind.native_reason or f"transform {transform} has no exact Keras equivalent in skewless yet")
     if graph.raw_inputs != {name}:
         return _refuse(plan, f"the graph computes it from {sorted(graph.raw_inputs)}, not from {name!r} alone")
-    kind = TRANSFORMS[transform]
-    if kind.native_ops is None:
-        return _refuse(plan, kind.native_reason or f"transform {transform} has no exact Keras equivalent in skewless yet")
     foreign = graph.op_types - INPUT_OPS - kind.native_ops
     if foreign:
         applied = ", ".join(sorted(foreign))
