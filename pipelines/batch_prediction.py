@@ -20,7 +20,6 @@ job. The output is staged and published whole, as a run is (pipelines/staging.py
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from skewless.pipelines.sources import RowReader
 from skewless.pipelines.staging import StagedOutput
 from skewless.pipelines.transform import write_quarantine
 from skewless.run_directory import RunDirectory
+from skewless.run_summary import PredictionSummary
 
 SIGNATURE = "serving_default"
 # rows per model call; a reader's chunk ends a batch too
@@ -117,7 +117,7 @@ def predict(
         files.remove_tree(RunDirectory(staging).parts_dir)
         written = sum(part["written"] for part in parts)
         quarantined = sum(part["quarantined"] for part in parts)
-        summary = {
+        summary = PredictionSummary(**{
             "predicted": {"export": export_dir, "signature": SIGNATURE,
                           "outputs": {o.name: {"dtype": o.dtype, "values_per_row": o.width or 1} for o in outputs}},
             "input": {"format": input_config.format, "paths": inputs},
@@ -127,9 +127,9 @@ def predict(
             "rows": {"read": written + quarantined, "written": written, "quarantined": quarantined},
             "seconds": run_seconds(started, pipeline_seconds, process_started),
             "versions": package_versions(),
-        }
-        files.write_bytes(RunDirectory(staging).summary_file, json.dumps(summary, indent=2, sort_keys=True).encode())
-    return PredictResult(output_dir, export_dir, summary["rows"], [o.name for o in outputs], summary["seconds"])
+        })
+        files.write_bytes(RunDirectory(staging).summary_file, summary.to_json())
+    return PredictResult(output_dir, export_dir, summary.rows, [o.name for o in outputs], summary.seconds)
 
 
 def export_signature(export_dir: str) -> tuple[dict, list[OutputColumn]]:

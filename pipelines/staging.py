@@ -7,8 +7,9 @@ On a local disk (a path without a scheme) the claim is exclusive and the publish
 the output path holds a whole run or nothing at every moment, and a second live run of the same output
 is refused. Without `--overwrite` the publishing rename itself refuses an existing output
 (`renameat2(RENAME_NOREPLACE)`), so a run published by another process while this one ran is never
-replaced; with it, only a previous run (a folder with run.json) or an empty folder is replaced
-(`check_replaceable`, both before the pipeline and at publish time). An object store (gs://, s3://) has
+replaced; with it, only a previous output of skewless (a folder whose run.json reads as one of skewless's
+summaries, of a layout this skewless reads) or an empty folder is replaced (`check_replaceable`, both
+before the pipeline and at publish time). An object store (gs://, s3://) has
 no atomic rename and no way to create a name only if it is absent, so there a claim clears what an
 earlier run left (a concurrent run of the same output is not detected) and publishing copies the run
 file by file, run.json last: a run directory is complete when its run.json exists; a replaced output
@@ -27,9 +28,10 @@ from typing import Iterator
 
 from apache_beam.io.filesystems import FileSystems
 
-from skewless.errors import OutputError, OutputExistsError, output_exists
+from skewless.errors import InputError, OutputError, OutputExistsError, output_exists
 from skewless.pipelines import files, object_store
 from skewless.run_directory import RUN_FILE
+from skewless.run_summary import output_summary
 
 STAGING_SUFFIX = ".staging"
 OWNER_FILE = "owner"
@@ -67,23 +69,53 @@ class StagedOutput:
 
 
 def check_replaceable(output_dir: str) -> None:
-    """Refuses, in one line naming it, anything at `output_dir` that `--overwrite` must not delete:
-    only a previous skewless run (it has run.json) or an empty folder may be replaced."""
+    """Refuses, in one line naming it, anything at `output_dir` that `--overwrite` must not delete: only a
+    previous output of skewless (its run.json reads as a run or prediction summary of a layout this skewless
+    reads, `output_summary`) or an empty folder may be replaced. A folder merely holding something named
+    run.json (a folder, someone's JSON, a newer skewless's run) is not one."""
     if not files.is_local(output_dir):
-        if files.exists(output_dir) and not FileSystems.exists(FileSystems.join(output_dir, RUN_FILE)):
-            raise OutputError(f"{output_dir}: holds files but no {RUN_FILE}, so it is not a skewless run; "
-                              "--overwrite replaces only a previous run (delete it yourself if it should go)")
+        if files.exists(output_dir):
+            marker = FileSystems.join(output_dir, RUN_FILE)
+            if not FileSystems.exists(marker):
+                raise OutputError(f"{output_dir}: holds files but no {RUN_FILE}, so it is not a skewless run; "
+                                  f"{_ONLY_RUNS} (delete it yourself if it should go)")
+            _check_previous_output(output_dir, files.read_bytes(marker), marker)
         return
     if not os.path.lexists(output_dir):
         return
     if not os.path.isdir(output_dir) or os.path.islink(output_dir):
-        raise OutputError(f"{output_dir}: is a file, not a skewless run; --overwrite replaces only a previous run "
-                          "or an empty folder (delete it yourself if it should go)")
+        raise OutputError(f"{output_dir}: is a file, not a skewless run; {_ONLY_RUNS} or an empty folder "
+                          "(delete it yourself if it should go)")
     entries = sorted(os.listdir(output_dir))
-    if entries and RUN_FILE not in entries:
+    if not entries:
+        return
+    if RUN_FILE not in entries:
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
         raise OutputError(f"{output_dir}: a folder that is not a skewless run (no {RUN_FILE}; holds {shown}); "
-                          "--overwrite replaces only a previous run or an empty folder")
+                          f"{_ONLY_RUNS} or an empty folder")
+    marker = os.path.join(output_dir, RUN_FILE)
+    if os.path.islink(marker) or not os.path.isfile(marker):
+        kind = "a link" if os.path.islink(marker) else "a folder" if os.path.isdir(marker) else "not a file"
+        raise OutputError(f"{output_dir}: its {RUN_FILE} is {kind}, so it is not a skewless run; {_ONLY_RUNS} "
+                          "or an empty folder (delete it yourself if it should go)")
+    try:
+        with open(marker, "rb") as handle:
+            summary = handle.read()
+    except OSError as error:
+        raise OutputError(f"{marker}: cannot read ({error.strerror}), so {output_dir} is not known to be a skewless "
+                          f"run; {_ONLY_RUNS}") from None
+    _check_previous_output(output_dir, summary, marker)
+
+
+_ONLY_RUNS = "--overwrite replaces only a previous output of skewless"
+
+
+def _check_previous_output(output_dir: str, summary: bytes, marker: str) -> None:
+    try:
+        output_summary(summary, marker)
+    except InputError as error:
+        raise OutputError(f"{output_dir}: not a skewless run that --overwrite may replace: {error}; delete it "
+                          "yourself if it should go") from None
 
 
 def claim(output_dir: str) -> str:
@@ -151,13 +183,46 @@ def _claim_local(output_dir: str) -> str:
             return claim
         except OSError:
             owner = _owner(claim)
-            if attempt or (owner is not None and _process_alive(owner)):
+            if attempt or owner is None or _process_alive(owner):
                 shutil.rmtree(candidate, ignore_errors=True)
-                raise OutputExistsError(
-                    f"{output_dir}: another skewless run (pid {owner}) is writing this output; if none is, delete {claim}"
-                )
+                raise _claimed(output_dir, claim, owner) from None
             shutil.rmtree(claim, ignore_errors=True)  # left by a killed run
     return claim
+
+
+def _claimed(output_dir: str, claim: str, owner: int | None) -> OutputExistsError:
+    """Why the staging name is taken, and the way out: `skewless clean OUTPUT` (`clean`)."""
+    if owner is not None and _process_alive(owner):
+        return OutputExistsError(f"{output_dir}: another skewless run (pid {owner}) is writing this output; once it "
+                                 f"has ended, `skewless clean {output_dir}` removes what it left")
+    what = ("a link" if os.path.islink(claim) else "a folder without a run's owner file" if os.path.isdir(claim)
+            else "a file")
+    return OutputExistsError(f"{claim}: {what} is where this run must stage its output, and no running skewless "
+                             f"owns it; `skewless clean {output_dir}` removes it")
+
+
+def clean(output_dir: str) -> list[str]:
+    """Removes what runs of `output_dir` left beside it: ``<output>.staging`` whatever it holds (a file, a
+    folder), unless a live run owns it, and the claim candidates of runs that are gone. `output_dir` itself is
+    never touched. Returns what was removed."""
+    claim = _staging_name(output_dir)
+    if not files.is_local(output_dir):
+        if not files.files_under(claim):
+            return []
+        files.remove_tree(claim)  # on an object store nothing tells a live run's claim apart (see `claim`)
+        return [claim]
+    removed = _remove_stale_candidates(output_dir)
+    if os.path.lexists(claim):
+        owner = _owner(claim)
+        if owner is not None and _process_alive(owner):
+            raise OutputExistsError(f"{claim}: a running skewless (pid {owner}) is writing {output_dir}; stop it "
+                                    "first (its staging folder goes when it ends)")
+        if os.path.isdir(claim) and not os.path.islink(claim):
+            shutil.rmtree(claim)
+        else:
+            os.remove(claim)
+        removed.append(claim)
+    return removed
 
 
 def _unwritable(output_dir: str, error: OSError) -> OutputError:
@@ -241,17 +306,21 @@ def _renameat2_noreplace(source: str, destination: str) -> None:
         raise OSError(code, os.strerror(code), destination)
 
 
-def _remove_stale_candidates(output_dir: str) -> None:
-    """Deletes ``<output>.staging-<pid>-<token>`` directories whose process is gone (killed while claiming)."""
+def _remove_stale_candidates(output_dir: str) -> list[str]:
+    """Deletes ``<output>.staging-<pid>-<token>`` directories whose process is gone (killed while claiming);
+    returns them."""
     parent, name = os.path.split(os.path.abspath(output_dir))
     prefix = name + STAGING_SUFFIX + "-"
     if not os.path.isdir(parent):
-        return
-    for entry in os.listdir(parent):
+        return []
+    removed = []
+    for entry in sorted(os.listdir(parent)):
         if entry.startswith(prefix):
             pid = entry[len(prefix) :].split("-", 1)[0]
             if not pid.isdigit() or not _process_alive(int(pid)):
                 shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+                removed.append(os.path.join(parent, entry))
+    return removed
 
 
 def _process_alive(pid: int) -> bool:

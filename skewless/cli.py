@@ -6,6 +6,8 @@ container that has TensorFlow and no Apache Beam, and `--help` should not pay fo
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import os
 import sys
@@ -17,11 +19,17 @@ import typer
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
 
+# Every command's, in its --help; docs/errors.md says more
+EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, schema validate), 2 a usage or input "
+              "error (one line on stderr), 130 interrupted. A closed stdout (| head) is not an error.")
+INTERRUPTED = 130
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Beam + tf.Transform preprocessing whose graph Keras 3 models reuse at serving time.",
+    epilog=EXIT_CODES,
 )
 
 
@@ -77,7 +85,19 @@ def reports_errors(where: str) -> Callable:
                 return command(*args, **kwargs)
             except (typer.Exit, typer.Abort, typer.TyperException):
                 raise  # exit codes a command chose (verify's 1 and 2) and usage errors typer reports itself
+            except KeyboardInterrupt:
+                interrupted()  # here, not in `main`: typer would end with 130 and say nothing
+            except SystemExit as done:
+                # rich's Console ends a command with SystemExit(1) when stdout is a closed pipe, after pointing
+                # stdout at /dev/null (`Console.on_broken_pipe`); nothing else in a command raises SystemExit
+                if done.code == 1 and _stdout_is_devnull():
+                    stdout_closed()
+                raise
             except Exception as error:
+                if _closed_stdout(error):
+                    stdout_closed()
+                if _interrupted(error):  # Beam re-raises a Ctrl-C in a pipeline step as a RuntimeError
+                    interrupted()
                 if debug:
                     raise
                 if isinstance(error, SkewlessError):
@@ -97,7 +117,53 @@ def reports_errors(where: str) -> Callable:
     return decorate
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+def interrupted() -> None:
+    """Ctrl-C: one line and exit code 130, whatever was running (the staging folder is removed on the way out,
+    `StagedOutput.staging`)."""
+    typer.echo("skewless: interrupted", err=True)
+    raise typer.Exit(INTERRUPTED)
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away (`| head -1`): not an error. What the command still prints goes nowhere,
+    and it ends with 0: it was stopped by its reader before it could finish."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    raise typer.Exit(0)
+
+
+def _interrupted(error: BaseException) -> bool:
+    causes = _causes(error)
+    return any(isinstance(cause, KeyboardInterrupt) or str(cause).startswith("KeyboardInterrupt") for cause in causes)
+
+
+def _closed_stdout(error: BaseException) -> bool:
+    return isinstance(error, BrokenPipeError) or (isinstance(error, OSError) and error.errno == errno.EPIPE)
+
+
+def _stdout_is_devnull() -> bool:
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError):
+        return False
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    causes: list[BaseException] = []
+    while error is not None and error not in causes:
+        causes.append(error)
+        error = error.__cause__ or error.__context__
+    return causes
+
+
+def _command(**settings):
+    """`app.command` with the exit codes in the command's --help."""
+    return app.command(epilog=EXIT_CODES, **settings)
+
+
+@_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
 @reports_errors("config")
 def run(
     ctx: typer.Context,
@@ -145,7 +211,7 @@ def run(
     typer.echo(result.summary())
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+@_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
 @reports_errors("run_dir")
 def apply(
     ctx: typer.Context,
@@ -195,7 +261,7 @@ def apply(
     typer.echo(result.summary())
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
+@_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
 @reports_errors("export_dir")
 def predict(
     ctx: typer.Context,
@@ -251,7 +317,7 @@ _SKIP_SPACE = typer.Option(
 )
 
 
-@schema_app.command("infer")
+@schema_app.command("infer", epilog=EXIT_CODES)
 @reports_errors("inputs")
 def schema_infer(
     inputs: List[str] = _INPUTS,
@@ -280,7 +346,7 @@ def schema_infer(
     typer.echo(f"{len(inferred.schema.feature)} features from {inferred.rows} rows{skipped}", err=True)
 
 
-@schema_app.command("validate")
+@schema_app.command("validate", epilog=EXIT_CODES)
 @reports_errors("inputs")
 def schema_validate(
     inputs: List[str] = _INPUTS,
@@ -314,7 +380,7 @@ def schema_validate(
         raise typer.Exit(1)
 
 
-@app.command()
+@_command()
 @reports_errors("run_dir")
 def export(
     run_dir: str = typer.Argument(..., help="The run directory `skewless run` wrote."),
@@ -333,7 +399,7 @@ def export(
     typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
 
 
-@app.command()
+@_command()
 @reports_errors("run_dir")
 def verify(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
@@ -356,7 +422,7 @@ def verify(
         raise typer.Exit(result.exit_code)
 
 
-@app.command()
+@_command()
 @reports_errors("run_dir")
 def report(
     run_dir: str = typer.Argument(
@@ -377,7 +443,7 @@ def report(
         webbrowser.open(pathlib.Path(path).resolve().as_uri())
 
 
-@app.command()
+@_command()
 @reports_errors("run_dir")
 def validate(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
@@ -406,6 +472,9 @@ def validate(
     from skewless.schemas import load_schema
     from skewless.statistics_files import statistics_splits
 
+    for run in (run_dir, against):  # a run this skewless cannot read is refused, as every command refuses it
+        if run is not None:
+            RunDirectory(run).read_summary()
     config = RunDirectory(run_dir).read_config()
     with_statistics = statistics_splits(run_dir)
     if not with_statistics:
@@ -437,7 +506,7 @@ def validate(
         raise typer.Exit(1)
 
 
-@app.command()
+@_command()
 @reports_errors("run_dir")
 def inspect(
     run_dir: str = typer.Argument(..., help="A run directory written by `skewless run`."),
@@ -456,6 +525,21 @@ def inspect(
         print_run(description)
 
 
+@_command()
+@reports_errors("output")
+def clean(
+    output: str = typer.Argument(..., help="The output directory a run, apply or predict was writing."),
+) -> None:
+    """Remove what runs of OUTPUT left beside it: OUTPUT.staging (whatever it holds) and the claim folders of
+    runs that are gone. OUTPUT itself is never touched; refused while a running skewless writes OUTPUT."""
+    from skewless.pipelines.staging import clean as clean_staging
+
+    if "://" not in output:
+        output = os.path.abspath(output)
+    removed = clean_staging(output)
+    typer.echo("\n".join(f"removed {path}" for path in removed) or f"nothing left beside {output}")
+
+
 def main() -> None:
     """The `skewless` command (the CLI's commands called in-process, e.g. by tests, keep IPython importable
     and end as usual)."""
@@ -467,8 +551,20 @@ def main() -> None:
         sys.exit(130)
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):
+            _flush_stdout()
             runtime.exit_without_teardown(done.code or 0)
         raise
+
+
+def _flush_stdout() -> None:
+    """What the command left in stdout's buffer, written now: a closed pipe then ends the output quietly (the
+    interpreter would print a BrokenPipeError while exiting, with exit code 120)."""
+    try:
+        sys.stdout.flush()
+    except OSError as error:
+        if _closed_stdout(error):
+            with contextlib.suppress(typer.Exit):
+                stdout_closed()
 
 
 if __name__ == "__main__":
