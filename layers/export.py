@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from typing import Iterable, Mapping
 
 import keras
@@ -253,14 +254,39 @@ def padded(value):
     return value
 
 
+# how a legacy Keras HDF5 file (.h5), which load_model also reads, begins
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
 def _load_model(path: str):
     if not os.path.exists(path):
         raise InputError(f"{path}: model file not found")
+    what = _not_a_model_file(path)
+    if what is not None:  # Keras would call it "File not found"
+        raise InputError(f"{path}: not a Keras model file ({what}); --model takes a .keras file (model.save)")
     try:
         return keras.models.load_model(path)
     except (OSError, TypeError, ValueError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{path}: cannot load the Keras model: {first_line}") from None
+
+
+def _not_a_model_file(path: str) -> str | None:
+    """What `path` is when it cannot be a Keras model file (a .keras zip archive holding config.json, or
+    HDF5), else None."""
+    if os.path.isdir(path):
+        return "a folder" + (", a SavedModel: export takes the Keras model" if
+                             os.path.exists(os.path.join(path, "saved_model.pb")) else "")
+    with open(path, "rb") as handle:
+        head = handle.read(len(_HDF5_SIGNATURE))
+    if head == _HDF5_SIGNATURE:
+        return None
+    if not zipfile.is_zipfile(path):
+        return "an empty file" if not head else "neither a zip archive nor HDF5"
+    with zipfile.ZipFile(path) as archive:
+        if "config.json" not in archive.namelist():
+            return "a zip archive without a Keras model's config.json"
+    return None
 
 
 def _find_transform_layer(model) -> TransformLayer | None:

@@ -6,20 +6,22 @@ run time, and runs on a different engine depending on whether it could, is not w
 means here: skewless runs it on the FnApiRunner directly (`direct_num_workers` and
 `direct_running_mode` apply as usual). Prism stays available by its own name, `PrismRunner`.
 
-On any other runner a job must fail in bounded time, not hang: an unreachable job service is refused
+Any other name must be one of Beam's runners, or the `module.path.Class` of a PipelineRunner subclass: that
+module is imported (a code hook, like `preprocessing_fn`). On any other runner a job must fail in bounded time, not hang: an unreachable job service is refused
 before the pipeline is submitted, and a job whose workers never start (a portable worker pool whose
 `python` cannot import skewless waits forever for its SDK harness) is cancelled after `start_timeout`.
 """
 
 from __future__ import annotations
 
+import importlib
 import socket
 import time
 from typing import Callable
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PortableOptions, StandardOptions
-from apache_beam.runners.runner import PipelineState
+from apache_beam.runners.runner import PipelineRunner, PipelineState
 
 from skewless.errors import RunnerError
 
@@ -38,9 +40,33 @@ def pipeline(options, start_timeout: float | None = None, started: Callable[[], 
     # Beam reads runner names case-insensitively, with or without the "Runner" suffix
     if name is None or name.lower().removesuffix("runner") in ("direct", "switchingdirect"):
         return beam.Pipeline(runner=_in_process_runner(options), options=options)
+    _check_runner(name)
     _check_job_endpoint(options)
     watched = None if start_timeout is None or started is None else (start_timeout, started)
     return _WatchedPipeline(options=options, watched=watched)
+
+
+def _check_runner(name: str) -> None:
+    """Refuses in one line what Beam would fail on obscurely: a name that is none of Beam's runners, and a dotted
+    name (`module.path.Class`) that is not a PipelineRunner subclass.
+
+    A dotted name is a code hook, as `preprocessing_fn` is: its module is imported, so its top-level code runs
+    with the user's rights (README "Runners"). Beam's own runners off its short list need it (the Dask runner).
+    """
+    known = StandardOptions.KNOWN_RUNNER_NAMES
+    lowered = name.lower()
+    if lowered in {runner.lower() for runner in known} or f"{lowered}runner" in {runner.lower() for runner in known}:
+        return
+    if "." not in name.strip("."):
+        raise RunnerError(f"runner {name!r}: not a Beam runner (one of {', '.join(known)}, or the module.path.Class "
+                          "of a PipelineRunner subclass)")
+    module, _, attribute = name.rpartition(".")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise RunnerError(f"runner {name}: cannot import it ({type(error).__name__}: {error})") from None
+    if not (isinstance(found, type) and issubclass(found, PipelineRunner)):
+        raise RunnerError(f"runner {name}: not a Beam PipelineRunner subclass, so not a runner")
 
 
 def _check_job_endpoint(options) -> None:

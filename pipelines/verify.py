@@ -87,6 +87,10 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     if not os.path.exists(run.config_file):
         raise InputError(f"{run_dir}: not a run directory (no {CONFIG_FILE})")
     config = load_config(run.config_file)  # its paths are absolute: verify reads the run's input from any folder
+    # a missing or damaged graph and an unreadable run.json are input errors (one line, exit 2), found before
+    # the checks, each of which would otherwise report it as a check that could not run
+    _check_graph(run)
+    run.read_summary()
     job_plan = plan(config)
     table = sample_rows(config, job_plan, sample)
     if table.num_rows == 0:
@@ -132,6 +136,18 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         except Exception as error:  # noqa: BLE001 - any failure of a check is reported, not raised
             unchecked["native Keras preprocessor"] = _reason(error)
     return result
+
+
+def _check_graph(run: RunDirectory) -> None:
+    """InputError naming the graph when the run's transform graph is missing or does not load."""
+    import tensorflow as tf
+
+    if not os.path.isdir(run.transform_fn_dir):
+        raise InputError(f"{run.graph_dir}: the run's transform graph is missing (no transform_fn/ folder)")
+    try:
+        tf.saved_model.load(run.transform_fn_dir)
+    except Exception as error:  # noqa: BLE001 - protobuf, OSError, TensorFlow's own: all say the graph is damaged
+        raise InputError(f"{run.transform_fn_dir}: cannot load the run's transform graph ({_reason(error)})") from None
 
 
 def _compare_paths(title, batch, served, rows: pa.Table, left_out: set, unchecked: dict) -> list[FeatureCheck] | None:

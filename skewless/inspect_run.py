@@ -95,6 +95,9 @@ def _specs(run: RunDirectory) -> tuple[dict, dict]:
     plain = [_plain_specs(schema) for schema in schemas]
     if None not in plain:
         return plain[0], plain[1]
+    if not os.path.isdir(run.transform_fn_dir):
+        # said before importing TensorFlow, whose start-up lines would come before the one-line error
+        raise InputError(f"{run.graph_dir}: the run's transform graph is missing (no transform_fn/ folder)")
     import tensorflow_transform as tft
 
     from skewless.layers.transform_graph import find_graph_dir, specs_to_json
