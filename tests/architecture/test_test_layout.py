@@ -6,7 +6,7 @@ import ast
 from example_job import REPO
 
 TESTS = REPO / "tests"
-GROUPS = {"architecture", "cli", "end_to_end", "layers", "pipelines", "schemas", "transforms"}
+GROUPS = {"architecture", "cli", "end_to_end", "hostile", "layers", "pipelines", "schemas", "transforms"}
 
 
 def _test_modules():

@@ -1,0 +1,91 @@
+"""Runs every case of hostile_cases.py (issue 29): the exit code, the one line on stderr, the case's invariant, and
+nothing written outside what the case allows."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from commands import TESTS
+from hostile_cases import CASES, tree
+from skewless.cli import app
+
+# the progress line of `skewless run` (skewless/progress.py), named after the job
+PROGRESS = "skewless run example ["
+
+IDS = [case.name for case in CASES]
+assert len(IDS) == len(set(IDS)), "case names must be unique"
+
+
+def _params():
+    return [pytest.param(case, id=case.name, marks=[pytest.mark.slow] if case.slow else []) for case in CASES]
+
+
+def _run_in_process(args):
+    result = CliRunner().invoke(app, [str(arg) for arg in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # a bug of the command, not an answer to the case
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _run_process(case, args, folder):
+    environment = {key: value for key, value in os.environ.items() if key != "SKEWLESS_DEBUG"}
+    environment["PYTHONPATH"] = str(TESTS)
+    environment.pop("TF_CPP_MIN_LOG_LEVEL", None)  # as a user's shell has it: what TensorFlow prints, shows
+    process = subprocess.Popen([sys.executable, "-m", "skewless", *map(str, args)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=environment, cwd=folder / "cwd",
+                               start_new_session=True)
+    if case.drive is not None:
+        stdout, stderr = case.drive(process, folder)
+    else:
+        stdout, stderr = process.communicate(timeout=300)
+    return process.wait(timeout=300), stdout, stderr
+
+
+def _allowed(path: str, writes: tuple[str, ...]) -> bool:
+    return any(path == allowed or path.startswith(allowed + os.sep) for allowed in writes)
+
+
+@pytest.mark.parametrize("case", _params())
+def test_hostile_case(case, tmp_path, monkeypatch, request):
+    folder = tmp_path / "case"
+    (folder / "cwd").mkdir(parents=True)  # the command's working directory: a relative write would show here
+    if case.run:
+        shutil.copytree(request.getfixturevalue("example_run").output_dir, folder / "run")
+    monkeypatch.chdir(folder / "cwd")
+    args = case.make(folder)
+    before = tree(folder)
+
+    if case.process:
+        code, stdout, stderr = _run_process(case, args, folder)
+    else:
+        code, stdout, stderr = _run_in_process(args)
+
+    assert code == case.code, f"exit code {code}, expected {case.code}\nstderr: {stderr[-2000:]}\nstdout: {stdout[-500:]}"
+    # `skewless run` draws its progress on stderr (its last state, "failed", stays): nothing else may come
+    lines = [line for line in stderr.replace("\r", "\n").splitlines()
+             if line.strip() and not (args[0] == "run" and line.startswith(PROGRESS))]
+    if case.line is None:
+        assert lines == [], stderr[-2000:]
+    else:
+        assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{stderr[-3000:]}"
+        assert lines[0].startswith(("skewless: error: ", "skewless: interrupted")), lines[0]
+        assert case.line in lines[0], lines[0]
+        assert "Traceback" not in stderr
+    if case.after is not None:
+        case.after(folder)
+    after = tree(folder)
+    changed = sorted(path for path in set(before) | set(after)
+                     if before.get(path, 0) != after.get(path, 0) and not _allowed(path, case.writes))
+    assert changed == [], f"written outside what the case allows: {changed[:10]}"
+    assert [path for path in after if ".staging" in path and path not in before] == [], "a staging folder was left"
+    assert os.listdir(folder / "cwd") == []
+
+
+def test_the_suite_covers_every_item_of_issue_29():
+    covered = {case.item for case in CASES if case.item is not None}
+    assert covered == {1, 2, 3, 4, 6, 7, 8, 9, 10}, covered
+    assert len(CASES) >= 100, len(CASES)
