@@ -6,11 +6,14 @@ container that has TensorFlow and no Apache Beam, and `--help` should not pay fo
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import functools
 import os
+import signal
 import sys
+import threading
 from inspect import Parameter, Signature
 from typing import Callable, List, Optional
 
@@ -81,6 +84,7 @@ def reports_errors(where: str) -> Callable:
             if not debug:
                 runtime.quiet_tensorflow_logs()
                 runtime.quiet_pipeline_errors()
+                _QUIET_AFTER_INTERRUPT.set()
             try:
                 return command(*args, **kwargs)
             except (typer.Exit, typer.Abort, typer.TyperException):
@@ -120,6 +124,9 @@ def reports_errors(where: str) -> Callable:
 def interrupted() -> None:
     """Ctrl-C: one line and exit code 130, whatever was running (the staging folder is removed on the way out,
     `StagedOutput.staging`)."""
+    _INTERRUPT_REPORTED.set()
+    if _SILENCED_STDERR:
+        sys.stderr = _SILENCED_STDERR.pop()
     typer.echo("skewless: interrupted", err=True)
     raise typer.Exit(INTERRUPTED)
 
@@ -135,8 +142,45 @@ def stdout_closed() -> None:
 
 
 def _interrupted(error: BaseException) -> bool:
+    """Whether `error` comes of a Ctrl-C: Beam re-raises one in a step as a RuntimeError, and one that lands in a
+    C extension (TensorFlow's) can come out as any error at all; `_on_interrupt` saw those."""
     causes = _causes(error)
-    return any(isinstance(cause, KeyboardInterrupt) or str(cause).startswith("KeyboardInterrupt") for cause in causes)
+    return _INTERRUPT_RECEIVED.is_set() or any(
+        isinstance(cause, KeyboardInterrupt) or str(cause).startswith("KeyboardInterrupt") for cause in causes)
+
+
+# set by `_on_interrupt`, the `skewless` command's SIGINT handler, and by `interrupted` once it is reported
+_INTERRUPT_RECEIVED = threading.Event()
+_INTERRUPT_REPORTED = threading.Event()
+# stderr while `_on_interrupt` has it silenced
+_SILENCED_STDERR: list = []
+# set by `reports_errors` without --debug: stderr is then silenced from a Ctrl-C until it is reported
+_QUIET_AFTER_INTERRUPT = threading.Event()
+# how long a KeyboardInterrupt may take to reach the command's error handling before it is raised again
+_INTERRUPT_REPEAT_SECONDS = 1.0
+
+
+def _on_interrupt(signum, frame) -> None:
+    """Python's own SIGINT handling (KeyboardInterrupt), made sure to end the command.
+
+    A KeyboardInterrupt raised while a C extension calls back into Python can be swallowed: TensorFlow's
+    `nest.flatten` turned one into a SystemError that tf.Transform's tracing caught and went on, and the run then
+    finished and published. So the first Ctrl-C also starts a thread that raises it again in the main thread
+    every second until `interrupted` has reported it."""
+    if not _INTERRUPT_RECEIVED.is_set():
+        _INTERRUPT_RECEIVED.set()
+        if _QUIET_AFTER_INTERRUPT.is_set():
+            # what the interrupted code prints on its way out (that SystemError's traceback, printed from C++)
+            # says nothing the one line "interrupted" does not; `interrupted` restores stderr
+            _SILENCED_STDERR.append(sys.stderr)
+            sys.stderr = open(os.devnull, "w")
+        threading.Thread(target=_repeat_interrupt, daemon=True, name="skewless-interrupt").start()
+    raise KeyboardInterrupt
+
+
+def _repeat_interrupt() -> None:
+    while not _INTERRUPT_REPORTED.wait(_INTERRUPT_REPEAT_SECONDS):
+        _thread.interrupt_main()
 
 
 def _closed_stdout(error: BaseException) -> bool:
@@ -544,6 +588,8 @@ def main() -> None:
     """The `skewless` command (the CLI's commands called in-process, e.g. by tests, keep IPython importable
     and end as usual)."""
     runtime.no_ipython()
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the shell ignores it (`nohup`, `&`)
+        signal.signal(signal.SIGINT, _on_interrupt)
     try:
         app()
     except KeyboardInterrupt:
