@@ -516,13 +516,13 @@ def validate(
     from skewless.schemas import load_schema
     from skewless.statistics_files import statistics_splits
 
+    with_statistics = statistics_splits(run_dir)
+    if not with_statistics:
+        fail(f"{run_dir}: no statistics/Split-*/FeatureStats.pb; is it a run directory of `skewless run` or `apply`?")
     for run in (run_dir, against):  # a run this skewless cannot read is refused, as every command refuses it
         if run is not None:
             RunDirectory(run).read_summary()
     config = RunDirectory(run_dir).read_config()
-    with_statistics = statistics_splits(run_dir)
-    if not with_statistics:
-        fail(f"{run_dir}: no statistics/Split-*/FeatureStats.pb; is it a run directory of `skewless run` or `apply`?")
     # the config's order where it has one (an applied run's is the run's): the first split is the others' baseline
     configured = [split for split in (config.get("output") or {}).get("splits") or {} if split in with_statistics]
     ordered = configured + [split for split in with_statistics if split not in configured]

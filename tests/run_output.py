@@ -1,11 +1,13 @@
 """A run's output read back by the tests: a split's transformed rows (by column, or with its records in order),
-the bytes of its files."""
+the bytes of its files; the smallest run summary."""
 
 import collections
 import glob
 import os
 
 import numpy as np
+
+from skewless.run_summary import SCHEMA_VERSION
 
 
 def read_split(result, split):
@@ -43,3 +45,15 @@ def read_rows(output_dir, split):
     records = list(tf.data.TFRecordDataset(paths, compression_type="GZIP"))
     parsed = tf.io.parse_example(tf.stack(records), spec)
     return {name: value.numpy() for name, value in parsed.items()}, records
+
+
+def minimal_summary() -> dict:
+    """The smallest run.json a RunSummary reads: one feature, one shard."""
+    return {
+        "schema_version": SCHEMA_VERSION, "name": "t", "rows": {"read": 3, "written": {"train": 2}, "quarantined": 1},
+        "features": {"age": {"transform": "z_score", "mean": 1.5}}, "label": None,
+        "shards": {"train": [{"path": "data/train-00000-of-00001.tfrecord.gz", "rows": 2, "bytes": 10}]},
+        "compression": "gzip", "format": "example", "analysis": {"datasets": 1, "analyzed": 1, "cache_dir": None},
+        "seconds": {"total": 1.0}, "versions": {"skewless": "0.1.0"},
+        "platform": {"machine": "x86_64", "cpus": 2, "python": "3.11.0"},
+    }

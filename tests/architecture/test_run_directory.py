@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from run_output import minimal_summary
 from skewless.cli import app
 from skewless.errors import InputError
 from skewless.report import render_report
@@ -68,20 +69,9 @@ def test_a_run_json_skewless_cannot_read_is_one_line_naming_it(example_run, tmp_
 
 
 def test_a_summary_built_in_code_equals_its_json():
-    summary = RunSummary.from_json(json.dumps(_minimal()), "test")
+    summary = RunSummary.from_json(json.dumps(minimal_summary()), "test")
     assert RunSummary.from_json(summary.to_json(), "again") == summary
     assert summary.schema_version == SCHEMA_VERSION
-
-
-def _minimal() -> dict:
-    return {
-        "schema_version": SCHEMA_VERSION, "name": "t", "rows": {"read": 3, "written": {"train": 2}, "quarantined": 1},
-        "features": {"age": {"transform": "z_score", "mean": 1.5}}, "label": None,
-        "shards": {"train": [{"path": "data/train-00000-of-00001.tfrecord.gz", "rows": 2, "bytes": 10}]},
-        "compression": "gzip", "format": "example", "analysis": {"datasets": 1, "analyzed": 1, "cache_dir": None},
-        "seconds": {"total": 1.0}, "versions": {"skewless": "0.1.0"},
-        "platform": {"machine": "x86_64", "cpus": 2, "python": "3.11.0"},
-    }
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -311,7 +311,7 @@ RUN_CASES = [
         run=True, writes=("run", "other")),
     Case("inspect: the run folder is a file", lambda f: ["inspect", str(write(f / "afile", "x"))], 2, "afile"),
     Case("inspect: no such run", lambda f: ["inspect", str(f / "nothing")], 2, "nothing"),
-    Case("validate: no such run", lambda f: ["validate", str(f / "nothing")], 2, "run.json: not found"),
+    Case("validate: no such run", lambda f: ["validate", str(f / "nothing")], 2, "no statistics"),
     Case("report: run.json schema_version 99 names it", damaged(set_summary(schema_version=99), _command("report")),
          2, "upgrade skewless", run=True, writes=("run",)),
     Case("validate: statistics deleted", damaged(remove("statistics"), _command("validate")), 2,
@@ -494,11 +494,30 @@ def data_job(name: str, data: bytes, **input_options) -> Callable[[Path], list]:
     return make
 
 
+def full_disk(folder: Path) -> list:
+    """The small job writing to a 64 KiB tmpfs (mounted here; skipped where mounting is not allowed): its
+    tf.Transform temp files alone fill it."""
+    import subprocess
+
+    import pytest
+
+    disk = folder / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    config = small_config(folder)
+    config["output"]["dir"] = str(disk / "out")
+    return job(folder, config)
+
+
 def _half(data: bytes) -> bytes:
     return data[: len(data) // 2]
 
 
 DATA_CASES = [
+    Case("disk: the output's disk fills up", full_disk, 2, "No space left on device", writes=("disk",), slow=True,
+         after=lambda f: (gone("disk/out")(f), gone("disk/out.staging")(f))),
     Case("data: a glob matching nothing", lambda f: job(f, small_config(
         f, input={"format": "csv", "paths": [str(f / "none*.csv")], "header": True},
         features={"a": {"transform": "z_score"}}, label=None)), 2, "none*.csv"),

@@ -49,9 +49,19 @@ def _allowed(path: str, writes: tuple[str, ...]) -> bool:
     return any(path == allowed or path.startswith(allowed + os.sep) for allowed in writes)
 
 
-@pytest.mark.parametrize("case", _params())
-def test_hostile_case(case, tmp_path, monkeypatch, request):
+@pytest.fixture
+def folder(tmp_path):
+    """The case's folder; a disk a case mounted in it (`full_disk`) is unmounted afterwards."""
     folder = tmp_path / "case"
+    yield folder
+    with open("/proc/self/mounts") as mounts:
+        points = [line.split()[1] for line in mounts if line.split()[1].startswith(str(folder))]
+    for point in points:
+        subprocess.run(["umount", point], check=True)
+
+
+@pytest.mark.parametrize("case", _params())
+def test_hostile_case(case, folder, monkeypatch, request):
     (folder / "cwd").mkdir(parents=True)  # the command's working directory: a relative write would show here
     if case.run:
         shutil.copytree(request.getfixturevalue("example_run").output_dir, folder / "run")

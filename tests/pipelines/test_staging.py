@@ -6,12 +6,14 @@ only the prefix of file names), renames and deletes file by file. A job path tha
 filesystems would fail on `store://` paths or leave a local folder named `store:` in the working folder.
 """
 
+import json
 import os
 
 import pytest
 from apache_beam.io.filesystem import FileMetadata, FileSystem
 from apache_beam.io.localfilesystem import LocalFileSystem
 
+from run_output import minimal_summary
 from skewless.pipelines import files
 from skewless.pipelines.staging import claim, publish
 
@@ -98,8 +100,9 @@ def store(tmp_path, monkeypatch):
     yield tmp_path
 
 
-RUN = {"run.json": b"{}", "config.yaml": b"name: x\n", "data/train-00000-of-00001.tfrecord.gz": b"records",
-       "transform_graph/transform_fn/saved_model.pb": b"graph"}
+# its run.json a run summary: --overwrite replaces only a previous run
+RUN = {"run.json": json.dumps(minimal_summary()).encode(), "config.yaml": b"name: x\n",
+       "data/train-00000-of-00001.tfrecord.gz": b"records", "transform_graph/transform_fn/saved_model.pb": b"graph"}
 
 
 def write_run(folder, contents):
