@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -46,7 +46,6 @@ class Case:
     writes: tuple[str, ...] = ()  # what the command may create, change or remove (relative to the folder)
     after: Callable[[Path], None] | None = None  # what must hold afterwards
     slow: bool = False
-    tags: tuple[str, ...] = field(default=())
 
 
 # ---------------------------------------------------------------------------------------------------------- helpers
@@ -226,7 +225,8 @@ YAML_CASES = [
     Case("yaml: no such config", lambda f: ["run", str(f / "none.yaml")], 2, "config file not found"),
     Case("config: an unknown key", lambda f: with_yaml(f, "extra: 1\n"), 2, "extra: unknown key"),
     Case("config: rows is negative", lambda f: changed(f, "input", rows=-1), 2, "input.rows"),
-    Case("config: rows is 1e400", lambda f: with_yaml(f, "cache_key: 1e400\n"), 2, "cache_key"),
+    Case("config: a number beyond float (1e400)", lambda f: with_yaml(f, "cache_key: 1e400\n"), 2,
+         "cache_key: unknown value inf"),
     Case("config: a split fraction is NaN", lambda f: changed(f, "output", splits={"train": float("nan")}), 2,
          "fractions must be > 0"),
     Case("config: a split fraction is infinite", lambda f: changed(f, "output", splits={"train": float("inf")}),
