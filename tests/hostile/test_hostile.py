@@ -78,7 +78,7 @@ def test_hostile_case(case, folder, monkeypatch, request):
     else:
         code, stdout, stderr = _run_in_process(args)
 
-    assert code == case.code, f"exit code {code}, expected {case.code}\nstderr: {stderr[-2000:]}\nstdout: {stdout[-500:]}"
+    assert code == case.code, f"exit {code}, expected {case.code}\nstderr: {stderr[-2000:]}\nstdout: {stdout[-500:]}"
     # `skewless run` draws its progress on stderr (its last state, "failed", stays): nothing else may come
     lines = [line for line in stderr.replace("\r", "\n").splitlines()
              if line.strip() and not (args[0] == "run" and line.startswith(PROGRESS))]
