@@ -31,7 +31,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from skewless.errors import InputError, OutputExistsError, SchemaError
+from skewless.errors import InputError, OutputError, OutputExistsError, SchemaError
 from skewless.layers.serving_head import serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
@@ -67,6 +67,7 @@ def export_serving_model(
     if tf.io.gfile.exists(export_dir) and tf.io.gfile.listdir(export_dir):
         if not overwrite:
             raise OutputExistsError(f"{export_dir}: already exists (pass overwrite=True / --overwrite to replace it)")
+        _check_replaceable(export_dir)
         tf.io.gfile.rmtree(export_dir)
     if isinstance(model, (str, os.PathLike)):
         model = _load_model(os.fspath(model))
@@ -256,6 +257,16 @@ def padded(value):
 
 # how a legacy Keras HDF5 file (.h5), which load_model also reads, begins
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _check_replaceable(export_dir: str) -> None:
+    """As `skewless run --overwrite` (docs/errors.md), only what skewless wrote is deleted: a previous export (it
+    has `SPEC_FILE`) or folders without a file (a serving layout's empty version folders)."""
+    if tf.io.gfile.exists(os.path.join(export_dir, SPEC_FILE)):
+        return
+    if any(names for _, _, names in tf.io.gfile.walk(export_dir)):
+        raise OutputError(f"{export_dir}: holds files but is not an export of skewless (no {SPEC_FILE}); --overwrite "
+                          "replaces only a previous export (delete it yourself if it should go)")
 
 
 def _load_model(path: str):

@@ -7,9 +7,10 @@ means here: skewless runs it on the FnApiRunner directly (`direct_num_workers` a
 `direct_running_mode` apply as usual). Prism stays available by its own name, `PrismRunner`.
 
 Any other name must be one of Beam's runners, or the `module.path.Class` of a PipelineRunner subclass: that
-module is imported (a code hook, like `preprocessing_fn`). On any other runner a job must fail in bounded time, not hang: an unreachable job service is refused
-before the pipeline is submitted, and a job whose workers never start (a portable worker pool whose
-`python` cannot import skewless waits forever for its SDK harness) is cancelled after `start_timeout`.
+module is imported (a code hook, like `preprocessing_fn`). On any other runner a job must fail in bounded
+time, not hang: an unreachable job service is refused before the pipeline is submitted, and a job whose
+workers never start (a portable worker pool whose `python` cannot import skewless waits forever for its SDK
+harness) is cancelled after `start_timeout`.
 """
 
 from __future__ import annotations

@@ -426,7 +426,8 @@ def clean(folder: Path) -> list:
 STAGING_CASES = [
     Case("staging: a file where the run stages", staged(lambda claim: write(claim, "x")), 2,
          "`skewless clean", item=9, after=unchanged("out.staging")),
-    Case("staging: a link where the run stages", staged(lambda claim: (write(claim.parent / "elsewhere" / "a", "x"), claim.symlink_to(claim.parent / "elsewhere"))), 2,
+    Case("staging: a link where the run stages", staged(lambda claim: (
+        write(claim.parent / "elsewhere" / "a", "x"), claim.symlink_to(claim.parent / "elsewhere"))), 2,
          "a link is where this run must stage", after=unchanged("out.staging")),
     Case("staging: a folder without an owner", staged(lambda claim: write(claim / "mine.txt", "x")), 2,
          "a folder without a run's owner file", after=unchanged("out.staging")),
@@ -477,6 +478,10 @@ EXPORT_CASES = [
          "a SavedModel: export takes the Keras model", run=True, writes=("run",)),
     Case("export: --model missing", export(lambda f: str(f / "none.keras")), 2, "model file not found", run=True,
          writes=("run",)),
+    Case("export --overwrite: a folder that is no export", keep("exported", lambda f: (
+        write(f / "exported" / "thesis.tex", "precious"),
+        export(lambda g: str(write(g / "m.keras", "x")))(f) + ["--overwrite"])[-1]), 2,
+        "is not an export of skewless", run=True, writes=("run",), after=unchanged("exported")),
     Case("predict: the export folder missing", lambda f: ["predict", str(f / "none"), "--input", "x.csv",
                                                           "--output", str(f / "p")], 2, "no such directory"),
     Case("predict: --format xml", lambda f: ["predict", str(f), "--input", "x.csv", "--output", str(f / "p"),

@@ -5,13 +5,17 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+import tracemalloc
 
 import pytest
 from typer.testing import CliRunner
 
 from commands import TESTS
-from hostile_cases import CASES, tree
+from hostile_cases import CASES, billion_laughs, tree
 from skewless.cli import app
+from skewless.config import load_config
+from skewless.errors import ConfigError
 
 # the progress line of `skewless run` (skewless/progress.py), named after the job
 PROGRESS = "skewless run example ["
@@ -74,7 +78,7 @@ def test_hostile_case(case, folder, monkeypatch, request):
     else:
         code, stdout, stderr = _run_in_process(args)
 
-    assert code == case.code, f"exit code {code}, expected {case.code}\nstderr: {stderr[-2000:]}\nstdout: {stdout[-500:]}"
+    assert code == case.code, f"exit {code}, expected {case.code}\nstderr: {stderr[-2000:]}\nstdout: {stdout[-500:]}"
     # `skewless run` draws its progress on stderr (its last state, "failed", stays): nothing else may come
     lines = [line for line in stderr.replace("\r", "\n").splitlines()
              if line.strip() and not (args[0] == "run" and line.startswith(PROGRESS))]
@@ -99,3 +103,24 @@ def test_the_suite_covers_every_item_of_issue_29():
     covered = {case.item for case in CASES if case.item is not None}
     assert covered == {1, 2, 3, 4, 6, 7, 8, 9, 10}, covered
     assert len(CASES) >= 100, len(CASES)
+
+
+@pytest.mark.parametrize("text", [billion_laughs(), "a: " + "[" * 500_000, "a: [" + "1," * 400_000 + "]\n",
+                                  "# padding\n" * 200_000], ids=["billion laughs", "deep", "wide", "big"])
+def test_a_costly_config_is_refused_in_well_under_a_second_and_a_few_mb(text, tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    started = time.perf_counter()
+    with pytest.raises(ConfigError):
+        load_config(path)
+    seconds = time.perf_counter() - started
+    tracemalloc.start()  # measured apart: tracing every allocation slows the parse down several times
+    try:
+        with pytest.raises(ConfigError):
+            load_config(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # one pass over libyaml's events, stopped at the first bound crossed; the text is at most 1 MiB. The slowest
+    # of these, 100,000 values parsed before the refusal, took 0.3 s on the 2-core machine at load 8
+    assert seconds < 0.8 and peak < 8 << 20, (seconds, peak)
