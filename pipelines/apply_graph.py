@@ -120,7 +120,7 @@ def apply(
             oov_rows=oov,
         )
         files.write_bytes(RunDirectory(staging).summary_file, summary.to_json())
-    return ApplyResult(output_dir, run_dir, digest, summary.rows.model_dump(), summary.shards, summary.seconds, label_left_out)
+    return ApplyResult(output_dir, run_dir, digest, summary.rows.model_dump(exclude_none=True), summary.shards, summary.seconds, label_left_out)
 
 
 def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, input_format: str | None,

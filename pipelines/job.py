@@ -101,8 +101,11 @@ def run(
         with progress(lambda: snapshot(staging, total_known=known)) if progress else nullcontext():
             _run_pipeline(config, job_plan, staging, beam_args or [])
         pipeline_seconds = time.time() - started
-        summary = _assemble(config, job_plan, staging, started, pipeline_seconds, process_started).model_dump()
-        result = RunResult(output_dir, summary["rows"], summary["shards"], summary["seconds"], summary["features"])
+        summary = _assemble(config, job_plan, staging, started, pipeline_seconds, process_started)
+        # rows.unlabeled only where the run counts it (label.missing: drop), as run.json has it
+        rows = summary.rows.model_dump(exclude_none=True)
+        summary = summary.model_dump()
+        result = RunResult(output_dir, rows, summary["shards"], summary["seconds"], summary["features"])
         if config.output.keras_preprocessor:
             result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
     return result

@@ -84,6 +84,8 @@ def _most_frequent(tf, tft, value, column: RawColumn):
     """The most frequent present value, read from a top_k=1 vocabulary asset (its first line)."""
     from skewless.pipelines.vocabularies import VocabularySpec, shared_vocabularies
 
+    from tensorflow_transform import analyzers as tft_analyzers
+
     values = value.values
     if column.kind == "float":
         keys = tf.strings.as_string(tf.bitcast(values, tf.int32))  # exact: the bits, not a rounded decimal
@@ -94,10 +96,13 @@ def _most_frequent(tf, tft, value, column: RawColumn):
     name = most_frequent_filename(column.name)
     path = shared_vocabularies({name: keys}, [VocabularySpec(name, top_k=1)])[name]
     token = tf.strings.split(tf.io.read_file(path), "\n", maxsplit=1)[0]
+    # no value at all in the data: tf.Transform writes an empty vocabulary as one dummy token of its own, and
+    # the fill is then "" or 0, as for a column without `fill`
+    _, dummy = tft_analyzers.get_empy_vocabulary_dummy_value(tf.string)
+    empty = tf.logical_or(tf.equal(token, dummy), tf.equal(tf.strings.length(token), 0))
     if column.kind == "bytes":
-        return token
-    # no value at all in the data: the vocabulary is empty, and the fill is 0
-    token = tf.where(tf.strings.length(token) > 0, token, "0")
+        return tf.where(empty, "", token)
+    token = tf.where(empty, "0", token)
     if column.kind == "int":
         return tf.strings.to_number(token, tf.int64)
     return tf.bitcast(tf.strings.to_number(token, tf.int32), tf.float32)

@@ -68,7 +68,8 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
         features[name] = entry
     splits = split_order(summary, run.read_config())
     dumped = summary.model_dump()
-    rows = dict(dumped["rows"], written={split: summary.rows.written[split] for split in splits})
+    rows = dict(summary.rows.model_dump(exclude_none=True),
+                written={split: summary.rows.written[split] for split in splits})
     shards = dumped["shards"]
     return {
         "name": summary.name,

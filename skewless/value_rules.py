@@ -38,8 +38,17 @@ def is_missing_text(values: tf.Tensor, tokens) -> tf.Tensor:
 def checked_raw_value(value, name: str, nonfinite: str, tokens=frozenset(), is_list: bool = False):
     """A raw feature (dense: required; sparse: optional, or a list when `is_list`) with the job's value rules
     applied; a list also loses its float items that are missing (NaN, and ±inf with `nonfinite` "missing")."""
-    if isinstance(value, tf.RaggedTensor):  # a feature list: its steps are judged by the job only
-        return value
+    if isinstance(value, tf.RaggedTensor):  # a feature list: missing items leave its steps, as in the job
+        values = value.flat_values
+        if values.dtype == tf.string:
+            present = tf.logical_not(is_missing_text(values, tokens))
+        elif values.dtype.is_floating:
+            if nonfinite != "missing":
+                value = value.with_flat_values(_refuse_infinite(values, name))
+            present = tf.math.is_finite(values) if nonfinite == "missing" else tf.logical_not(tf.math.is_nan(values))
+        else:
+            return value
+        return tf.ragged.boolean_mask(value, value.with_flat_values(present))
     sparse = isinstance(value, tf.SparseTensor)
     values = value.values if sparse else value
     if values.dtype == tf.string:
