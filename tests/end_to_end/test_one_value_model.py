@@ -447,3 +447,16 @@ def test_item8_a_split_with_no_row(tmp_path):
     if summary is not None:
         assert summary["rows"]["written"]["test"] == 0
         assert sum(summary["rows"]["written"].values()) == 4
+
+
+# ---- found on the way: a feature of two types among a TFRecord's first records -------------------------------------
+
+def test_a_feature_of_another_type_in_one_example_is_quarantined_not_a_crash_of_type_inference(tmp_path):
+    """Without a schema, types come from the first 1,000 records by majority (README "Types without a schema");
+    one Example holding text where the others hold floats is a bad row, not an ArrowTypeError."""
+    path = tmp_path / "rows.tfrecord"
+    _write_tfrecord(path, [example_of({"id": i, "x": float(i)}) for i in range(20)] + [example_of({"id": 20, "x": "abc"})])
+    run_dir = _run(_config(tmp_path, "tfrecord", path, {"id": {"transform": "passthrough"}, "x": {"transform": "z_score"}}))
+    rows = run_json(run_dir)["rows"]
+    assert rows["read"] == tfrecord_records(path) == 21
+    assert sum(rows["written"].values()) == 20 and list(quarantine_by_position(run_dir, "tfrecord")) == [20]
