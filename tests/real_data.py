@@ -14,7 +14,8 @@ matrix takes every `slow_step`-th). Its `rownames` column (R's row number) is th
 Bad records, at the same row positions in every format (so a row's position names it in every format):
 `inf` in a required float column and the empty string and the `NA` token in a required string column.
 Each format also ends with bad records of its own kind (CSV: a short line and text in a number column;
-TFRecord: an undecodable record and a bytes value in a float feature).
+TFRecord: an undecodable record and text that is no number in a float feature; a number as text is read as the
+number, as the job reads numbers stored as text).
 """
 
 from __future__ import annotations
@@ -227,6 +228,7 @@ def write_csv(dataset: Dataset, frame, path) -> int:
     lines = [",".join(f'"{name}"' for name in frame.columns)]
     lines += [",".join(r_field(v) for v in row) for row in frame.itertuples(index=False, name=None)]
     first = frame.iloc[0].tolist()
+    first[list(frame.columns).index(ID)] = int(frame[ID].max()) + 100
     lines.append(",".join(r_field(v) for v in first[:2]))  # too few fields
     number_column = list(frame.columns).index(dataset.inf_column)
     lines.append(",".join('"12abc"' if i == number_column else r_field(v) for i, v in enumerate(first)))
@@ -251,7 +253,7 @@ def write_parquet(dataset: Dataset, frame, path) -> None:
     pq.write_table(table, path, row_group_size=500)
 
 
-TFRECORD_BAD_TAIL = ("undecodable record", "bytes in a float feature")
+TFRECORD_BAD_TAIL = ("undecodable record", "text that is no number in a float feature")
 
 
 def example_of(row: dict) -> bytes:
@@ -276,8 +278,8 @@ def write_tfrecord(dataset: Dataset, frame, path) -> list[bytes]:
     import tensorflow as tf
 
     records = [example_of(row) for row in frame.to_dict("records")]
-    first = frame.iloc[0].to_dict()
-    wrong = example_of({**first, dataset.inf_column: "1.5"})
+    first = dict(frame.iloc[0].to_dict(), **{ID: int(frame[ID].max()) + 100})
+    wrong = example_of({**first, dataset.inf_column: "12abc"})  # text that is no number, in a float feature
     with tf.io.TFRecordWriter(str(path)) as writer:
         for record in records + [b"garbage!", wrong]:
             writer.write(record)

@@ -70,9 +70,11 @@ def _write_tfrecord(path, records):
 # ---- item 1: a sparse optional column with no value in a whole chunk or file -------------------------------
 
 def test_item1_parquet_column_null_in_its_first_row_groups_is_filled(tmp_path):
-    rows = 16_000
-    city = [None] * 15_000 + [f"c{i % 7}" for i in range(1_000)]
-    n = [None] * 15_000 + [float(i % 11) for i in range(1_000)]
+    # null in the first 33,000 rows (row groups of 2,000): whatever the reader's batch size up to 16,500 rows,
+    # a whole batch has no value
+    rows, gaps = 40_000, 33_000
+    city = [None] * gaps + [f"c{i % 7}" for i in range(rows - gaps)]
+    n = [None] * gaps + [float(i % 11) for i in range(rows - gaps)]
     path = tmp_path / "sparse.parquet"
     pq.write_table(pa.table({"id": list(range(rows)), "city": pa.array(city, pa.string()),
                              "n": pa.array(n, pa.float64()), "x": [float(i % 5) for i in range(rows)]}),
@@ -89,9 +91,9 @@ def test_item1_parquet_column_null_in_its_first_row_groups_is_filled(tmp_path):
     assert sorted(_vocabulary(run_dir, "city")) == sorted({"nowhere", *(f"c{i}" for i in range(7))})
     written = _written(run_dir)
     mean = np.mean([value for value in n if value is not None], dtype=np.float32)
-    assert [written[i]["n"] for i in range(15_000)] == pytest.approx([float(mean)] * 15_000)
-    assert [written[i]["city_missing"] for i in range(rows)] == [1] * 15_000 + [0] * 1_000
-    assert [written[i]["n"] for i in range(15_000, rows)] == n[15_000:]
+    assert [written[i]["n"] for i in range(gaps)] == pytest.approx([float(mean)] * gaps)
+    assert [written[i]["city_missing"] for i in range(rows)] == [1] * gaps + [0] * (rows - gaps)
+    assert [written[i]["n"] for i in range(gaps, rows)] == n[gaps:]
 
 
 def test_item1_a_csv_whose_optional_column_is_empty_is_filled(tmp_path):
@@ -445,3 +447,16 @@ def test_item8_a_split_with_no_row(tmp_path):
     if summary is not None:
         assert summary["rows"]["written"]["test"] == 0
         assert sum(summary["rows"]["written"].values()) == 4
+
+
+# ---- found on the way: a feature of two types among a TFRecord's first records -------------------------------------
+
+def test_a_feature_of_another_type_in_one_example_is_quarantined_not_a_crash_of_type_inference(tmp_path):
+    """Without a schema, types come from the first 1,000 records by majority (README "Types without a schema");
+    one Example holding text where the others hold floats is a bad row, not an ArrowTypeError."""
+    path = tmp_path / "rows.tfrecord"
+    _write_tfrecord(path, [example_of({"id": i, "x": float(i)}) for i in range(20)] + [example_of({"id": 20, "x": "abc"})])
+    run_dir = _run(_config(tmp_path, "tfrecord", path, {"id": {"transform": "passthrough"}, "x": {"transform": "z_score"}}))
+    rows = run_json(run_dir)["rows"]
+    assert rows["read"] == tfrecord_records(path) == 21
+    assert sum(rows["written"].values()) == 20 and list(quarantine_by_position(run_dir, "tfrecord")) == [20]
