@@ -26,6 +26,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # the minor versions the classifiers promise, e.g. [10, 11, 12, 13]
 SUPPORTED = sorted(int(c.rsplit(".", 1)[1]) for c in PROJECT["classifiers"]
                    if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c))
+CONSTRAINTS = {10: ROOT / "constraints" / "python3.10.txt"}
 # Run by each other Python's virtualenv from the checkout's tests, against the installed wheel: every module
 # imports, the config parses, the job runs in-process and the Keras layers transform (the CLI's run, export and
 # make_dataset run in the test itself). Small, for CI's time: each Python adds its install to it.
@@ -39,15 +40,20 @@ SMOKE_TESTS = [
 
 def find_python(minor: int) -> str | None:
     """An interpreter of Python 3.<minor>: the one running the tests, else python3.<minor> on PATH, else the
-    newest pyenv build of it (where this project's machines keep the other versions)."""
+    newest pyenv build of it (where this project's machines keep the other versions). Each candidate must run
+    and say it is 3.<minor>: pyenv's shim of python3.12 is on PATH but fails where 3.12 is not selected."""
     if sys.version_info[:2] == (3, minor):
         return sys.executable
-    on_path = shutil.which(f"python3.{minor}")
-    if on_path:
-        return on_path
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     builds = sorted(pyenv.glob(f"3.{minor}.*/bin/python"), key=lambda p: int(p.parts[-3].split(".")[2]))
-    return str(builds[-1]) if builds else None
+    for candidate in [shutil.which(f"python3.{minor}"), *map(str, reversed(builds))]:
+        if candidate is None:
+            continue
+        said = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[1])"],
+                              capture_output=True, text=True)
+        if said.returncode == 0 and said.stdout.strip() == str(minor):
+            return candidate
+    return None
 
 
 def _pythons():
@@ -127,7 +133,9 @@ def test_installed_wheel_runs_inspects_reports_verifies_exports_and_reads_outsid
         wheel = _build_wheel(env_dir / "wheel", python)
     # dependencies come from the package index (pip's cache makes a rerun fast); the wheel itself is local
     extras = ["pytest", "pytest-timeout"] if other_python else []
-    subprocess.run([python, "-m", "pip", "install", "-q", str(wheel), *extras], check=True)
+    # as the docs tell 3.10 users to: pip's resolver finds no answer there in 25 minutes without the pins
+    pins = ["-c", str(CONSTRAINTS[minor])] if minor in CONSTRAINTS else []
+    subprocess.run([python, "-m", "pip", "install", "-q", str(wheel), *extras, *pins], check=True)
 
     outside = tmp_path / "user"
     (outside / "configs").mkdir(parents=True)
