@@ -255,6 +255,13 @@ class RowReader:
         return reader
 
     def read(self, unit: WorkUnit) -> Iterator[Chunk]:
+        """The unit's rows in chunks of `ROW_CHUNK` good rows (the last one fewer), whatever the format.
+
+        Readers cut their input where the format does (CSV blocks of bytes, Parquet row groups, the records
+        around one that does not decode); tf.Transform's analyzers and the statistics' sketches sum their
+        batches in float32, so the same rows grouped otherwise would give other last bits. Regrouped, the
+        same rows give the same bytes from every format.
+        """
         reader = {
             "csv": self._read_csv,
             "synthetic": self._read_synthetic,
@@ -262,8 +269,7 @@ class RowReader:
             "tfrecord": self._read_tfrecord,
             "python": self._read_python,
         }[self.config.format]
-        for segment in unit.segments:
-            yield from reader(segment)
+        yield from _regrouped((chunk for segment in unit.segments for chunk in reader(segment)), ROW_CHUNK)
 
     # -- synthetic
 
@@ -470,6 +476,24 @@ def _as_text(value) -> str | None:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="backslashreplace")
     return repr(value)
+
+
+def _regrouped(chunks: Iterator[Chunk], rows: int) -> Iterator[Chunk]:
+    """`chunks` as chunks of exactly `rows` good rows each, in order (the last one fewer); a chunk's bad and
+    unlabeled rows go with the chunk its good rows start in."""
+    tables, keys, bad, unlabeled, held = [], [], [], 0, 0
+    for chunk in chunks:
+        tables.append(chunk.table)
+        keys.append(np.asarray(chunk.keys, np.uint64))
+        bad += chunk.bad
+        unlabeled += chunk.unlabeled
+        held += chunk.table.num_rows
+        while held >= rows:
+            table, key = pa.concat_tables(tables), np.concatenate(keys)
+            yield Chunk(table.slice(0, rows), key[:rows], bad, unlabeled)
+            tables, keys, bad, unlabeled, held = [table.slice(rows)], [key[rows:]], [], 0, held - rows
+    if tables and (held or bad or unlabeled):
+        yield Chunk(pa.concat_tables(tables), np.concatenate(keys), bad, unlabeled)
 
 
 def _with_columns(batch: pa.RecordBatch, names: list[str]) -> pa.RecordBatch:

@@ -153,16 +153,28 @@ def decode_examples(decoder, serialized: list[bytes], path: str, first: int,
 
 
 def _decode_one_by_one(decoder, serialized: list[bytes], path: str, first: int, message: str) -> Iterator[SourceBatch]:
-    empty = pa.RecordBatch.from_arrays([], [])
-    rejected = []
+    """Finds the records that do not decode, one by one, then decodes the others together: one batch, as if
+    the culprits had not been there (rows grouped alike whatever else the file holds)."""
+    rejected, good = [], []
     for offset, record in enumerate(serialized):
         try:
-            batch = decoder.DecodeBatch([record])
+            decoder.DecodeBatch([record])
         except RuntimeError as error:
             detail = str(error).splitlines()[0] if str(error) else "cannot parse"
             problem = RowProblem("undecodable", None, f"not a {message}: {detail}")
             rejected.append(RejectedRow(first + offset, record, problem))
             continue
-        yield SourceBatch(path, "record", batch, np.array([first + offset], dtype=np.int64), raw=[record].__getitem__)
+        good.append(offset)
+    records = [serialized[offset] for offset in good]
+    try:
+        batch = decoder.DecodeBatch(records) if records else pa.RecordBatch.from_arrays([], [])
+    except RuntimeError:
+        # each decodes alone, not together: a feature's kind differs between them; each is its own batch then
+        for offset in good:
+            yield SourceBatch(path, "record", decoder.DecodeBatch([serialized[offset]]),
+                              np.array([first + offset], dtype=np.int64), raw=[serialized[offset]].__getitem__)
+        batch, records = None, []
+    if records:
+        yield SourceBatch(path, "record", batch, first + np.array(good, dtype=np.int64), raw=records.__getitem__)
     if rejected:
-        yield SourceBatch(path, "record", empty, np.zeros(0, dtype=np.int64), rejected)
+        yield SourceBatch(path, "record", pa.RecordBatch.from_arrays([], []), np.zeros(0, dtype=np.int64), rejected)
