@@ -9,6 +9,8 @@ quarantine with its reason, so nothing is lost silently. Give a schema to pin th
 
 from __future__ import annotations
 
+import collections
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -138,6 +140,12 @@ def _generator_types(input_config: InputConfig) -> dict[str, str]:
     return kinds
 
 
+def _values_type(arrow_type: pa.DataType) -> pa.DataType:
+    while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        arrow_type = arrow_type.value_type
+    return arrow_type
+
+
 def _kind(arrow_type: pa.DataType) -> str:
     while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         arrow_type = arrow_type.value_type
@@ -174,12 +182,19 @@ def _tfrecord_types(path: str, record: str) -> dict[str, str]:
     records = list(read_records(path, 0, SAMPLE_RECORDS))  # damage is an InputError with the offset
     decoder, message = record_decoder(record)
     # records that do not decode are left out here (the job quarantines them)
-    schemas = [source.batch.schema for source in decode_examples(decoder, records, path, 1, message)
-               if source.batch.num_rows]
-    if records and not schemas:
+    batches = [source.batch for source in decode_examples(decoder, records, path, 1, message) if source.batch.num_rows]
+    if records and not batches:
         raise InputError(f"{path}: none of the first {len(records)} records is a {message}")
-    schema = pa.unify_schemas(schemas, promote_options="permissive") if schemas else pa.schema([])
-    fields = [field for field in schema if field.name != SEQUENCE_COLUMN]
-    if SEQUENCE_COLUMN in schema.names:
-        fields += list(schema.field(SEQUENCE_COLUMN).type)
-    return {field.name: _kind(field.type) for field in fields}
+    # a feature's kind is the one most of its records hold, as a CSV column's type is its values' majority
+    # ("Types without a schema"): the records of another kind are then quarantined, not a crash here
+    rows: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for batch in batches:
+        fields = [field for field in batch.schema if field.name != SEQUENCE_COLUMN]
+        if SEQUENCE_COLUMN in batch.schema.names:
+            fields += list(batch.schema.field(SEQUENCE_COLUMN).type)
+        for field in fields:
+            if not pa.types.is_null(_values_type(field.type)):  # a feature with no value in any of these records
+                rows[field.name][_kind(field.type)] += batch.num_rows
+    names = dict.fromkeys(field.name for batch in batches for field in batch.schema if field.name != SEQUENCE_COLUMN)
+    names.update(dict.fromkeys(rows))  # in the order the records first name them, feature lists last
+    return {name: rows[name].most_common(1)[0][0] if rows[name] else "bytes" for name in names}
