@@ -3,6 +3,10 @@
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+from skewless.config import load_config
+from skewless.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 CENSUS = REPO.parent / "shared" / "data" / "census" / "adult.data"
@@ -80,3 +84,12 @@ def split_of_each_row(config) -> np.ndarray:
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     keys = np.concatenate([chunk.keys for unit in job_plan.units for chunk in reader.read(unit)])
     return split_of(keys, list(config.output.splits.values()))
+
+
+def assert_feature_refused(tmp_path, feature: dict, message: str) -> None:
+    """A config whose one feature `x` is `feature` is refused in one line matching `message`."""
+    config = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)},
+              "features": {"x": feature}}
+    with pytest.raises(ConfigError, match=message) as error:
+        load_config(config)
+    assert "\n" not in str(error.value)

@@ -71,6 +71,17 @@ def shifted(rng, values: np.ndarray) -> dict[str, np.ndarray]:
     return {"mean": values + 0.25 * sd, "scale": mean + 1.3 * (values - mean), "mode": moved}
 
 
+def tally(name: str, noise: list, shifts: list, results: list, failures: list) -> None:
+    """Adds a shape's rates to `results` (false alarms among `noise`, detections among `shifts`, the largest
+    noise and the smallest shift), and its name to `failures` if any half crossed or any shift did not."""
+    false_alarms = sum(d.verdict == "CROSSED" for d in noise)
+    detected = sum(d.verdict == "CROSSED" for d in shifts)
+    results.append((name, f"{false_alarms}/{len(noise)}", f"{detected}/{len(shifts)}",
+                    max(d.distance for d in noise), min(d.distance for d in shifts)))
+    if false_alarms or detected < len(shifts):
+        failures.append(name)
+
+
 def print_rates(title: str, rows: list[tuple]) -> None:
     print(f"\n{title}")
     for name, false_alarms, detections, largest_noise, smallest_shift in rows:
@@ -89,12 +100,7 @@ def test_numeric_halves_never_cross_and_shifts_always_do(rows, draws):
             noise.append(distance(base, test, "float"))
             shifts += [distance(base, moved, "float") for moved in shifted(rng, test).values()]
         assert {d.measure for d in noise + shifts} == {JENSEN_SHANNON}
-        false_alarms = sum(d.verdict == "CROSSED" for d in noise)
-        detected = sum(d.verdict == "CROSSED" for d in shifts)
-        results.append((name, f"{false_alarms}/{len(noise)}", f"{detected}/{len(shifts)}",
-                        max(d.distance for d in noise), min(d.distance for d in shifts)))
-        if false_alarms or detected < len(shifts):
-            failures.append(name)
+        tally(name, noise, shifts, results, failures)
     print_rates(f"numeric, {rows:,} rows, Jensen-Shannon threshold {noise[0].threshold}", results)
     assert not failures
 
@@ -112,11 +118,6 @@ def test_categorical_halves_never_cross_and_a_new_value_always_does(rows, draws)
             with_new[rng.permutation(len(test))[: len(test) // 20]] = b"new value"
             shifts.append(distance(base, with_new, "bytes"))
         assert {d.measure for d in noise + shifts} == {INFINITY_NORM}
-        false_alarms = sum(d.verdict == "CROSSED" for d in noise)
-        detected = sum(d.verdict == "CROSSED" for d in shifts)
-        results.append((name, f"{false_alarms}/{len(noise)}", f"{detected}/{len(shifts)}",
-                        max(d.distance for d in noise), min(d.distance for d in shifts)))
-        if false_alarms or detected < len(shifts):
-            failures.append(name)
+        tally(name, noise, shifts, results, failures)
     print_rates(f"categorical, {rows:,} rows, L-infinity threshold {noise[0].threshold}", results)
     assert not failures

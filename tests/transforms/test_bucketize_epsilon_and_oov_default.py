@@ -7,9 +7,8 @@ line."""
 import numpy as np
 import pytest
 
+from example_job import assert_feature_refused
 from rich_rows import served_rows, write_csv, written_rows
-from skewless.config import load_config
-from skewless.errors import ConfigError
 
 ROWS = 3000
 COLORS = ["red", "blue", "green", "teal", "sky", "rust"]
@@ -126,8 +125,4 @@ def test_native_preprocessor_is_exact_for_epsilon_and_default_value(options_run)
     ({"transform": "z_score", "epsilon": 0.01}, "epsilon only applies to transform bucketize, not z_score"),
 ])
 def test_config_refuses_bad_combinations_in_one_line(tmp_path, feature, message):
-    config = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)},
-              "features": {"x": feature}}
-    with pytest.raises(ConfigError, match=message) as error:
-        load_config(config)
-    assert "\n" not in str(error.value)
+    assert_feature_refused(tmp_path, feature, message)

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import tensorflow_transform as tft
 
+from example_job import assert_feature_refused
 from rich_rows import served_rows, write_csv, written_rows
 from run_output import quarantined
-from skewless.config import load_config
 from skewless.errors import ConfigError
 
 ROWS = 600
@@ -168,11 +168,7 @@ def test_native_preprocessor_refuses_it_with_its_reason(datetime_run):
     ({"transform": "z_score", "timezone": "Europe/Paris"}, "timezone only applies to transform datetime, not z_score"),
 ])
 def test_config_refuses_bad_combinations_in_one_line(tmp_path, feature, message):
-    config = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)},
-              "features": {"x": feature}}
-    with pytest.raises(ConfigError, match=message) as error:
-        load_config(config)
-    assert "\n" not in str(error.value)
+    assert_feature_refused(tmp_path, feature, message)
 
 
 def test_a_float_column_is_refused(tmp_path):
