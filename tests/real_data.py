@@ -27,6 +27,7 @@ import struct
 from dataclasses import dataclass, field
 
 import numpy as np
+from rich_rows import python_rows
 
 NA_TOKENS = ["NA"]
 ID = "rownames"
@@ -394,13 +395,3 @@ def parsed_rows(run_dir, records: list[bytes], key: str = ID) -> dict[int, dict]
     columns = {name: python_rows(value) for name, value in parsed.items()}
     return {int(row_id): {name: values[i] for name, values in columns.items()}
             for i, row_id in enumerate(columns[key])}
-
-
-def python_rows(value) -> list:
-    import tensorflow as tf
-
-    if isinstance(value, tf.SparseTensor):
-        value = tf.RaggedTensor.from_sparse(value)
-    if isinstance(value, tf.RaggedTensor):
-        return value.to_list()
-    return np.asarray(value).tolist()

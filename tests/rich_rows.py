@@ -24,7 +24,7 @@ def written_rows(run_dir, key: str = "id") -> dict[str, list]:
     for split in splits:
         for batch in make_dataset(run_dir, split, batch_size=128, label=None, shuffle_buffer=0):
             for name, value in batch.items():
-                columns.setdefault(name, []).extend(_rows(value))
+                columns.setdefault(name, []).extend(python_rows(value))
     order = np.argsort(columns[key], kind="stable")
     return {name: [values[i] for i in order] for name, values in columns.items()}
 
@@ -36,10 +36,10 @@ def served_rows(layer, rows: list[dict]) -> dict[str, list]:
     spec = {name: s for name, s in layer.raw_feature_spec.items() if name != layer.label}
     examples = tf.constant(serialize_raw_examples(rows, spec), tf.string)
     outputs = layer(tf.io.parse_example(examples, spec))
-    return {name: _rows(value) for name, value in outputs.items()}
+    return {name: python_rows(value) for name, value in outputs.items()}
 
 
-def _rows(value) -> list:
+def python_rows(value) -> list:
     if isinstance(value, tf.SparseTensor):
         value = tf.RaggedTensor.from_sparse(value)
     if isinstance(value, tf.RaggedTensor):
