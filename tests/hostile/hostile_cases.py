@@ -500,6 +500,24 @@ def data_job(name: str, data: bytes, **input_options) -> Callable[[Path], list]:
     return make
 
 
+def huge_value(folder: Path) -> list:
+    """A CSV whose string column holds one 5 MB value among 50 short ones."""
+    rows = [b"%d,v%d" % (i, i % 3) for i in range(50)] + [b"50," + b"x" * 5_000_000]
+    path = write(folder / "x.csv", b"a,s\n" + b"\n".join(rows) + b"\n")
+    config = small_config(folder, input={"format": "csv", "paths": [str(path)], "header": True},
+                          features={"a": {"transform": "z_score"}, "s": {"transform": "vocabulary"}}, label=None)
+    return job(folder, config)
+
+
+def kept_small(folder: Path) -> None:
+    """run.json, report.html and the statistics stay small, the statistics keeping the long value cut with its
+    length and digest (issue 29 item 5: run.json and the page held it whole, 52 MB and 157 MB for a 50 MB field)."""
+    out = folder / "out"
+    statistics = (out / "statistics" / "Split-train" / "FeatureStats.pb").read_bytes()
+    assert len((out / "run.json").read_bytes()) < 100_000 and len((out / "report.html").read_bytes()) < 2_000_000
+    assert len(statistics) < 100_000 and "… [5,000,000 bytes, sha256 ".encode() in statistics
+
+
 def full_disk(folder: Path) -> list:
     """The small job writing to a 64 KiB tmpfs (mounted here; skipped where mounting is not allowed): its
     tf.Transform temp files alone fill it."""
@@ -522,6 +540,7 @@ def _half(data: bytes) -> bytes:
 
 
 DATA_CASES = [
+    Case("data: one 5 MB value in a string column", huge_value, 0, None, item=5, writes=("out",), after=kept_small),
     Case("disk: the output's disk fills up", full_disk, 2, "No space left on device", writes=("disk",), slow=True,
          after=lambda f: (gone("disk/out")(f), gone("disk/out.staging")(f))),
     Case("data: a glob matching nothing", lambda f: job(f, small_config(
