@@ -299,7 +299,7 @@ def test_a_model_on_lists_trains_and_its_export_serves_raw_rows(list_run, tmp_pa
     rows = [{"id": 1, "tags": ["a", "b", "a"], "padded": ["e"], "codes": [], "big": 7, "text": "the cat sat",
              "bow": "the cat sat", "tfidf": "the cat sat", "word": "v"},
             {"id": 2, "tags": [], "padded": ["zz", "c", "d"], "codes": [1, 2, 3], "big": 9_999, "text": "unseen words",
-             "bow": "dog", "tfidf": "", "word": "w"}]
+             "bow": "dog", "tfidf": "...", "word": "w"}]  # a text with no word: "" is a missing value (docs/values.md)
     examples = tf.constant(serialize_raw_examples(rows, spec))
     served = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"](examples=examples)
     transformed = TransformLayer(run_dir)(parse_raw_examples(examples, spec))

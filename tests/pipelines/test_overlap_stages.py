@@ -12,12 +12,13 @@ from skewless.pipelines.job import transform_pass_seconds
 
 @pytest.fixture
 def stage_threads(monkeypatch):
-    """Makes the CSV reader's blocks small (many chunks per work unit, so the threads really overlap) and
-    records the threads that run the graph, read the kept chunks and gzip."""
-    from skewless.pipelines import parsed_units, shards, transform
+    """Makes the CSV reader's blocks and the chunks rows are regrouped in small (many chunks per work unit, so the
+    threads really overlap) and records the threads that run the graph, read the kept chunks and gzip."""
+    from skewless.pipelines import parsed_units, shards, sources, transform
     from skewless.pipelines.reading import csv
 
     monkeypatch.setattr(csv, "CSV_BLOCK_BYTES", 512)
+    monkeypatch.setattr(sources, "ROW_CHUNK", 8)
     seen = {"transform": [], "read": [], "gzip": []}
 
     def recorded(stage, original):
