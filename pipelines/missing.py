@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from skewless.pipelines.columns import RawColumn
 from skewless.safe_names import most_frequent_filename
+from skewless.value_rules import is_value
 
 MEDIAN_EPSILON = 0.001
 _ZERO = {"int": 0, "float": 0.0, "bytes": ""}
@@ -56,15 +57,6 @@ def fill_missing(value, column: RawColumn, options: dict, nonfinite: str = "quar
     if not dense.dtype.is_floating:
         return dense
     return tf.where(is_value(dense, nonfinite), dense, tf.cast(fill_value, dense.dtype))
-
-
-def is_value(values, nonfinite: str = "quarantine"):
-    """Which float values are values: not NaN (and finite, when `nonfinite` is "missing")."""
-    import tensorflow as tf
-
-    if nonfinite == "missing":
-        return tf.math.is_finite(values)
-    return tf.logical_not(tf.math.is_nan(values))
 
 
 def missing_indicator(value, nonfinite: str = "quarantine"):

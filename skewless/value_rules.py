@@ -45,7 +45,7 @@ def checked_raw_value(value, name: str, nonfinite: str, tokens=frozenset(), is_l
         elif values.dtype.is_floating:
             if nonfinite != "missing":
                 value = value.with_flat_values(_refuse_infinite(values, name))
-            present = tf.math.is_finite(values) if nonfinite == "missing" else tf.logical_not(tf.math.is_nan(values))
+            present = is_value(values, nonfinite)
         else:
             return value
         return tf.ragged.boolean_mask(value, value.with_flat_values(present))
@@ -65,7 +65,7 @@ def checked_raw_value(value, name: str, nonfinite: str, tokens=frozenset(), is_l
         return tf.debugging.check_numerics(
             value, f"raw feature {name!r}: a required value is missing (NaN) or not finite")
     if is_list:
-        present = tf.math.is_finite(values) if nonfinite == "missing" else tf.logical_not(tf.math.is_nan(values))
+        present = is_value(values, nonfinite)
         if nonfinite != "missing":
             values = _refuse_infinite(values, name)
         return tf.sparse.retain(tf.SparseTensor(value.indices, values, value.dense_shape), present)
@@ -74,9 +74,14 @@ def checked_raw_value(value, name: str, nonfinite: str, tokens=frozenset(), is_l
     return tf.SparseTensor(value.indices, _refuse_infinite(values, name), value.dense_shape)
 
 
+def is_value(values: tf.Tensor, nonfinite: str) -> tf.Tensor:
+    """Which floats are values: not NaN, and finite too when ±inf are missing values (`nonfinite` "missing")."""
+    return tf.math.is_finite(values) if nonfinite == "missing" else tf.logical_not(tf.math.is_nan(values))
+
+
 def _refuse_infinite(values: tf.Tensor, name: str) -> tf.Tensor:
-    """`values` as they are, failing on ±inf (NaN is a missing value, left to the caller)."""
-    # NaN is a missing value here (filled later); ±inf is refused as the job quarantines it
+    """`values` as they are, failing on ±inf as the job quarantines them (NaN is a missing value, left to the
+    caller)."""
     nan = tf.math.is_nan(values)
     checked = tf.debugging.check_numerics(tf.where(nan, tf.zeros_like(values), values),
                                           f"raw feature {name!r}: a value is not finite")
