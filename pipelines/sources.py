@@ -231,8 +231,7 @@ class RowReader:
         # the label column when rows without a label are left out (label.missing: drop), not quarantined
         self._drop_unlabeled = drop_unlabeled
         # column -> its NA tokens (input.na_values), for the columns that have any
-        self._tokens = {c.name: input_config.missing_tokens(c.name) for c in columns
-                        if input_config.missing_tokens(c.name)}
+        self._tokens = {c.name: tokens for c in columns if (tokens := input_config.missing_tokens(c.name))}
         # column -> a transform's check of its raw values (`Transform.raw_check`); the job's reader sets them
         self.value_checks: dict = {}
 

@@ -14,7 +14,7 @@ Floats follow one rule in every format (and in the graph, for serving): NaN is a
 (``nonfinite="quarantine"``, the default) or missing values too (``nonfinite="missing"``).
 
 Text follows one rule in every format (CSV fields, Parquet strings, tf.train.Example bytes, generator
-strings, and in the graph, `pipelines/missing.py`): an empty value is missing, and so is a value that is
+strings, and in the graph, `skewless/value_rules.py`): an empty value is missing, and so is a value that is
 one of the column's NA tokens (``input.na_values``) once surrounding ASCII whitespace is stripped; inside a
 list such an item is left out. docs/values.md states these rules for users.
 """
