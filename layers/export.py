@@ -11,7 +11,9 @@
 A run of SequenceExample input (feature lists) serves serialized raw ``tf.train.SequenceExample``s,
 and has no ``predict_raw``: a signature takes dense tensors, and a feature list is ragged.
 
-None of them takes the label. Optional (VarLen) features left out of an Example get the config's
+None of them takes the label. A run whose regression label was written transformed (``label.transform``: log,
+z_score, scale_0_1) adds, to ``serving_default`` and ``predict_raw``, an output named after the label column:
+the model's one output in the label's own units (layers/label_scale.py). Optional (VarLen) features left out of an Example get the config's
 default, exactly as in the batch job; `predict_raw` takes one value per row for every feature, NaN
 for a missing float (`nan_as_missing`); a row missing an int or string feature goes to serving_default.
 The SavedModel carries the graph's assets and needs TensorFlow only (not skewless) to load.
@@ -32,6 +34,7 @@ import numpy as np
 import tensorflow as tf
 
 from skewless.errors import InputError, OutputError, OutputExistsError, SchemaError
+from skewless.layers.label_scale import original_units
 from skewless.layers.serving_head import serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
@@ -82,9 +85,10 @@ def export_serving_model(
         kind, available, model_features = "transformed feature", _served_transformed_features(graph), graph
     _check_fed(inputs, available, kind, graph)
     head = serving_head(model)
+    in_label_units = _label_units(model, graph)
 
     def predict(raw):
-        return _named_outputs(head(_feed(model, model_features(raw))))
+        return in_label_units(_named_outputs(head(_feed(model, model_features(raw)))))
 
     def parse(examples):
         return parse_raw_examples(examples, serving_spec)
@@ -149,14 +153,16 @@ def transform_raw_rows_dense(graph_dir: str | os.PathLike | TransformLayer, rows
 
 def read_spec_file(export_dir: str | os.PathLike) -> dict:
     """What an export serves: ``{"raw": raw spec without the label, "transformed": ..., "label": column,
-    "predict_raw_arguments": {raw feature: its predict_raw argument}}``."""
+    "predict_raw_arguments": {raw feature: its predict_raw argument}, "label_scale": how a regression label
+    was transformed or None, "label_output": the output serving it in its own units or None}``."""
     path = os.path.join(os.fspath(export_dir), SPEC_FILE)
     if not tf.io.gfile.exists(path):
         raise InputError(f"{path}: missing; {export_dir} was not written by skewless export")
     data = json.loads(tf.io.gfile.GFile(path).read())
     arguments = data.get("predict_raw_arguments") or {name: name for name in data["raw"]}  # older exports
     return {"raw": specs_from_json(data["raw"]), "transformed": specs_from_json(data["transformed"]),
-            "label": data["label"], "predict_raw_arguments": arguments}
+            "label": data["label"], "predict_raw_arguments": arguments,
+            "label_scale": data.get("label_scale"), "label_output": data.get("label_output")}
 
 
 def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -> list[bytes]:
@@ -371,6 +377,30 @@ def _named_outputs(outputs):
     return {f"output_{index}": tensor for index, tensor in enumerate(tf.nest.flatten(outputs))}
 
 
+def _label_units(model, graph: TransformLayer):
+    """What adds the prediction in the label's own units to the model's outputs, for a regression label the
+    run wrote transformed (`TransformLayer.label_scale`): an output named after the label column (as
+    `signature_argument_name` spells it) beside the model's one output; outputs unchanged otherwise."""
+    scale = graph.label_scale
+    if scale is None:
+        return lambda outputs: outputs
+    name = signature_argument_name(graph.label)
+    structure = model.output
+    count = len(keras.tree.flatten(structure))
+    if count != 1:
+        raise SchemaError(f"label {graph.label!r} was written {scale['transform']}-transformed: the export serves "
+                          f"the model's one output in the label's units, and model {model.name!r} has {count}")
+    if isinstance(structure, Mapping) and name in structure:
+        raise SchemaError(f"model output {name!r}: the export's output of that name is the label in its own units; "
+                          "rename the model's output")
+
+    def in_label_units(outputs: dict) -> dict:
+        (value,) = outputs.values()
+        return {**outputs, name: original_units(value, scale)}
+
+    return in_label_units
+
+
 def _shape(spec) -> list:
     return list(spec.shape) if isinstance(spec, tf.io.FixedLenFeature) else []
 
@@ -382,6 +412,9 @@ def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mappi
         "raw": specs_to_json(serving_spec),
         "transformed": specs_to_json(_served_transformed_features(graph)),
         "label": graph.label,
+        # a regression label written transformed: how, and the output serving it in its own units
+        "label_scale": graph.label_scale,
+        "label_output": signature_argument_name(graph.label) if graph.label_scale else None,
         "predict_raw_arguments": {name: signature_argument_name(name) for name in serving_spec},
     }
     with tf.io.gfile.GFile(path, "w") as handle:

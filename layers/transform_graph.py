@@ -41,6 +41,17 @@ def label_column(directory: str | os.PathLike, label: str | None = FROM_RUN) -> 
     return None
 
 
+def label_scale(directory: str | os.PathLike, label: str | None) -> dict | None:
+    """How the run beside the graph transformed its regression label column `label` (run.json's label:
+    ``{"transform": ..., **statistics}``, skewless/layers/label_scale.py), or None when it did not."""
+    for run in around_graph(directory):
+        summary = run.read_summary_if_any()
+        if summary is not None:
+            found = summary.label
+            return found.scale if found is not None and found.column == label else None
+    return None
+
+
 def spec_to_json(spec: tf.io.FixedLenFeature | tf.io.VarLenFeature | tf.io.RaggedFeature) -> dict:
     """A tf.io feature spec as a JSON-friendly dict (a Keras config must be plain JSON).
 

@@ -17,6 +17,7 @@ from skewless.layers.transform_graph import (
     FROM_RUN,
     find_graph_dir,
     label_column,
+    label_scale,
     specs_from_json,
     specs_to_json,
 )
@@ -72,12 +73,14 @@ class TransformLayer(keras.layers.Layer):
             self._raw_spec = self._tft_output.raw_feature_spec()
             self._transformed_spec = self._tft_output.transformed_feature_spec()
             self._label_outputs = self._outputs_computed_from_label()
+            self._label_scale = label_scale(self.graph_dir, self.label)
         else:
             # Rebuilt from a config: the graph is loaded by load_assets (a .keras file) or on first use.
             self.label = None if label == FROM_RUN else label
             self._raw_spec = specs_from_json(graph_spec["raw"])
             self._transformed_spec = specs_from_json(graph_spec["transformed"])
             self._label_outputs = list(graph_spec["label_outputs"])
+            self._label_scale = graph_spec.get("label_scale")  # absent from models saved before it existed
         # Nothing to build: the graph has no trainable state.
         self.built = True
 
@@ -95,6 +98,12 @@ class TransformLayer(keras.layers.Layer):
     def label_outputs(self) -> list[str]:
         """The transformed features computed from the label column (not returned without it)."""
         return list(self._label_outputs)
+
+    @property
+    def label_scale(self) -> dict | None:
+        """How the run transformed its regression label (``{"transform": ..., **statistics}``, as run.json's
+        label has it), which the export inverts; None when the label is not transformed so."""
+        return None if self._label_scale is None else dict(self._label_scale)
 
     def __call__(self, inputs, *args, **kwargs):
         # Checked before Keras' __call__, which would wrap the one-line error into a multi-line one.
@@ -128,6 +137,7 @@ class TransformLayer(keras.layers.Layer):
                 "raw": specs_to_json(self._raw_spec),
                 "transformed": specs_to_json(self._transformed_spec),
                 "label_outputs": list(self._label_outputs),
+                "label_scale": self._label_scale,
             },
         )
         return config

@@ -121,7 +121,8 @@ def apply(
             files.remove_tree(folder)
         _copy_graph(local_run, staging, run_label if label_left_out else None)
         summary = RunSummary(
-            **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started),
+            **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started,
+                                    RunDirectory(staging).graph_dir),
             applied=Applied(run=run_dir, graph_sha256=digest, label_left_out=label_left_out),
             input=AppliedInput(format=config.input.format, paths=config.input.paths),
             oov_rows=oov,

@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
-from skewless.config import JobConfig, load_config
+from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
 from skewless.errors import ConfigError, InputError, TooManyBadRowsError
 from skewless.pipelines import files
 from skewless.pipelines.canonical_graph import canonicalize
@@ -275,7 +275,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     for folder in (run.parts_dir, run.stats_dir, os.path.join(staging, PROGRESS_DIR)):
         files.remove_tree(folder)
     summary = RunSummary(
-        **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started),
+        **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started, run.graph_dir),
         features=features,
         analysis=Analysis(datasets=len(job_plan.datasets), analyzed=analyzed, cache_dir=config.cache_dir),
     )
@@ -284,9 +284,9 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
 
 
 def shared_summary_fields(config: JobConfig, parts: list[dict], sums: tuple, started: float, pipeline_seconds: float,
-                          process_started: float | None) -> dict:
+                          process_started: float | None, graph_dir: str) -> dict:
     """The fields of run.json that a job and `skewless apply` fill alike, from the units' summaries (`parts`)
-    and their sums (`sum_parts`)."""
+    and their sums (`sum_parts`); `graph_dir` is the graph the rows went through."""
     read, quarantined, shards, written = sums
     # rows.unlabeled is there when such rows are left out on purpose (label.missing: drop), even if none were
     unlabeled = ({"unlabeled": sum(p.get("unlabeled", 0) for p in parts)}
@@ -294,7 +294,7 @@ def shared_summary_fields(config: JobConfig, parts: list[dict], sums: tuple, sta
     return {
         "name": config.name,
         "rows": RowCounts(read=read, written=written, quarantined=quarantined, **unlabeled),
-        "label": Label(column=config.label.column, name=config.label.column) if config.label else None,
+        "label": label_summary(config, graph_dir),
         "shards": shards,
         "compression": config.output.compression,
         "format": config.output.format,
@@ -302,6 +302,20 @@ def shared_summary_fields(config: JobConfig, parts: list[dict], sums: tuple, sta
         "versions": package_versions(),
         "platform": machine_summary(),
     }
+
+
+def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
+    """run.json's label: its column, and for a transformed regression label the statistics it was scaled with."""
+    # here, not at the top: it imports TensorFlow, which `run` imports only once its progress has started
+    from skewless.layers.label_scale import label_statistics
+
+    if config.label is None:
+        return None
+    label = Label(column=config.label.column, name=config.label.column)
+    if config.label.transform in NUMERIC_LABEL_TRANSFORMS:
+        label.transform = config.label.transform
+        label.statistics = label_statistics(graph_dir, config.label.column, config.label.transform)
+    return label
 
 
 def run_seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:

@@ -112,7 +112,8 @@ def _vocabularies(features: dict, filled: dict, label: dict | None, label_value)
 
 
 def _label(value, label: dict, vocabulary=None):
-    """The label's output: `map`ped ids, ids from its vocabulary (`value` is then its tokens), or itself."""
+    """The label's output: `map`ped ids, ids from its vocabulary (`value` is then its tokens), its numeric
+    transform, or itself."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
@@ -126,4 +127,8 @@ def _label(value, label: dict, vocabulary=None):
                         tf.constant(-1, tf.int64))
     if label["transform"] == "vocabulary":
         return tft.apply_vocabulary(value, vocabulary, num_oov_buckets=0)
+    if label["transform"] is not None:
+        # a regression label scaled as a feature of that transform is, with its statistics over the whole
+        # dataset; the export's signatures invert it (layers/label_scale.py)
+        return TRANSFORMS[label["transform"]].transform(value, {"clip": None, "key": None})
     return value

@@ -14,7 +14,7 @@ import collections
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.config import InputConfig, JobConfig
+from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
 from skewless.errors import ConfigError, InputError
 from skewless.pipelines.columns import RawColumn
 
@@ -56,6 +56,12 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
             raise ConfigError(
                 f"label.map: the label column {name!r} holds {kind} values in {source}; a map needs string "
                 "labels (declare the column BYTES in the schema, or drop the map to use the numbers as they are)"
+            )
+        if config.label and name == config.label.column and config.label.transform in NUMERIC_LABEL_TRANSFORMS \
+                and kind == "bytes":
+            raise ConfigError(
+                f"label.transform: {config.label.transform} needs a numeric label, and the label column {name!r} "
+                f"holds strings in {source} (a string label takes label.map or transform: vocabulary)"
             )
         if default is not None and kind != "bytes" and not isinstance(default, (int, float)):
             raise ConfigError(f"features.{name}.default: {default!r} is not a number, and {name} is {kind}")

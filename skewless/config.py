@@ -200,10 +200,16 @@ FeatureConfig = create_model(
 )
 
 
+# The label transforms of a regression label: written transformed, served back in the label's units
+# (skewless/layers/label_scale.py inverts them in the export's signatures)
+NUMERIC_LABEL_TRANSFORMS = ("log", "z_score", "scale_0_1")
+
+
 class LabelConfig(_Strict):
     column: str
     map: dict[str, int] | None = None
-    transform: Literal["vocabulary"] | None = None
+    # vocabulary: a string label as ids; log, z_score, scale_0_1: a number label as the feature transforms do
+    transform: Literal["vocabulary", "log", "z_score", "scale_0_1"] | None = None
     # a row without a label: bad data (quarantine), or left out on purpose and counted as rows.unlabeled (drop)
     missing: Literal["quarantine", "drop"] = "quarantine"
 

@@ -44,6 +44,15 @@ class RowCounts(_Part):
 class Label(_Part):
     column: str  # the raw column
     name: str  # the transformed feature holding it
+    # a regression label written transformed (label.transform: log, z_score, scale_0_1): the transform and the
+    # statistics the graph scaled it with, which the export inverts (skewless/layers/label_scale.py)
+    transform: str | None = None
+    statistics: dict[str, float] | None = None
+
+    @property
+    def scale(self) -> dict | None:
+        """``{"transform": ..., **statistics}`` of a transformed regression label, else None."""
+        return None if self.statistics is None else {"transform": self.transform, **self.statistics}
 
 
 class Shard(_Part):
