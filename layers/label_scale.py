@@ -5,7 +5,8 @@ feature transform of that name writes a feature, with statistics over the whole 
 and predicts transformed values. The job reads those statistics back from its graph (the very float32 constants
 the graph computes with, as the native layers read theirs) into run.json's ``label``; `TransformLayer` carries
 them, and `export_serving_model` adds an output named after the label column holding `original_units` of the
-model's output, beside the model's own output (still in the transformed units):
+model's output, beside the model's own output (still in the transformed units). Each transform module says how
+(`Transform.label_statistics`, `Transform.original_units`):
 
 - ``z_score``: ``y * std + mean`` (``std`` 1 where it is 0: tf.Transform then leaves ``x - mean`` undivided);
 - ``log`` (log1p, then a z-score): ``expm1(y * std + mean)``, ``mean``/``std`` those of ``log1p(x)``;
@@ -18,41 +19,26 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import tensorflow as tf
 
 from skewless.errors import SchemaError
 from skewless.layers.graph_analyzers import read_graph_features
+from skewless.transforms import TRANSFORMS
 
 
 def label_statistics(graph_dir: str | os.PathLike, label: str, transform: str) -> dict[str, float]:
     """The statistics the graph at `graph_dir` scales the label column `label` with (`transform`):
     ``{"mean", "std"}`` for z_score and log, ``{"min", "max"}`` for scale_0_1."""
-    feature = read_graph_features(graph_dir)[label]
-    if transform in ("z_score", "log"):
-        mean, variance = feature.constant("Sub", 1), feature.constant("Sqrt", 0)
-        if mean is None or variance is None:
-            raise SchemaError(f"label {label!r}: its {transform} statistics are not in the graph at {graph_dir}")
-        return {"mean": float(np.float32(mean)), "std": float(np.sqrt(np.float32(variance)))}
-    negated_min, maximum = feature.constant("Sub", 1), feature.constant("Less", 1)
-    if negated_min is None or maximum is None:
+    statistics = TRANSFORMS[transform].label_statistics(read_graph_features(graph_dir)[label])
+    if statistics is None:
         raise SchemaError(f"label {label!r}: its {transform} statistics are not in the graph at {graph_dir}")
-    # the graph's own float32 steps: min = 0 - (-min)
-    return {"min": float(np.float32(0) - np.float32(negated_min)), "max": float(np.float32(maximum))}
+    return statistics
 
 
 def original_units(value, scale: dict):
     """`value` (a prediction of the transformed label) in the label's units; `scale` is run.json's
     ``{"transform": ..., **label_statistics}``."""
-    exact = tf.cast(value, tf.float64)
-    transform = scale["transform"]
-    if transform in ("z_score", "log"):
-        std = scale["std"] if scale["std"] != 0 else 1.0
-        exact = exact * std + scale["mean"]
-        if transform == "log":
-            exact = tf.math.expm1(exact)
-    elif transform == "scale_0_1":
-        exact = exact * (scale["max"] - scale["min"]) + scale["min"]
-    else:
-        raise SchemaError(f"label transform {transform!r}: no inverse (log, z_score and scale_0_1 have one)")
-    return tf.cast(exact, value.dtype)
+    transform = TRANSFORMS.get(scale["transform"])
+    if transform is None or not transform.label_transform:
+        raise SchemaError(f"label transform {scale['transform']!r}: no inverse")
+    return tf.cast(transform.original_units(tf.cast(value, tf.float64), scale), value.dtype)

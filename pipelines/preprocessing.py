@@ -33,6 +33,8 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     kinds = {column.name: column.kind for column in columns}
     for name, feature in config.features.items():
         feature.transform_kind.check_columns(name, feature, kinds)
+        if feature.transform_kind.uses_label(feature):
+            _check_class_label(name, config, kinds)
     label = config.label.model_dump() if config.label else None
     user_fn = config.preprocessing_fn
     nonfinite = config.input.nonfinite
@@ -58,7 +60,7 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         if label is not None:
             column = by_name[label["column"]]
             label_value = fill_missing(inputs[column.name], column, {}, nonfinite)
-        tokens, vocabularies = _vocabularies(features, filled, label, label_value)
+        tokens, vocabularies = _vocabularies(features, filled, inputs, label, label_value)
         for name, options in features.items():
             transform = TRANSFORMS[options["transform"]]
             # a new output has no value of its own: it is computed from the columns it reads
@@ -78,17 +80,31 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     return preprocessing_fn
 
 
-def _vocabularies(features: dict, filled: dict, label: dict | None, label_value) -> tuple[dict, dict]:
+def _check_class_label(name: str, config: JobConfig, kinds: dict[str, str]) -> None:
+    """Refuses `labels: true` on feature `name` unless the label is classes tf.Transform can take: int64 ids."""
+    label = config.label
+    if label is None:
+        return  # the config refused it already (JobConfig)
+    if label.class_ids or kinds[label.column] == "int":
+        return
+    raise ConfigError(f"features.{name}.labels: the label column {label.column!r} holds "
+                      f"{'strings' if kinds[label.column] == 'bytes' else 'floats'}; mutual information needs "
+                      "classes: an int label, or a string label with label.map or label.transform: vocabulary")
+
+
+def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None, label_value) -> tuple[dict, dict]:
     """({vocabulary file name: its string tokens}, {vocabulary file name: deferred path}) of the features'
     and the label's vocabularies, from as few tf.Transform analyzers as the graph allows
     (pipelines/vocabularies.py).
 
     A vocabulary of values filled by an analyzer (`fill`) can only be counted once that analyzer has
-    run, so those share a second analyzer: with the others, all would wait for it.
+    run, so those share a second analyzer: with the others, all would wait for it. A vocabulary ordered by
+    the label or counted with weights is an analyzer of its own (`tft.vocabulary`), given the label as the
+    job writes it (class ids: after its map or its vocabulary).
     """
     from skewless.pipelines.vocabularies import VocabularySpec, shared_vocabularies
 
-    tokens, specs, after_fill = {}, [], set()
+    tokens, specs, after_fill, alone = {}, [], set(), []
     for name, options in features.items():
         transform = TRANSFORMS[options["transform"]]
         if transform.new_output:
@@ -98,6 +114,9 @@ def _vocabularies(features: dict, filled: dict, label: dict | None, label_value)
             continue
         file = vocabulary_filename(name)
         tokens[file] = feature_tokens
+        if options["labels"] or options["weights"] is not None:
+            alone.append(name)
+            continue
         specs.append(VocabularySpec(file, options["top_k"], options["frequency_threshold"]))
         if options["fill"] is not None:
             after_fill.add(file)
@@ -108,6 +127,15 @@ def _vocabularies(features: dict, filled: dict, label: dict | None, label_value)
     paths = {}
     for waits in (False, True):
         paths.update(shared_vocabularies(tokens, [spec for spec in specs if (spec.name in after_fill) == waits]))
+    label_ids = None
+    if any(features[name]["labels"] for name in alone):
+        file = vocabulary_filename(label["column"])
+        label_ids = _label(tokens.get(file, label_value), label, paths.get(file))
+    for name in alone:
+        options, file = features[name], vocabulary_filename(name)
+        column = options["weights"]
+        weights = None if column is None else filled.get(column, inputs[column])
+        paths[file] = TRANSFORMS[options["transform"]].label_vocabulary(tokens[file], options, file, label_ids, weights)
     return tokens, paths
 
 

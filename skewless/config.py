@@ -202,14 +202,19 @@ FeatureConfig = create_model(
 
 # The label transforms of a regression label: written transformed, served back in the label's units
 # (skewless/layers/label_scale.py inverts them in the export's signatures)
-NUMERIC_LABEL_TRANSFORMS = ("log", "z_score", "scale_0_1")
+NUMERIC_LABEL_TRANSFORMS = tuple(name for name, transform in TRANSFORMS.items() if transform.label_transform)
 
 
 class LabelConfig(_Strict):
     column: str
     map: dict[str, int] | None = None
     # vocabulary: a string label as ids; log, z_score, scale_0_1: a number label as the feature transforms do
-    transform: Literal["vocabulary", "log", "z_score", "scale_0_1"] | None = None
+    transform: Literal[("vocabulary", *NUMERIC_LABEL_TRANSFORMS)] | None = None
+
+    @property
+    def class_ids(self) -> bool:
+        """Whether the job writes the label as class ids: through its map or its vocabulary."""
+        return self.map is not None or (self.transform is not None and self.transform not in NUMERIC_LABEL_TRANSFORMS)
     # a row without a label: bad data (quarantine), or left out on purpose and counted as rows.unlabeled (drop)
     missing: Literal["quarantine", "drop"] = "quarantine"
 
@@ -320,11 +325,11 @@ class JobConfig(_Strict):
         label = self.label.column if self.label is not None else None
         for name, feature in self.features.items():
             # what a feature reads besides its own column (a cross's columns, a per-key key) is one raw value per row
-            use = "cross" if feature.transform_kind.new_output else "key by"
+            noun, use = feature.transform_kind.reads_as
             for column in feature.transform_kind.reads(feature):
                 read = self.features.get(column)
                 if column == label:
-                    raise ValueError(f"features.{name}: {use.split()[0]} of the label column {column!r} "
+                    raise ValueError(f"features.{name}: {noun} of the label column {column!r} "
                                      "(serving has no label)")
                 if column == name:
                     raise ValueError(f"features.{name}: cannot {use} itself")
@@ -339,6 +344,14 @@ class JobConfig(_Strict):
         if lists and self.input.format == "csv" and self.input.list_delimiter == self.input.delimiter:
             raise ValueError(f"features.{lists[0]} is a list: input.list_delimiter must differ from input.delimiter "
                              f"({self.input.delimiter!r})")
+        for name, feature in self.features.items():
+            if not feature.transform_kind.uses_label(feature):
+                continue
+            if self.label is None:
+                raise ValueError(f"features.{name}: labels: true needs a label (label.column)")
+            if self.label.transform in NUMERIC_LABEL_TRANSFORMS:
+                raise ValueError(f"features.{name}: labels: true needs a class label; label.transform "
+                                 f"{self.label.transform} makes {self.label.column!r} a regression label")
         owner: dict[str, str] = {}
         for name, feature in self.features.items():
             for output in feature.outputs(name):

@@ -46,6 +46,8 @@ class Transform:
     - `image`: its raw values are encoded images (no top values; probes draw a real image).
     - `new_output`: the feature is a new output computed from `columns`, not a raw column (cross).
     - `counts_oov`: the job counts the rows its vocabulary does not know.
+    - `label_transform`: it may transform a regression label, which the export serves back inverted.
+    - `reads_as`: how config errors name the columns `reads` gives (noun, verb).
     - `native_ops`: the ops tf.Transform 1.21 emits for it, which `native` reads; None with `native_reason`.
     - `native_options`: its options the native layers reproduce (any other set option refuses the feature).
     - `report_options`: its options the report shows beside its name.
@@ -63,6 +65,10 @@ class Transform:
     image: bool = False
     new_output: bool = False
     counts_oov: bool = False
+    # whether it may transform a regression label (`label.transform`): `label_statistics` and `original_units`
+    label_transform: bool = False
+    # how config errors name what `reads` gives: (noun, verb), e.g. "key of the label column", "cannot key by itself"
+    reads_as: tuple[str, str] = ("key", "key by")
     native_ops: frozenset[str] | None = None
     native_reason: str | None = None
     native_options: tuple[str, ...] = ()
@@ -95,6 +101,19 @@ class Transform:
         """The raw columns besides its own it computes from (a cross: its `columns`; per-key statistics: the
         `key`) of `feature` (a FeatureConfig)."""
         return []
+
+    def label_statistics(self, graph) -> dict[str, float] | None:
+        """As a regression label's transform (`label.transform`): the statistics the graph scaled the label with,
+        from its `GraphFeature` (skewless/layers/graph_analyzers.py); None when the transform cannot be one."""
+        return None
+
+    def original_units(self, value, statistics: dict):
+        """As a regression label's transform: a float64 tensor of transformed label values in the label's units."""
+        raise NotImplementedError(f"transform {self.name} is no label transform")
+
+    def uses_label(self, feature) -> bool:
+        """Whether its analysis reads the label column (a vocabulary ordered by mutual information with it)."""
+        return False
 
     def extra_outputs(self, name: str, feature) -> list[str]:
         """Transformed features it writes besides `name`."""

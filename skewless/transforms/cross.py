@@ -18,6 +18,7 @@ class Cross(Transform):
     lists = False
     missing = False
     new_output = True
+    reads_as = ("cross", "cross")
 
     def check(self, feature) -> str | None:
         if feature.columns is None or len(feature.columns) < 2:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from skewless.transforms.numeric import NumericTransform
 from skewless.transforms.values import each
+from skewless.transforms.z_score import mean_and_deviation, undo_z_score
 
 
 class Log(NumericTransform):
     name = "log"
     doc = "log1p then `tft.scale_to_z_score`; values must be above -1 (`clip` them)"
+    label_transform = True
 
     def raw_above(self, feature) -> float | None:
         # log1p is finite above -1 only; a clip above -1 makes every value fit
@@ -24,6 +26,14 @@ class Log(NumericTransform):
             return tf.cast(tf.math.log1p(tf.cast(x, tf.float64)), tf.float32)
 
         return tft.scale_to_z_score(each(log1p, value))
+
+    def label_statistics(self, graph) -> dict[str, float] | None:
+        return mean_and_deviation(graph)  # of log1p(x)
+
+    def original_units(self, value, statistics: dict):
+        import tensorflow as tf
+
+        return tf.math.expm1(undo_z_score(value, statistics))
 
 
 TRANSFORM = Log()

@@ -9,6 +9,7 @@ class Scale01(NumericTransform):
     name = "scale_0_1"
     doc = "`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`"
     options = (CLIP, KEY)
+    label_transform = True
     native_ops = frozenset({"Sub", "ZerosLike", "Less", "AddV2", "RealDiv", "Sigmoid", "SelectV2", "Mul"})
 
     def scale(self, value, options: dict, key=None):
@@ -40,6 +41,19 @@ class Scale01(NumericTransform):
         plan.layers = [Standardize(minimum, span, positive_zero=True, name=f"{plan.layer_name}_scale_0_1")]
         plan.probe = {"points": [float(minimum), float(maximum)], "scale": float(span)}
         return None
+
+    def label_statistics(self, graph) -> dict[str, float] | None:
+        import numpy as np
+
+        negated_min, maximum = graph.constant("Sub", 1), graph.constant("Less", 1)
+        if negated_min is None or maximum is None:
+            return None
+        # the graph's own float32 steps: min = 0 - (-min)
+        return {"min": float(np.float32(0) - np.float32(negated_min)), "max": float(np.float32(maximum))}
+
+    def original_units(self, value, statistics: dict):
+        # a label of one value (max = min) gives that value back
+        return value * (statistics["max"] - statistics["min"]) + statistics["min"]
 
 
 TRANSFORM = Scale01()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform
 from skewless.transforms.values import as_strings
 
@@ -15,24 +16,73 @@ NUM_OOV_BUCKETS = Option("num_oov_buckets", int, Field(default=1, ge=0),
 DEFAULT_VALUE = Option("default_value", int | None, Field(default=None),
                        "with `num_oov_buckets: 0`, the id of a value the vocabulary lacks (none: -1)")
 
+LABELS = Option("labels", bool, Field(default=False),
+                "order the vocabulary by mutual information with the label, not by count (`tft.vocabulary(labels=)`; "
+                "the label must be classes: an int column, or strings with `label.map` or `transform: vocabulary`); "
+                "`top_k` keeps the most informative values")
+ADJUSTED_MUTUAL_INFO = Option("adjusted_mutual_info", bool, Field(default=False),
+                              "with `labels`: adjusted mutual information (`use_adjusted_mutual_info`)")
+MIN_DIFF_FROM_AVG = Option("min_diff_from_avg", float | None, Field(default=None, ge=0),
+                           "with `labels`: a value's mutual information is 0 where its count differs from the "
+                           "expected one by less (none: tf.Transform's choice from the dataset's size)")
+WEIGHTS = Option("weights", str | None, Field(default=None),
+                 "a raw numeric column: each row counts with its weight, not 1 (`tft.vocabulary(weights=)`)")
+
 
 class Vocabulary(Transform):
     name = "vocabulary"
     doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
-    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, DEFAULT_VALUE)
+    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, DEFAULT_VALUE, LABELS, ADJUSTED_MUTUAL_INFO,
+               MIN_DIFF_FROM_AVG, WEIGHTS)
     categories = True
     ids = True
     counts_oov = True
+    reads_as = ("weights", "weigh by")
     native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
                             "AddV2", "SelectV2"})
-    native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value")
-    report_options = ("top_k", "frequency_threshold", "num_oov_buckets")
+    # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
+    native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value", "labels",
+                      "adjusted_mutual_info", "min_diff_from_avg", "weights")
+    report_options = ("top_k", "frequency_threshold", "num_oov_buckets", "labels", "weights")
 
     def check(self, feature) -> str | None:
         if feature.default_value is not None and feature.num_oov_buckets != 0:
             return (f"default_value needs num_oov_buckets: 0 (with {feature.num_oov_buckets} OOV buckets an unseen "
                     "value gets a hashed id)")
+        if not feature.labels and (feature.adjusted_mutual_info or feature.min_diff_from_avg is not None):
+            return "adjusted_mutual_info and min_diff_from_avg need labels: true (they weigh mutual information)"
+        if feature.labels and feature.frequency_threshold is not None:
+            return ("frequency_threshold with labels: true would be a mutual information threshold in tf.Transform, "
+                    "not a count; keep the most informative values with top_k")
+        if feature.sequence and (feature.labels or feature.weights is not None):
+            return "labels and weights take one label or weight per row; a feature list (sequence: true) has steps"
+        if feature.weights is not None and feature.is_list:
+            return "weights: one weight per row cannot weigh a list's values (tft.vocabulary needs one per value)"
         return None
+
+    def uses_label(self, feature) -> bool:
+        return feature.labels
+
+    def reads(self, feature) -> list[str]:
+        return [feature.weights] if feature.weights is not None else []
+
+    def check_columns(self, name: str, feature, kinds: dict[str, str]) -> None:
+        super().check_columns(name, feature, kinds)
+        if feature.weights is not None and kinds[feature.weights] == "bytes":
+            raise ConfigError(f"features.{name}.weights: {feature.weights} holds strings; weights are numbers")
+
+    def label_vocabulary(self, tokens, options: dict, file: str, labels=None, weights=None):
+        """The deferred path of the vocabulary file `file` of `tokens` ordered by mutual information with
+        `labels` (int64 class ids, one per row) and/or counted with `weights` (one per row): an analyzer of its
+        own, as the shared one (pipelines/vocabularies.py) counts plain occurrences only."""
+        import tensorflow as tf
+        import tensorflow_transform as tft
+
+        return tft.vocabulary(
+            tokens, top_k=options["top_k"], frequency_threshold=options["frequency_threshold"], vocab_filename=file,
+            weights=None if weights is None else tf.cast(weights, tf.float32),
+            labels=labels if options["labels"] else None, use_adjusted_mutual_info=options["adjusted_mutual_info"],
+            min_diff_from_avg=options["min_diff_from_avg"])
 
     def vocabulary_tokens(self, value, options: dict):
         return as_strings(value)

@@ -10,6 +10,7 @@ class ZScore(NumericTransform):
     doc = ("`tft.scale_to_z_score`: (x - mean) / standard deviation (x - mean when the deviation is 0); with `key`, "
            "`tft.scale_to_z_score_per_key`")
     options = (CLIP, KEY)
+    label_transform = True
     native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"})
 
     def scale(self, value, options: dict, key=None):
@@ -19,6 +20,28 @@ class ZScore(NumericTransform):
 
     def native(self, plan, graph) -> str | None:
         return standardized(plan, graph, "z_score")
+
+    def label_statistics(self, graph) -> dict[str, float] | None:
+        return mean_and_deviation(graph)
+
+    def original_units(self, value, statistics: dict):
+        return undo_z_score(value, statistics)
+
+
+def mean_and_deviation(graph) -> dict[str, float] | None:
+    """{"mean", "std"} of a z-scored output, as the graph's float32 constants hold them (None if not there)."""
+    import numpy as np
+
+    mean, variance = graph.constant("Sub", 1), graph.constant("Sqrt", 0)
+    if mean is None or variance is None:
+        return None
+    return {"mean": float(np.float32(mean)), "std": float(np.sqrt(np.float32(variance)))}
+
+
+def undo_z_score(value, statistics: dict):
+    """z-scores back to values; a deviation of 0 left `x - mean` undivided."""
+    std = statistics["std"] if statistics["std"] != 0 else 1.0
+    return value * std + statistics["mean"]
 
 
 def standardized(plan, graph, layer: str) -> str | None:

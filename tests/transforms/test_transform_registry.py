@@ -36,20 +36,32 @@ SAMPLES = {"num_buckets": 3, "top_k": 5, "frequency_threshold": 2, "num_oov_buck
            "clip": [0.0, 1.0], "range": [0.0, 2.0], "columns": ["age", "education"], "lowercase": False,
            "strip_regex": "x", "ngram_range": [1, 2], "ngram_separator": "_", "output": "tfidf", "size": [4, 4],
            "channels": 1, "quantile": 0.1, "key": "age", "epsilon": 0.05, "default_value": 7,
-           "parts": ["hour", "days"], "cyclical": True, "timezone": "Europe/Paris"}
+           "parts": ["hour", "days"], "cyclical": True, "timezone": "Europe/Paris", "labels": True,
+           "adjusted_mutual_info": True, "min_diff_from_avg": 1.5, "weights": "education"}
 # where a transform needs another value: hash's `key` is two numbers, not a column; a vocabulary's default_value
-# needs num_oov_buckets 0
-OWN_SAMPLES = {("hash", "key"): [3, 5], ("vocabulary", "num_oov_buckets"): 0}
+# needs num_oov_buckets 0. None: an option that excludes another of the transform's, set alone (APART)
+OWN_SAMPLES = {("hash", "key"): [3, 5], ("vocabulary", "num_oov_buckets"): 0,
+               ("vocabulary", "frequency_threshold"): None}
+# the options set on their own: a vocabulary's frequency_threshold is refused with labels: true
+APART = {("vocabulary", "frequency_threshold"): 2}
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))
 def test_a_transform_takes_its_options_dumps_them_in_order_and_refuses_the_others(tmp_path, name):
     transform = TRANSFORMS[name]
     own = {option.key: OWN_SAMPLES.get((name, option.key), SAMPLES[option.key]) for option in transform.options}
-    base = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)}}
+    own = {key: value for key, value in own.items() if value is not None}
+    # a label, for the options that read it (a vocabulary's labels: true)
+    base = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)},
+            "label": {"column": "y"}}
     feature = load_config({**base, "features": {"x": {"transform": name, **own}}}).features["x"]
     assert list(feature.model_dump(by_alias=True)) == ["transform", *own]
-    foreign = {option.key for other in TRANSFORMS.values() for option in other.options} - set(own)
+    for (transform_name, key), value in APART.items():
+        if transform_name == name:
+            alone = load_config({**base, "features": {"x": {"transform": name, key: value}}}).features["x"]
+            assert alone.model_dump(by_alias=True) == {"transform": name, key: value}
+    foreign = {option.key for other in TRANSFORMS.values() for option in other.options} - {
+        option.key for option in transform.options}
     for key in sorted(foreign):
         with pytest.raises(ConfigError, match=rf"\.x: {key} only applies to transform .*, not {name}$"):
             load_config({**base, "features": {"x": {"transform": name, **own, key: SAMPLES[key]}}})
