@@ -43,6 +43,7 @@ class GraphFeature:
         hash_keys: the ``key`` of each keyed (SipHash) string hashing op.
         defaults: the fill values of missing (sparse) raw values.
         missing_tokens: the NA tokens (``input.na_values``) the graph reads as missing text.
+        one_hot_depths: the ``depth`` of each one-hot op (ids encoded: skewless/transforms/encoded.py).
     """
 
     name: str
@@ -55,6 +56,7 @@ class GraphFeature:
     hash_keys: list[list[int]] = field(default_factory=list)
     defaults: list = field(default_factory=list)
     missing_tokens: list = field(default_factory=list)
+    one_hot_depths: list = field(default_factory=list)
 
     def constant(self, op_type: str, input_index: int) -> np.ndarray | None:
         """The one captured constant consumed by `op_type` at `input_index` (None if not exactly one)."""
@@ -110,6 +112,8 @@ def _walk(name: str, output, captured: dict, raw_names: dict) -> GraphFeature:
             feature.hash_buckets.append(int(op.get_attr("num_buckets")))
         if op.type == "StringToHashBucketStrong":
             feature.hash_keys.append([int(k) for k in op.get_attr("key")])
+        if op.type == "OneHot":
+            feature.one_hot_depths.append(_const_value(op.inputs[1]))
         if op.type == "SparseToDense":
             feature.defaults.append(_const_value(op.inputs[3]))
         if op.type == "Const" and TOKENS_NAME in op.name.rsplit("/", 1)[-1]:

@@ -106,7 +106,8 @@ def feature_lists_as_example_features(batch: pa.RecordBatch, spec: dict) -> pa.R
 
 
 def _oov_rows(ids, vocabulary_size: int) -> int:
-    """Rows with an id past the vocabulary (in an OOV bucket); `ids` is dense, or sparse for a list column."""
+    """Rows with an id past the vocabulary (in an OOV bucket); `ids` is dense, or sparse for a list column, or
+    the ids encoded (skewless/transforms/encoded.py)."""
     import tensorflow as tf
 
     if isinstance(ids, tf.SparseTensor):
@@ -116,6 +117,8 @@ def _oov_rows(ids, vocabulary_size: int) -> int:
         values = ids.merge_dims(1, 2)
         rows = values.value_rowids().numpy()[values.flat_values.numpy() >= vocabulary_size]
         return len(np.unique(rows))
+    if ids.dtype.is_floating:  # encoded (output: one_hot | multi_hot | count): column i is id i
+        return int(np.count_nonzero(ids.numpy()[:, vocabulary_size:].any(axis=1)))
     return int(np.count_nonzero(ids.numpy() >= vocabulary_size))
 
 

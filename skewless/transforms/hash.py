@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.transforms.base import Option, Transform
+from skewless.transforms.encoded import ENCODINGS, OUTPUT_VALUES, check_encoding, encode, native_encoding
 from skewless.transforms.numeric import KEY
 from skewless.transforms.values import as_strings
 
@@ -15,23 +16,27 @@ HASH_KEY = Option(KEY.name, KEY.annotation, KEY.field,
                   "`[k0, k1]`, integers in [0, 2^63): keyed SipHash (`tft.hash_strings(key=...)`), ids an outsider "
                   "without the key cannot predict")
 
+HASH_OUTPUT = Option("output", OUTPUT_VALUES, Field(default="ids"),
+                     "`ids`, or the ids encoded as `CategoryEncoding` does: `one_hot` (one value per row), "
+                     "`multi_hot` or `count` (lists), float32 `[hash_buckets]`")
+
 
 class Hash(Transform):
     name = "hash"
     doc = "`tft.hash_strings` of each value's text: int64 ids in [0, hash_buckets)"
-    options = (HASH_BUCKETS, HASH_KEY)
+    options = (HASH_BUCKETS, HASH_KEY, HASH_OUTPUT)
     required = ("hash_buckets",)
     categories = True
     ids = True
-    native_ops = frozenset({"AsString", "StringToHashBucketFast", "StringToHashBucketStrong"})
-    native_options = ("hash_buckets", "key")
+    native_ops = frozenset({"AsString", "StringToHashBucketFast", "StringToHashBucketStrong", "OneHot"})
+    native_options = ("hash_buckets", "key", "output")
     report_options = ("hash_buckets",)
 
     def check(self, feature) -> str | None:
         key = feature.key
         if key is not None and (not isinstance(key, list) or len(key) != 2 or not all(0 <= k < 2**63 for k in key)):
             return f"key {key!r} of transform hash must be two integers in [0, 2^63): [k0, k1]"
-        return None
+        return check_encoding(feature, ("ids", *ENCODINGS))
 
     def transform(self, value, options: dict, vocabulary=None, columns=None):
         import tensorflow_transform as tft
@@ -39,7 +44,8 @@ class Hash(Transform):
         from skewless.transforms.categorical import with_buckets
 
         buckets = options["hash_buckets"]
-        return with_buckets(tft.hash_strings(as_strings(value), buckets, key=options["key"]), buckets)
+        ids = with_buckets(tft.hash_strings(as_strings(value), buckets, key=options["key"]), buckets)
+        return encode(ids, buckets, options["output"]) if options["output"] in ENCODINGS else ids
 
     def native(self, plan, graph) -> str | None:
         """Hashing(num_bins) hashes strings, and integers' decimal text, with FarmHash64 as tft.hash_strings does;
@@ -55,7 +61,7 @@ class Hash(Transform):
         salt = graph.hash_keys[0] if graph.hash_keys else None
         plan.layers = [keras.layers.Hashing(num_bins=graph.hash_buckets[0], salt=salt,
                                             name=f"{plan.layer_name}_hashing")]
-        return None
+        return native_encoding(plan, graph)
 
 
 TRANSFORM = Hash()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
 from skewless.transforms.base import Option, Transform
+from skewless.transforms.encoded import OUTPUT_VALUES, check_encoding
 from skewless.transforms.vocabulary import FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, vocabulary_fields
 
 # the default strip_regex: ASCII punctuation (RE2 syntax, as tf.strings.regex_replace takes it)
@@ -19,7 +18,7 @@ TEXT_OPTIONS = (
     Option("ngram_range", list[int], Field(default_factory=lambda: [1, 1], min_length=2, max_length=2),
            "`[lo, hi]` n-grams of the words (`tft.ngrams`)"),
     Option("ngram_separator", str, Field(default=" "), "joins the words of an n-gram"),
-    Option("output", Literal["ids", "bag_of_words", "tfidf"], Field(default="ids"),
+    Option("output", OUTPUT_VALUES, Field(default="ids"),
            "`ids`, `bag_of_words` or `tfidf` (the last two add `<name>_weights`)"),
 )
 
@@ -35,7 +34,7 @@ class TextVocabulary(Transform):
         low, high = feature.ngram_range
         if not 1 <= low <= high:
             return f"ngram_range [{low}, {high}] needs 1 <= low <= high"
-        return None
+        return check_encoding(feature, ("ids", "bag_of_words", "tfidf"))
 
     def pads_single_values(self, feature) -> bool:
         return feature.output == "ids"

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform
+from skewless.transforms.encoded import ENCODINGS, OUTPUT_VALUES, check_encoding, encode, native_encoding
 from skewless.transforms.values import as_strings
 
 TOP_K = Option("top_k", int | None, Field(default=None, ge=1), "keep the k most frequent values")
@@ -28,21 +29,25 @@ MIN_DIFF_FROM_AVG = Option("min_diff_from_avg", float | None, Field(default=None
 WEIGHTS = Option("weights", str | None, Field(default=None),
                  "a raw numeric column: each row counts with its weight, not 1 (`tft.vocabulary(weights=)`)")
 
+OUTPUT = Option("output", OUTPUT_VALUES, Field(default="ids"),
+                "`ids`, or the ids encoded as `CategoryEncoding` does: `one_hot` (one value per row), `multi_hot` or "
+                "`count` (lists), float32 `[top_k + num_oov_buckets]`: needs `top_k`")
+
 
 class Vocabulary(Transform):
     name = "vocabulary"
     doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
     options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, DEFAULT_VALUE, LABELS, ADJUSTED_MUTUAL_INFO,
-               MIN_DIFF_FROM_AVG, WEIGHTS)
+               MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
     categories = True
     ids = True
     counts_oov = True
     reads_as = ("weights", "weigh by")
     native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
-                            "AddV2", "SelectV2"})
+                            "AddV2", "SelectV2", "OneHot"})
     # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
     native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value", "labels",
-                      "adjusted_mutual_info", "min_diff_from_avg", "weights")
+                      "adjusted_mutual_info", "min_diff_from_avg", "weights", "output")
     report_options = ("top_k", "frequency_threshold", "num_oov_buckets", "labels", "weights")
 
     def check(self, feature) -> str | None:
@@ -58,7 +63,10 @@ class Vocabulary(Transform):
             return "labels and weights take one label or weight per row; a feature list (sequence: true) has steps"
         if feature.weights is not None and feature.is_list:
             return "weights: one weight per row cannot weigh a list's values (tft.vocabulary needs one per value)"
-        return None
+        if feature.output in ENCODINGS and feature.top_k is None:
+            return (f"output {feature.output} needs top_k: its width, top_k + num_oov_buckets, must be known "
+                    "before the analysis")
+        return check_encoding(feature, ("ids", *ENCODINGS))
 
     def uses_label(self, feature) -> bool:
         return feature.labels
@@ -92,7 +100,10 @@ class Vocabulary(Transform):
 
         # tf.Transform's own default, -1, when the config names none
         default = -1 if options["default_value"] is None else options["default_value"]
-        return tft.apply_vocabulary(value, vocabulary, default_value=default, num_oov_buckets=options["num_oov_buckets"])
+        ids = tft.apply_vocabulary(value, vocabulary, default_value=default, num_oov_buckets=options["num_oov_buckets"])
+        if options["output"] in ENCODINGS:
+            return encode(ids, options["top_k"] + options["num_oov_buckets"], options["output"])
+        return ids
 
     def run_fields(self, name: str, feature, graph) -> dict:
         return vocabulary_fields(name, feature, graph)
@@ -142,7 +153,7 @@ class Vocabulary(Transform):
         plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, int(default),
                                                name=f"{plan.layer_name}_vocabulary_first")]
         plan.probe = {"tokens": vocabulary}
-        return None
+        return native_encoding(plan, graph)
 
 
 def vocabulary_fields(name: str, feature, graph) -> dict:

@@ -39,9 +39,10 @@ SAMPLES = {"num_buckets": 3, "top_k": 5, "frequency_threshold": 2, "num_oov_buck
            "parts": ["hour", "days"], "cyclical": True, "timezone": "Europe/Paris", "labels": True,
            "adjusted_mutual_info": True, "min_diff_from_avg": 1.5, "weights": "education"}
 # where a transform needs another value: hash's `key` is two numbers, not a column; a vocabulary's default_value
-# needs num_oov_buckets 0. None: an option that excludes another of the transform's, set alone (APART)
+# needs num_oov_buckets 0; vocabulary and hash encode their ids (text_vocabulary's outputs are bags). None: an option that excludes another of the transform's, set alone (APART)
 OWN_SAMPLES = {("hash", "key"): [3, 5], ("vocabulary", "num_oov_buckets"): 0,
-               ("vocabulary", "frequency_threshold"): None}
+               ("vocabulary", "frequency_threshold"): None, ("vocabulary", "output"): "one_hot",
+               ("hash", "output"): "count"}
 # the options set on their own: a vocabulary's frequency_threshold is refused with labels: true
 APART = {("vocabulary", "frequency_threshold"): 2}
 
