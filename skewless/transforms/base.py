@@ -18,6 +18,11 @@ from pydantic.fields import FieldInfo
 from skewless.errors import ConfigError
 
 
+def not_built_by(transform: str) -> str:
+    """Why a feature whose graph lacks the ops or constants of tf.Transform's `transform` has no native layers."""
+    return f"the graph does not compute it as tf.Transform's {transform} does (changed by a preprocessing_fn?)"
+
+
 @dataclass(frozen=True)
 class Option:
     """One feature option: its config key (`alias` where the field name differs), type, pydantic field and doc."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from skewless.transforms.base import Option
+from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
@@ -37,7 +37,6 @@ class Bucketize(NumericTransform):
         import numpy as np
 
         from skewless.layers.cast import Cast
-        from skewless.layers.native_plan import not_built_by
 
         boundaries = graph.constant("Reshape", 0)
         if boundaries is None or "UpperBound" not in graph.op_types or boundaries.dtype != np.float32:

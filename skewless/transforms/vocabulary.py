@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from skewless.transforms.base import Option, Transform
+from skewless.transforms.base import Option, Transform, not_built_by
 from skewless.transforms.values import as_strings
 
 TOP_K = Option("top_k", int | None, Field(default=None, ge=1), "keep the k most frequent values")
@@ -55,7 +55,6 @@ class Vocabulary(Transform):
         import numpy as np
         import tensorflow as tf
 
-        from skewless.layers.native_plan import not_built_by
         from skewless.layers.vocabulary_first import VocabularyFirst
 
         if len(graph.tables) != 1:
