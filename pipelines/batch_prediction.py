@@ -38,7 +38,7 @@ from skewless.pipelines import files, runners, shards, sources
 from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.job import package_versions, part_path, run_seconds
 from skewless.pipelines.plan import estimated_output_bytes
-from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_shard, shard_file_name
+from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_shard
 from skewless.pipelines.raw_types import infer_types
 from skewless.pipelines.reading import input_config as make_input_config
 from skewless.pipelines.reading.csv import columns_of
@@ -46,7 +46,7 @@ from skewless.pipelines.reading.files import expand_paths
 from skewless.pipelines.sources import RowReader
 from skewless.pipelines.staging import StagedOutput
 from skewless.pipelines.transform import write_quarantine
-from skewless.run_directory import RunDirectory
+from skewless.run_directory import RunDirectory, predictions_name
 from skewless.run_summary import PredictionSummary
 
 SIGNATURE = "serving_default"
@@ -300,7 +300,7 @@ class WriteUnitFn(beam.DoFn):
     def process(self, element):
         index, grouped = element
         rows = [(key_values, outputs) for _, key_values, outputs in sorted(grouped[EXAMPLES], key=lambda r: r[0])]
-        name = shard_file_name(index, self._unit_count, self._format)
+        name = predictions_name(index, self._unit_count, FORMATS[self._format])
         files.write_bytes(os.path.join(self._staging, name), encode_shard(rows, self._keys, self._outputs, self._format))
         bad = [row for _, row in sorted(grouped[BAD], key=lambda r: r[0])]
         if bad:

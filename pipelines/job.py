@@ -28,7 +28,7 @@ from skewless.errors import ConfigError, InputError, TooManyBadRowsError
 from skewless.pipelines import files
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.plan import JobPlan, plan, sample_rows
-from skewless.pipelines.progress import PROGRESS_DIR, snapshot
+from skewless.pipelines.progress import snapshot
 from skewless.pipelines.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
@@ -229,7 +229,7 @@ def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> No
 
 
 def part_path(staging: str, unit: int) -> str:
-    return os.path.join(RunDirectory(staging).parts_dir, f"unit-{unit:05d}.json")
+    return RunDirectory(staging).unit_summary_file(unit)
 
 
 def unit_parts(job_plan: JobPlan, staging: str) -> list[dict]:
@@ -272,7 +272,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     if config.output.format == "sequence_example":
         _write_sequence_spec(staging)
     canonicalize(run.transform_fn_dir)
-    for folder in (run.parts_dir, run.stats_dir, os.path.join(staging, PROGRESS_DIR)):
+    for folder in (run.parts_dir, run.stats_dir, run.progress_dir):
         files.remove_tree(folder)
     summary = RunSummary(
         **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started),

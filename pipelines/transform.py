@@ -23,10 +23,10 @@ from skewless.pipelines.columns import RawColumn, tensor_adapter_config, to_reco
 from skewless.pipelines.example_encoder import Records, encode_examples, encode_sequence_examples
 from skewless.pipelines.progress import RowCounter, counted
 from skewless.pipelines.read_ahead import read_ahead
-from skewless.pipelines.shards import ShardWriter, shard_name
+from skewless.pipelines.shards import ShardWriter
 from skewless.pipelines.split_statistics import SplitStatistics
 from skewless.pipelines.sources import RowReader, WorkUnit
-from skewless.run_directory import DATA_DIR, QUARANTINE_DIR
+from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
 from skewless.safe_names import vocabulary_filename
 
 
@@ -309,7 +309,6 @@ def write_quarantine(staging_dir: str, index: int, unit_count: int, rows: list[d
     """Unit `index`'s bad rows (`BadRow.to_json()`), one JSON object a line, under quarantine/."""
     from apache_beam.io.filesystems import FileSystems
 
-    name = f"rows-{index:05d}-of-{unit_count:05d}.jsonl"
-    path = FileSystems.join(staging_dir, QUARANTINE_DIR, name)
+    path = FileSystems.join(staging_dir, QUARANTINE_DIR, quarantine_name(index, unit_count))
     with FileSystems.create(path) as handle:
         handle.write("".join(json.dumps(row) + "\n" for row in rows).encode())
