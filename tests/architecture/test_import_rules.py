@@ -5,6 +5,8 @@
 - the serving path (skewless.layers) and skewless.schemas never import skewless.pipelines or Beam;
 - skewless.pipelines never imports the CLI, the report or the progress drawing (`run()` takes a
   progress callback and returns its result; the CLI draws and renders);
+- only the CLI side (skewless.cli, skewless.cli_reference, the progress display, skewless.console) imports rich
+  or typer: the work of a command returns a result, the CLI prints it;
 - the modules of names those parts share import nothing of the project.
 
 The rules on parts follow imports anywhere in a module, function-level ones included, through every module
@@ -206,6 +208,15 @@ def test_layers_schemas_and_transforms_never_import_pipelines_or_beam():
 def test_pipelines_never_import_the_cli_report_or_progress_drawing():
     broken = _broken(("skewless.pipelines",), ("skewless.cli", "skewless.report", "skewless.progress"))
     assert not broken, "pipelines reach the command-line face:\n" + "\n".join(broken)
+
+
+CLI_SIDE = ("skewless.cli", "skewless.cli_reference", "skewless.progress", "skewless.console")
+
+
+def test_only_the_cli_side_imports_rich_or_typer():
+    graph = _graph()
+    printing = sorted(m for m in graph if graph[m] & {"rich", "typer"} and not any(_within(m, p) for p in CLI_SIDE))
+    assert not printing, "print through the CLI side (skewless/console/), not from:\n" + "\n".join(printing)
 
 
 def test_the_modules_of_shared_names_import_nothing_of_the_project():
