@@ -54,6 +54,8 @@ class Transform:
     - `native_ops`: the ops tf.Transform 1.21 emits for it, which `native` reads; None with `native_reason`.
     - `native_options`: its options the native layers reproduce (any other set option refuses the feature).
     - `report_options`: its options the report shows beside its name.
+    - `quantile_buckets`: the option holding how many buckets it cuts the raw values into at quantiles (the
+      report warns of buckets likely empty); None when it cuts none.
     """
 
     name: str = ""
@@ -72,6 +74,7 @@ class Transform:
     native_reason: str | None = None
     native_options: tuple[str, ...] = ()
     report_options: tuple[str, ...] = ()
+    quantile_buckets: str | None = None
 
     def validate(self, feature) -> str | None:
         """What is wrong with a `feature` of this kind beyond its options' own limits, or None."""

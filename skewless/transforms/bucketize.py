@@ -23,6 +23,7 @@ class Bucketize(NumericTransform):
     # epsilon only moves the boundaries, which the native layer reads from the graph
     native_options = ("num_buckets", "epsilon")
     report_options = ("num_buckets",)
+    quantile_buckets = "num_buckets"
 
     def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
