@@ -116,7 +116,7 @@ def apply(
         sums = sum_parts(config, parts)
         # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift)
         write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
-        oov = {name: sum(part["oov"][name] for part in parts) for name in parts[0]["oov"]}
+        oov = {name: sum(part.oov[name] for part in parts) for name in parts[0].oov}
         for folder in (RunDirectory(staging).parts_dir, RunDirectory(staging).progress_dir):
             files.remove_tree(folder)
         _copy_graph(local_run, staging, run_label if label_left_out else None)

@@ -26,7 +26,9 @@ from skewless.pipelines.read_ahead import read_ahead
 from skewless.pipelines.shards import ShardWriter
 from skewless.pipelines.split_statistics import SplitStatistics
 from skewless.pipelines.sources import RowReader, WorkUnit
+from skewless.pipelines.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
+from skewless.run_summary import Shard
 from skewless.safe_names import vocabulary_filename
 
 
@@ -225,8 +227,8 @@ class TransformUnitFn(beam.DoFn):
             writer.close()
         if quarantine:
             write_quarantine(self._spec.staging_dir, unit.index, self._spec.unit_count, quarantine)
-        summary = self._summary(unit, read, unlabeled, quarantine, writers, oov, statistics)
-        yield {**summary, "clock": {"started": started, "finished": unit_clock()}}
+        yield self._summary(unit, read, unlabeled, quarantine, writers, oov, statistics,
+                            UnitClock(started=started, finished=unit_clock()))
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
         from apache_beam.io.filesystems import FileSystems
@@ -273,20 +275,21 @@ class TransformUnitFn(beam.DoFn):
                 writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
 
     def _summary(self, unit: WorkUnit, read: int, unlabeled: int, quarantine: list[dict], writers: dict, oov: dict,
-                 statistics: dict[str, SplitStatistics]) -> dict:
-        return {
-            "unit": unit.index,
-            "read": read,
-            "unlabeled": unlabeled,
-            "quarantined": len(quarantine),
-            "reasons": [f"{row['source']}:{row['line']}: {row['reason']}" for row in quarantine[:20]],
-            "shards": {
-                split: {"path": os.path.relpath(w.path, self._spec.staging_dir), "rows": w.records, "bytes": w.bytes}
+                 statistics: dict[str, SplitStatistics], clock: UnitClock) -> UnitSummary:
+        return UnitSummary(
+            unit=unit.index,
+            read=read,
+            unlabeled=unlabeled,
+            quarantined=len(quarantine),
+            reasons=[f"{row['source']}:{row['line']}: {row['reason']}" for row in quarantine[:20]],
+            shards={
+                split: Shard(path=os.path.relpath(w.path, self._spec.staging_dir), rows=w.records, bytes=w.bytes)
                 for split, w in writers.items()
             },
-            "oov": oov,
-            "statistics": {split: stats.state() for split, stats in statistics.items()},
-        }
+            oov=oov,
+            statistics={split: stats.state() for split, stats in statistics.items()},
+            clock=clock,
+        )
 
     def _chunks(self, unit: WorkUnit):
         """The unit's chunks as the analysis pass kept them, or read from the input if it kept none."""
@@ -299,10 +302,10 @@ class TransformUnitFn(beam.DoFn):
         return self._spec.reader.read(unit)
 
 
-def unit_clock() -> dict:
+def unit_clock() -> Moment:
     """When, in wall and in this process's CPU seconds, and in which process: what `job.transform_pass_seconds`
     reads from the units' summaries."""
-    return {"wall": time.time(), "cpu": time.process_time(), "pid": os.getpid()}
+    return Moment(wall=time.time(), cpu=time.process_time(), pid=os.getpid())
 
 
 def write_quarantine(staging_dir: str, index: int, unit_count: int, rows: list[dict]) -> None:
