@@ -95,8 +95,3 @@ def refused(name: str, transform: str, graph: GraphFeature, raw_spec, reason: st
 def _refuse(plan: FeaturePlan, reason: str) -> FeaturePlan:
     plan.layers, plan.reason = None, reason
     return plan
-
-
-def not_built_by(transform: str) -> str:
-    """Why a feature whose graph lacks the ops or constants of tf.Transform's `transform` has no layers."""
-    return f"the graph does not compute it as tf.Transform's {transform} does (changed by a preprocessing_fn?)"

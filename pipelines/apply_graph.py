@@ -38,7 +38,7 @@ from skewless.pipelines.job import (
     work_started,
 )
 from skewless.pipelines.plan import JobPlan, plan
-from skewless.pipelines.progress import PROGRESS_DIR, snapshot
+from skewless.pipelines.progress import snapshot
 from skewless.pipelines.split_statistics import write_split_statistics
 from skewless.pipelines.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
@@ -116,8 +116,8 @@ def apply(
         sums = sum_parts(config, parts)
         # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift)
         write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
-        oov = {name: sum(part["oov"][name] for part in parts) for name in parts[0]["oov"]}
-        for folder in (RunDirectory(staging).parts_dir, os.path.join(staging, PROGRESS_DIR)):
+        oov = {name: sum(part.oov[name] for part in parts) for name in parts[0].oov}
+        for folder in (RunDirectory(staging).parts_dir, RunDirectory(staging).progress_dir):
             files.remove_tree(folder)
         _copy_graph(local_run, staging, run_label if label_left_out else None)
         summary = RunSummary(

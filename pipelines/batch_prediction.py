@@ -36,9 +36,9 @@ from skewless.errors import ConfigError, InputError
 from skewless.layers.export import read_spec_file, serialize_raw_examples
 from skewless.pipelines import files, runners, shards, sources
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.job import package_versions, part_path, run_seconds
+from skewless.pipelines.job import package_versions, run_seconds
 from skewless.pipelines.plan import estimated_output_bytes
-from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_shard, shard_file_name
+from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_shard
 from skewless.pipelines.raw_types import infer_types
 from skewless.pipelines.reading import input_config as make_input_config
 from skewless.pipelines.reading.csv import columns_of
@@ -46,7 +46,8 @@ from skewless.pipelines.reading.files import expand_paths
 from skewless.pipelines.sources import RowReader
 from skewless.pipelines.staging import StagedOutput
 from skewless.pipelines.transform import write_quarantine
-from skewless.run_directory import RunDirectory
+from skewless.pipelines.unit_summary import PredictionUnitSummary, read_unit_summary, write_unit_summary
+from skewless.run_directory import RunDirectory, predictions_name
 from skewless.run_summary import PredictionSummary
 
 SIGNATURE = "serving_default"
@@ -121,17 +122,18 @@ def predict(
         _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, units, output_format, staging,
                       beam_args or [])
         pipeline_seconds = time.time() - started
-        parts = [files.read_json(part_path(staging, unit.index)) for unit in units]
-        files.remove_tree(RunDirectory(staging).parts_dir)
-        written = sum(part["written"] for part in parts)
-        quarantined = sum(part["quarantined"] for part in parts)
+        run = RunDirectory(staging)
+        parts = [read_unit_summary(run.unit_summary_file(unit.index), PredictionUnitSummary) for unit in units]
+        files.remove_tree(run.parts_dir)
+        written = sum(part.written for part in parts)
+        quarantined = sum(part.quarantined for part in parts)
         summary = PredictionSummary(**{
             "predicted": {"export": export_dir, "signature": SIGNATURE,
                           "outputs": {o.name: {"dtype": o.dtype, "values_per_row": o.width or 1} for o in outputs}},
             "input": {"format": input_config.format, "paths": inputs},
             "keys": [column.name for column in key_columns],
             "format": output_format,
-            "files": [part["file"] for part in parts],
+            "files": [part.file for part in parts],
             "rows": {"read": written + quarantined, "written": written, "quarantined": quarantined},
             "seconds": run_seconds(started, pipeline_seconds, process_started),
             "versions": package_versions(),
@@ -224,7 +226,8 @@ def _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, 
             {"unit": every_unit, EXAMPLES: predicted, BAD: read[BAD]}
             | "JoinUnits" >> beam.CoGroupByKey()
             | "WriteUnits" >> beam.ParDo(WriteUnitFn(staging, len(units), keys, outputs, output_format))
-            | "WriteParts" >> beam.Map(lambda part, d=staging: files.write_json(part, part_path(d, part["unit"])))
+            | "WriteParts" >> beam.Map(
+                lambda part, d=staging: write_unit_summary(part, RunDirectory(d).unit_summary_file(part.unit)))
         )
 
 
@@ -300,9 +303,9 @@ class WriteUnitFn(beam.DoFn):
     def process(self, element):
         index, grouped = element
         rows = [(key_values, outputs) for _, key_values, outputs in sorted(grouped[EXAMPLES], key=lambda r: r[0])]
-        name = shard_file_name(index, self._unit_count, self._format)
+        name = predictions_name(index, self._unit_count, FORMATS[self._format])
         files.write_bytes(os.path.join(self._staging, name), encode_shard(rows, self._keys, self._outputs, self._format))
         bad = [row for _, row in sorted(grouped[BAD], key=lambda r: r[0])]
         if bad:
             write_quarantine(self._staging, index, self._unit_count, bad)
-        yield {"unit": index, "file": name, "written": len(rows), "quarantined": len(bad)}
+        yield PredictionUnitSummary(unit=index, file=name, written=len(rows), quarantined=len(bad))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Sequence, Union
 
 import tensorflow as tf
@@ -21,7 +20,7 @@ import tensorflow as tf
 from skewless.errors import ConfigError, InputError
 from skewless.layers.transform_graph import FROM_RUN, label_column
 from skewless.pipelines import object_store
-from skewless.run_directory import RunDirectory
+from skewless.run_directory import SHARD_GLOB, RunDirectory, shard_split
 
 # More files in flight than this buys nothing on a few cores and costs a read buffer per file.
 _MAX_PARALLEL_FILES = 16
@@ -31,7 +30,6 @@ _READ_BUFFER_BYTES = 1 << 20
 # (thread hand-offs) is then paid once per chunk. One record per element roughly doubled the
 # reader's CPU time on 1M rows.
 _READ_CHUNK = 64
-_SHARD_NAME = re.compile(r"^(?P<split>.+)-\d+-of-\d+\.tfrecord(\.gz)?$")
 
 
 def make_dataset(
@@ -191,10 +189,10 @@ def _listed_shards(run: RunDirectory) -> dict[str, list[tuple[str, int | None]]]
 
 def _globbed_shards(run: RunDirectory) -> dict[str, list[tuple[str, int | None]]]:
     found: dict[str, list[tuple[str, int | None]]] = {}
-    for path in sorted(tf.io.gfile.glob(os.path.join(run.data_dir, "*-of-*.tfrecord*"))):
-        match = _SHARD_NAME.match(os.path.basename(path))
-        if match:
-            found.setdefault(match["split"], []).append((path, None))
+    for path in sorted(tf.io.gfile.glob(os.path.join(run.data_dir, SHARD_GLOB))):
+        split = shard_split(os.path.basename(path))
+        if split is not None:
+            found.setdefault(split, []).append((path, None))
     return found
 
 

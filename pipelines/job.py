@@ -28,8 +28,9 @@ from skewless.errors import ConfigError, InputError, TooManyBadRowsError
 from skewless.pipelines import files
 from skewless.pipelines.canonical_graph import canonicalize
 from skewless.pipelines.plan import JobPlan, plan, sample_rows
-from skewless.pipelines.progress import PROGRESS_DIR, snapshot
+from skewless.pipelines.progress import snapshot
 from skewless.pipelines.staging import StagedOutput
+from skewless.pipelines.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
 from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
@@ -224,26 +225,23 @@ def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> No
         pipeline
         | "PlanTransform" >> beam.Create(units, reshuffle=True)
         | "TransformAndWrite" >> beam.ParDo(TransformUnitFn(unit_writes), **side_inputs)
-        | "WriteParts" >> beam.Map(lambda part, d=staging: files.write_json(part, part_path(d, part["unit"])))
+        | "WriteParts" >> beam.Map(
+            lambda part, d=staging: write_unit_summary(part, RunDirectory(d).unit_summary_file(part.unit)))
     )
 
 
-def part_path(staging: str, unit: int) -> str:
-    return os.path.join(RunDirectory(staging).parts_dir, f"unit-{unit:05d}.json")
-
-
-def unit_parts(job_plan: JobPlan, staging: str) -> list[dict]:
+def unit_parts(job_plan: JobPlan, staging: str) -> list[UnitSummary]:
     """The summaries `TransformUnitFn` wrote for the plan's units, in unit order."""
-    return [files.read_json(part_path(staging, unit.index)) for unit in job_plan.units]
+    return [read_unit_summary(RunDirectory(staging).unit_summary_file(unit.index)) for unit in job_plan.units]
 
 
-def sum_parts(config: JobConfig, parts: list[dict]) -> tuple[int, int, dict, dict]:
+def sum_parts(config: JobConfig, parts: list[UnitSummary]) -> tuple[int, int, dict, dict]:
     """Rows read, rows quarantined, shards per split and rows written per split, summed over the units;
     refuses output past max_bad_fraction, and an input without rows."""
-    read = sum(p["read"] for p in parts)
-    quarantined = sum(p["quarantined"] for p in parts)
+    read = sum(p.read for p in parts)
+    quarantined = sum(p.quarantined for p in parts)
     if read and quarantined / read > config.output.max_bad_fraction:
-        reasons = [reason for p in parts for reason in p["reasons"]][:5]
+        reasons = [reason for p in parts for reason in p.reasons][:5]
         raise TooManyBadRowsError(
             f"{quarantined:,} of {read:,} rows ({quarantined / read:.1%}) failed to decode or validate, over "
             f"output.max_bad_fraction {config.output.max_bad_fraction:g}; no output written. First reasons: "
@@ -251,8 +249,8 @@ def sum_parts(config: JobConfig, parts: list[dict]) -> tuple[int, int, dict, dic
         )
     if read == 0:
         raise InputError(f"{', '.join(config.input.paths) or 'the input'}: holds no rows")
-    shards = {split: [p["shards"][split] for p in parts] for split in config.output.splits}
-    written = {split: sum(s["rows"] for s in shards[split]) for split in shards}
+    shards = {split: [p.shards[split] for p in parts] for split in config.output.splits}
+    written = {split: sum(s.rows for s in shards[split]) for split in shards}
     return read, quarantined, shards, written
 
 
@@ -272,7 +270,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     if config.output.format == "sequence_example":
         _write_sequence_spec(staging)
     canonicalize(run.transform_fn_dir)
-    for folder in (run.parts_dir, run.stats_dir, os.path.join(staging, PROGRESS_DIR)):
+    for folder in (run.parts_dir, run.stats_dir, run.progress_dir):
         files.remove_tree(folder)
     summary = RunSummary(
         **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started, run.graph_dir),
@@ -283,13 +281,13 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     return summary
 
 
-def shared_summary_fields(config: JobConfig, parts: list[dict], sums: tuple, started: float, pipeline_seconds: float,
+def shared_summary_fields(config: JobConfig, parts: list[UnitSummary], sums: tuple, started: float, pipeline_seconds: float,
                           process_started: float | None, graph_dir: str) -> dict:
     """The fields of run.json that a job and `skewless apply` fill alike, from the units' summaries (`parts`)
     and their sums (`sum_parts`); `graph_dir` is the graph the rows went through."""
     read, quarantined, shards, written = sums
     # rows.unlabeled is there when such rows are left out on purpose (label.missing: drop), even if none were
-    unlabeled = ({"unlabeled": sum(p.get("unlabeled", 0) for p in parts)}
+    unlabeled = ({"unlabeled": sum(p.unlabeled for p in parts)}
                  if config.label is not None and config.label.missing == "drop" else {})
     return {
         "name": config.name,
@@ -298,7 +296,7 @@ def shared_summary_fields(config: JobConfig, parts: list[dict], sums: tuple, sta
         "shards": shards,
         "compression": config.output.compression,
         "format": config.output.format,
-        "seconds": {**run_seconds(started, pipeline_seconds, process_started), **transform_pass_seconds(parts)},
+        "seconds": {**run_seconds(started, pipeline_seconds, process_started), **transform_pass_seconds([p.clock for p in parts])},
         "versions": package_versions(),
         "platform": machine_summary(),
     }
@@ -327,20 +325,18 @@ def run_seconds(started: float, pipeline_seconds: float, process_started: float 
             "total": round(now - process_started, 3)}
 
 
-def transform_pass_seconds(parts: list[dict]) -> dict:
+def transform_pass_seconds(clocks: list[UnitClock]) -> dict:
     """The transform pass's wall seconds (first unit's start to last unit's finish) and the CPU seconds its
     process spent meanwhile, from the units' clocks (`transform.unit_clock`); nothing when the units ran in
     more than one process (another runner's workers), whose CPU clocks do not add up."""
-    clocks = [part["clock"] for part in parts]
-    if not clocks or len({clock[end]["pid"] for clock in clocks for end in ("started", "finished")}) != 1:
+    if not clocks or len({moment.pid for clock in clocks for moment in (clock.started, clock.finished)}) != 1:
         return {}
-    first = min((clock["started"] for clock in clocks), key=lambda moment: moment["wall"])
-    last = max((clock["finished"] for clock in clocks), key=lambda moment: moment["wall"])
-    return {"transform_pass": round(last["wall"] - first["wall"], 3),
-            "transform_pass_cpu": round(last["cpu"] - first["cpu"], 3)}
+    first = min((clock.started for clock in clocks), key=lambda moment: moment.wall)
+    last = max((clock.finished for clock in clocks), key=lambda moment: moment.wall)
+    return {"transform_pass": round(last.wall - first.wall, 3), "transform_pass_cpu": round(last.cpu - first.cpu, 3)}
 
 
-def _raw_statistics(config: JobConfig, job_plan, staging: str, parts: list[dict]) -> dict:
+def _raw_statistics(config: JobConfig, job_plan, staging: str, parts: list[UnitSummary]) -> dict:
     """Merges the partial statistics this run computed with the cached ones of datasets it did not read, with
     the top values the transform pass counted exactly (`parts`: the units' summaries).
 
@@ -364,11 +360,11 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str, parts: list[dict]
                 files.write_json(partials[name], os.path.join(config.cache_dir, STATS_CACHE, f"{name}.json"))
             else:
                 partials[name] = cached_stats(config.cache_dir, name)
-    counted = candidate_counts([state for part in parts for state in part["statistics"].values()])
+    counted = candidate_counts([state for part in parts for state in part.statistics.values()])
     return summarize(list(partials.values()), {name: counts for name, (counts, _) in counted.items()})
 
 
-def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dict], staging: str) -> dict:
+def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[UnitSummary], staging: str) -> dict:
     import tensorflow_transform as tft
 
     graph = tft.TFTransformOutput(RunDirectory(staging).graph_dir)
@@ -388,7 +384,7 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[dic
             entry.pop("top_values", None)  # encoded image bytes, not values to show
         entry.update(transform.run_fields(name, feature, graph))
         if transform.counts_oov:
-            entry["oov_rows"] = sum(p["oov"][name] for p in parts)
+            entry["oov_rows"] = sum(p.oov[name] for p in parts)
         if feature.default is not None:
             entry["default"] = feature.default
         if feature.fill is not None:

@@ -80,17 +80,14 @@ def use_options(beam_args: list[str]) -> None:
     FileSystems.set_options(PipelineOptions(list(beam_args)))
 
 
-def upload(local_dir: str, target: str, overwrite: bool) -> None:
-    """Copies the finished run in `local_dir` to `target`; with `overwrite`, replaces a previous run there.
+def upload(local_dir: str, target: str) -> None:
+    """Copies the finished run in `local_dir` to `target`, which the caller has cleared
+    (staging.clear_remote_output: an old run.json goes first).
 
-    An old run.json goes first and the new one last, so `target` never passes for a complete run
-    while it holds parts of two.
+    The new run.json is copied last, so `target` never passes for a complete run while it holds parts of two.
     """
     from apache_beam.io.filesystems import FileSystems
 
-    from skewless.pipelines.staging import clear_remote_output
-
-    clear_remote_output(target, overwrite)
     sources = sorted(os.path.relpath(path, local_dir) for path in _local_files(local_dir))
     for name in sorted(sources, key=lambda name: name == RUN_FILE):
         copy_file(os.path.join(local_dir, name), FileSystems.join(target, *name.split(os.sep)))

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from skewless.pipelines.sources import BadRow, Chunk
+from skewless.run_directory import parsed_unit_name
 
 _KEYS = "__skewless_split_key"
 _BAD = b"skewless.bad_rows"
@@ -30,7 +31,7 @@ _UNLABELED = b"skewless.unlabeled_rows"
 def stream_path(folder: str, unit: int) -> str:
     from apache_beam.io.filesystems import FileSystems
 
-    return FileSystems.join(folder, f"unit-{unit:05d}.arrow")
+    return FileSystems.join(folder, parsed_unit_name(unit))
 
 
 def kept(chunks: Iterator[Chunk], path: str) -> Iterator[Chunk]:

@@ -30,10 +30,6 @@ class OutputColumn:
     width: int
 
 
-def shard_file_name(index: int, count: int, output_format: str) -> str:
-    return f"predictions-{index:05d}-of-{count:05d}.{FORMATS[output_format]}"
-
-
 def encode_shard(rows: list, keys: list[tuple[str, str]], outputs: list[OutputColumn], output_format: str) -> bytes:
     """`rows` (key values, {output: NumPy value}) as one file's bytes; `keys` are (column, kind) pairs."""
     if output_format == "parquet":

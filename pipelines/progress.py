@@ -17,8 +17,8 @@ from apache_beam.metrics import Metrics
 
 from skewless.pipelines.files import is_local
 from skewless.progress_snapshot import Snapshot
+from skewless.run_directory import RunDirectory, progress_name
 
-PROGRESS_DIR = "_progress"
 COUNTERS = {"analyze": "rows_analyzed", "transform": "rows_transformed"}
 
 
@@ -27,7 +27,7 @@ class RowCounter:
 
     def __init__(self, staging: str, stage: str, unit: str):
         # local disks only: os calls on a gs:// path would write a local folder named "gs:"
-        self._path = os.path.join(staging, PROGRESS_DIR, f"{stage}-{unit}") if is_local(staging) else None
+        self._path = os.path.join(RunDirectory(staging).progress_dir, progress_name(stage, unit)) if is_local(staging) else None
         self._counter = Metrics.counter("skewless", COUNTERS[stage])
         self._rows = 0
 
@@ -59,7 +59,7 @@ def snapshot(staging: str, total_known: bool = True) -> Snapshot | None:
     The transform's total is the rows the analysis read, when it read them all (`total_known`: no
     analyzer cache let it skip files).
     """
-    folder = os.path.join(staging, PROGRESS_DIR)
+    folder = RunDirectory(staging).progress_dir
     try:
         names = [name for name in os.listdir(folder) if not name.endswith(".tmp")]
     except OSError:

@@ -40,11 +40,6 @@ def auto_shard_count(estimated_bytes: int, target_shard_mb: int = 128, readers: 
     return max(1, min(wanted, math.ceil(estimated_bytes / MB)))
 
 
-def shard_name(split: str, index: int, count: int, compression: str) -> str:
-    suffix = ".tfrecord.gz" if compression == "gzip" else ".tfrecord"
-    return f"{split}-{index:05d}-of-{count:05d}{suffix}"
-
-
 def masked_crc(data: bytes) -> int:
     """TFRecord's checksum: CRC32C, rotated right by 15 bits plus a constant."""
     crc = google_crc32c.value(data)

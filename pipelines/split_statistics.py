@@ -30,6 +30,7 @@ from skewless.pipelines.columns import RawColumn
 from skewless.pipelines.stats import (
     HISTOGRAM_BINS, QUANTILES, TOP_VALUES, ColumnStats, RawStatsFn, capped, column_values,
 )
+from skewless.pipelines.unit_summary import UnitSummary
 from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, statistics_path
 
 RANK_HISTOGRAM_BUCKETS = 1000  # TFDV's default num_rank_histogram_buckets
@@ -287,9 +288,9 @@ def _string(strings, common, stats: ColumnStats, candidates: tuple[dict[bytes, i
     return result["exact"]["distinct"]
 
 
-def write_split_statistics(run_dir: str, parts: list[dict], splits: list[str], columns: list[RawColumn]) -> None:
+def write_split_statistics(run_dir: str, parts: list[UnitSummary], splits: list[str], columns: list[RawColumn]) -> None:
     """Writes every split's FeatureStats.pb from the units' summaries (`parts`, in unit order)."""
     for split in splits:
-        proto = dataset_statistics(split, [part["statistics"][split] for part in parts], columns)
+        proto = dataset_statistics(split, [part.statistics[split] for part in parts], columns)
         files.write_bytes(statistics_path(run_dir, split), proto.SerializeToString(deterministic=True))
 

@@ -61,7 +61,8 @@ class StagedOutput:
             staged = os.path.join(claimed, "run")
             yield staged
             if self._stand_in:
-                object_store.upload(staged, self.output_dir, self.overwrite)
+                clear_remote_output(self.output_dir, self.overwrite)
+                object_store.upload(staged, self.output_dir)
             else:
                 publish(staged, self.output_dir, claimed, self.overwrite)
         finally:

@@ -23,10 +23,12 @@ from skewless.pipelines.columns import RawColumn, tensor_adapter_config, to_reco
 from skewless.pipelines.example_encoder import Records, encode_examples, encode_sequence_examples
 from skewless.pipelines.progress import RowCounter, counted
 from skewless.pipelines.read_ahead import read_ahead
-from skewless.pipelines.shards import ShardWriter, shard_name
+from skewless.pipelines.shards import ShardWriter
 from skewless.pipelines.split_statistics import SplitStatistics
 from skewless.pipelines.sources import RowReader, WorkUnit
-from skewless.run_directory import DATA_DIR, QUARANTINE_DIR
+from skewless.pipelines.unit_summary import Moment, UnitClock, UnitSummary
+from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
+from skewless.run_summary import Shard
 from skewless.safe_names import vocabulary_filename
 
 
@@ -228,8 +230,8 @@ class TransformUnitFn(beam.DoFn):
             writer.close()
         if quarantine:
             write_quarantine(self._spec.staging_dir, unit.index, self._spec.unit_count, quarantine)
-        summary = self._summary(unit, read, unlabeled, quarantine, writers, oov, statistics)
-        yield {**summary, "clock": {"started": started, "finished": unit_clock()}}
+        yield self._summary(unit, read, unlabeled, quarantine, writers, oov, statistics,
+                            UnitClock(started=started, finished=unit_clock()))
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
         from apache_beam.io.filesystems import FileSystems
@@ -276,20 +278,21 @@ class TransformUnitFn(beam.DoFn):
                 writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
 
     def _summary(self, unit: WorkUnit, read: int, unlabeled: int, quarantine: list[dict], writers: dict, oov: dict,
-                 statistics: dict[str, SplitStatistics]) -> dict:
-        return {
-            "unit": unit.index,
-            "read": read,
-            "unlabeled": unlabeled,
-            "quarantined": len(quarantine),
-            "reasons": [f"{row['source']}:{row['line']}: {row['reason']}" for row in quarantine[:20]],
-            "shards": {
-                split: {"path": os.path.relpath(w.path, self._spec.staging_dir), "rows": w.records, "bytes": w.bytes}
+                 statistics: dict[str, SplitStatistics], clock: UnitClock) -> UnitSummary:
+        return UnitSummary(
+            unit=unit.index,
+            read=read,
+            unlabeled=unlabeled,
+            quarantined=len(quarantine),
+            reasons=[f"{row['source']}:{row['line']}: {row['reason']}" for row in quarantine[:20]],
+            shards={
+                split: Shard(path=os.path.relpath(w.path, self._spec.staging_dir), rows=w.records, bytes=w.bytes)
                 for split, w in writers.items()
             },
-            "oov": oov,
-            "statistics": {split: stats.state() for split, stats in statistics.items()},
-        }
+            oov=oov,
+            statistics={split: stats.state() for split, stats in statistics.items()},
+            clock=clock,
+        )
 
     def _chunks(self, unit: WorkUnit):
         """The unit's chunks as the analysis pass kept them, or read from the input if it kept none."""
@@ -302,17 +305,16 @@ class TransformUnitFn(beam.DoFn):
         return self._spec.reader.read(unit)
 
 
-def unit_clock() -> dict:
+def unit_clock() -> Moment:
     """When, in wall and in this process's CPU seconds, and in which process: what `job.transform_pass_seconds`
     reads from the units' summaries."""
-    return {"wall": time.time(), "cpu": time.process_time(), "pid": os.getpid()}
+    return Moment(wall=time.time(), cpu=time.process_time(), pid=os.getpid())
 
 
 def write_quarantine(staging_dir: str, index: int, unit_count: int, rows: list[dict]) -> None:
     """Unit `index`'s bad rows (`BadRow.to_json()`), one JSON object a line, under quarantine/."""
     from apache_beam.io.filesystems import FileSystems
 
-    name = f"rows-{index:05d}-of-{unit_count:05d}.jsonl"
-    path = FileSystems.join(staging_dir, QUARANTINE_DIR, name)
+    path = FileSystems.join(staging_dir, QUARANTINE_DIR, quarantine_name(index, unit_count))
     with FileSystems.create(path) as handle:
         handle.write("".join(json.dumps(row) + "\n" for row in rows).encode())

@@ -16,7 +16,6 @@ from skewless.schemas.row_checks import PROBLEM_KINDS, check_batch, string_domai
 
 UNEXPECTED_COLUMN = "unexpected_column"
 _KIND_TITLES = {**PROBLEM_KINDS, UNEXPECTED_COLUMN: "column not in the schema"}
-_PIPED_WIDTH = 200
 
 
 @dataclass
@@ -100,33 +99,3 @@ def validate(
     order = list(_KIND_TITLES)
     anomalies = sorted(found.values(), key=lambda a: (order.index(a.kind), a.feature or ""))
     return ValidationReport(rows, bad_rows, anomalies)
-
-
-def print_report(report: ValidationReport, console=None) -> None:
-    """The anomalies as a rich table, then a one-line summary."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    if console is None:
-        console = Console()
-        if not console.is_terminal:
-            # Piped or captured output has no width to fit; wrapping would cut file paths apart.
-            console = Console(width=_PIPED_WIDTH)
-    if report.anomalies:
-        table = Table(title="Schema anomalies", show_lines=True)
-        table.add_column("anomaly")
-        table.add_column("feature")
-        table.add_column("rows", justify="right")
-        table.add_column("examples")
-        for anomaly in report.anomalies:
-            examples = "\n".join(f"{where}  {detail}" for where, detail in anomaly.examples)
-            # Text cells: data such as "[x]" must print as is, not as rich markup.
-            table.add_row(anomaly.title, Text(anomaly.feature or "-"), str(anomaly.rows), Text(examples))
-        console.print(table)
-    share = report.bad_rows / report.rows if report.rows else 0.0
-    console.print(
-        f"{report.rows} rows checked, {report.bad_rows} bad ({share:.2%}), {len(report.anomalies)} kinds of anomaly",
-        highlight=False,
-        markup=False,
-    )

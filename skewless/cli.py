@@ -440,7 +440,8 @@ def schema_validate(
     """Check data against a schema; exit code 1 when any anomaly is found."""
     from skewless.pipelines.reading import input_config, read_batches
     from skewless.schemas import load_schema
-    from skewless.schemas.validate import print_report, validate
+    from skewless.console.validation_table import print_report
+    from skewless.schemas.validate import validate
 
     loaded = load_schema(schema)
     if columns is None and not header:
@@ -493,7 +494,8 @@ def verify(
     could not run (each is printed as "could not check: ...").
     """
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
-    from skewless.pipelines.verify import print_result, verify as run_verify
+    from skewless.console.verify_tables import print_result
+    from skewless.pipelines.verify import verify as run_verify
 
     result = run_verify(run_dir, sample=sample, export_dir=export_dir)
     print_result(result)
@@ -548,7 +550,8 @@ def validate(
     numbers (docs/statistics.md); exit 1 when a threshold is crossed."""
     import json
 
-    from skewless.drift import DRIFT, SKEW, baseline_split, compare, print_comparisons, validation_thresholds
+    from skewless.console.drift_tables import print_comparisons
+    from skewless.drift import DRIFT, SKEW, baseline_split, compare, validation_thresholds
     from skewless.run_directory import RunDirectory
     from skewless.statistics_files import statistics_splits
 
@@ -596,7 +599,8 @@ def inspect(
     """Show a run: schema, transformed spec, statistics, vocabularies, top values, shards."""
     import json
 
-    from skewless.inspect_run import describe_run, print_run
+    from skewless.console.inspect_tables import print_run
+    from skewless.inspect_run import describe_run
 
     description = describe_run(run_dir, top=top)
     if as_json:

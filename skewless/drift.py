@@ -288,26 +288,3 @@ def compare(base_run: str, base_split: str, test_run: str, test_split: str, thre
         raise ConfigError(f"--threshold: no feature {', '.join(unknown)} in both {base_run}:{base_split} and "
                           f"{test_run}:{test_split}")
     return Comparison(f"{base_run}:{base_split}", f"{test_run}:{test_split}", comparator, features)
-
-
-def print_comparisons(comparisons: list[Comparison], console=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    console = console or Console()
-    for comparison in comparisons:
-        table = Table(title=f"{comparison.base} (baseline) vs {comparison.test}; thresholds: flags, "
-                            f"schema {comparison.comparator}, defaults", title_justify="left")
-        table.add_column("feature")
-        table.add_column("measure")
-        table.add_column("distance", justify="right")
-        table.add_column("threshold", justify="right")
-        table.add_column("verdict")
-        for f in comparison.features:
-            cells = [f.feature, f.measure, "–" if f.distance is None else f"{f.distance:.4f}",
-                     f"{f.threshold:g}", f.verdict]
-            table.add_row(*(Text(cell) for cell in cells))
-        console.print(table)
-    crossed = [f"{c.test}: {f.feature}" for c in comparisons for f in c.crossed]
-    console.print(Text(f"{len(crossed)} threshold(s) crossed" + (": " + ", ".join(crossed) if crossed else "")))

@@ -12,7 +12,7 @@ RUN_DIR/
   report.html, sequence_example.json, keras_preprocessor.keras/.json: when the run has them
 ```
 
-While the job runs, its staging directory also holds `tmp/`, `_stats/` and `_parts/`, removed before
+While the job runs, its staging directory also holds `tmp/`, `_stats/`, `_parts/` and `_progress/`, removed before
 publishing. Nothing here imports Beam or TensorFlow at module level: the serving side and the light
 commands import it. The job writes through Beam's filesystems (pipelines/files.py); the readers here read
 a local directory (object-store runs are fetched to one first, pipelines/object_store.py) or a store
@@ -22,6 +22,7 @@ TensorFlow opens (gs://, for the serving side).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -39,6 +40,54 @@ REPORT_FILE = "report.html"
 SEQUENCE_FILE = "sequence_example.json"
 KERAS_PREPROCESSOR_FILE = "keras_preprocessor.keras"
 KERAS_PREPROCESSOR_CHECK_FILE = "keras_preprocessor.json"
+PROGRESS_DIR = "_progress"
+
+# The name of every file the job writes more than one of: its writer and each reader take it from here.
+_SHARD = "{split}-{index:05d}-of-{count:05d}.tfrecord{suffix}"
+_SHARD_PATTERN = re.compile(r"^(?P<split>.+)-\d+-of-\d+\.tfrecord(\.gz)?$")
+SHARD_GLOB = "*-of-*.tfrecord*"
+_QUARANTINE = "rows-{index:05d}-of-{count:05d}.jsonl"
+QUARANTINE_GLOB = "*.jsonl"
+_UNIT_SUMMARY = "unit-{unit:05d}.json"
+_PARSED_UNIT = "unit-{unit:05d}.arrow"
+_PROGRESS = "{stage}-{unit}"
+_PREDICTIONS = "predictions-{index:05d}-of-{count:05d}.{extension}"
+
+
+def shard_name(split: str, index: int, count: int, compression: str) -> str:
+    """A shard's file name in data/: `train-00003-of-00012.tfrecord.gz`."""
+    return _SHARD.format(split=split, index=index, count=count, suffix=".gz" if compression == "gzip" else "")
+
+
+def shard_split(file_name: str) -> str | None:
+    """The split a shard's file name (`shard_name`) belongs to; None for a name that is not a shard's."""
+    match = _SHARD_PATTERN.match(file_name)
+    return match["split"] if match else None
+
+
+def quarantine_name(index: int, count: int) -> str:
+    """Unit `index`'s file of rejected rows in quarantine/, one JSON object a line."""
+    return _QUARANTINE.format(index=index, count=count)
+
+
+def unit_summary_name(unit: int) -> str:
+    """A unit's summary in the staging directory's _parts/ (what the job sums into run.json)."""
+    return _UNIT_SUMMARY.format(unit=unit)
+
+
+def parsed_unit_name(unit: int) -> str:
+    """A unit's parsed rows kept between the two passes (Arrow IPC stream)."""
+    return _PARSED_UNIT.format(unit=unit)
+
+
+def predictions_name(index: int, count: int, extension: str) -> str:
+    """Unit `index`'s file of `skewless predict`'s output: `predictions-00000-of-00004.csv`."""
+    return _PREDICTIONS.format(index=index, count=count, extension=extension)
+
+
+def progress_name(stage: str, unit: str) -> str:
+    """A unit's row count in one pass, under the staging directory's _progress/."""
+    return _PROGRESS.format(stage=stage, unit=unit)
 
 
 @dataclass(frozen=True)
@@ -128,6 +177,13 @@ class RunDirectory:
     @property
     def parts_dir(self) -> str:
         return self._part("_parts")
+
+    def unit_summary_file(self, unit: int) -> str:
+        return self._part("_parts", unit_summary_name(unit))
+
+    @property
+    def progress_dir(self) -> str:
+        return self._part(PROGRESS_DIR)
 
     # reading
     def has_summary(self) -> bool:

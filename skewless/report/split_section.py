@@ -19,6 +19,7 @@ from skewless.report.data_warnings import (
 )
 from skewless.report.run_files import format_number, format_percent
 from skewless.report.split_views import SplitView
+from skewless.transforms import TRANSFORMS
 
 SHOWN_VALUES = 10
 
@@ -96,12 +97,14 @@ def feature_warnings(feature: dict, options: dict, oov_share: float | None) -> l
         end, value = extreme
         warnings.append(("sentinel", f"its {end} is {format_number(value)}, a common placeholder (or cap): check "
                                      "what it means before scaling by it"))
-    if feature.get("transform") == "bucketize" and feature.get("quantiles") and options.get("num_buckets"):
-        boundaries = bucket_boundaries(feature["quantiles"], int(options["num_buckets"]))
+    kind = TRANSFORMS.get(feature.get("transform"))
+    buckets = options.get(kind.quantile_buckets) if kind is not None and kind.quantile_buckets else None
+    if buckets and feature.get("quantiles"):
+        boundaries = bucket_boundaries(feature["quantiles"], int(buckets))
         empty = empty_buckets(boundaries, feature.get("type") == "int")
         if empty:
             shown = ", ".join(format_number(b) for b in boundaries)
-            warnings.append(("empty-buckets", f"buckets {', '.join(map(str, empty))} of {options['num_buckets']} "
+            warnings.append(("empty-buckets", f"buckets {', '.join(map(str, empty))} of {buckets} "
                                               f"are likely empty: boundaries estimated from the quantiles ({shown}) "
                                               "repeat or hold no integer between them; use fewer buckets"))
     for sentence in cardinality_warnings(feature, options, oov_share):

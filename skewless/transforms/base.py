@@ -18,6 +18,11 @@ from pydantic.fields import FieldInfo
 from skewless.errors import ConfigError
 
 
+def not_built_by(transform: str) -> str:
+    """Why a feature whose graph lacks the ops or constants of tf.Transform's `transform` has no native layers."""
+    return f"the graph does not compute it as tf.Transform's {transform} does (changed by a preprocessing_fn?)"
+
+
 @dataclass(frozen=True)
 class Option:
     """One feature option: its config key (`alias` where the field name differs), type, pydantic field and doc."""
@@ -51,6 +56,8 @@ class Transform:
     - `native_ops`: the ops tf.Transform 1.21 emits for it, which `native` reads; None with `native_reason`.
     - `native_options`: its options the native layers reproduce (any other set option refuses the feature).
     - `report_options`: its options the report shows beside its name.
+    - `quantile_buckets`: the option holding how many buckets it cuts the raw values into at quantiles (the
+      report warns of buckets likely empty); None when it cuts none.
     """
 
     name: str = ""
@@ -73,6 +80,7 @@ class Transform:
     native_reason: str | None = None
     native_options: tuple[str, ...] = ()
     report_options: tuple[str, ...] = ()
+    quantile_buckets: str | None = None
 
     def validate(self, feature) -> str | None:
         """What is wrong with a `feature` of this kind beyond its options' own limits, or None."""

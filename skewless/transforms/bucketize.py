@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from skewless.transforms.base import Option
+from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
@@ -23,6 +23,7 @@ class Bucketize(NumericTransform):
     # epsilon only moves the boundaries, which the native layer reads from the graph
     native_options = ("num_buckets", "epsilon")
     report_options = ("num_buckets",)
+    quantile_buckets = "num_buckets"
 
     def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
@@ -37,7 +38,6 @@ class Bucketize(NumericTransform):
         import numpy as np
 
         from skewless.layers.cast import Cast
-        from skewless.layers.native_plan import not_built_by
 
         boundaries = graph.constant("Reshape", 0)
         if boundaries is None or "UpperBound" not in graph.op_types or boundaries.dtype != np.float32:

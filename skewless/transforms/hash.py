@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from skewless.transforms.base import Option, Transform
+from skewless.transforms.base import Option, Transform, not_built_by
 from skewless.transforms.encoded import ENCODINGS, OUTPUT_VALUES, check_encoding, encode, native_encoding
 from skewless.transforms.numeric import KEY
 from skewless.transforms.values import as_strings
@@ -52,7 +52,6 @@ class Hash(Transform):
         with `salt`, keyed SipHash (`to_hash_bucket_strong`) as tft.hash_strings(key=...) does."""
         import keras
 
-        from skewless.layers.native_plan import not_built_by
 
         if len(graph.hash_buckets) != 1 or len(graph.hash_keys) > 1:
             return not_built_by("hash_strings")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from skewless.transforms.base import Option
+from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import NumericTransform
 from skewless.transforms.values import each
 
@@ -47,7 +47,6 @@ class QuantileClip(NumericTransform):
         import numpy as np
 
         from skewless.layers.clip import Clip
-        from skewless.layers.native_plan import not_built_by
 
         boundaries = graph.constant("Reshape", 0)
         if boundaries is None or not {"Minimum", "Maximum"} <= graph.op_types:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 
@@ -20,7 +21,6 @@ class Scale01(NumericTransform):
     def native(self, plan, graph) -> str | None:
         import numpy as np
 
-        from skewless.layers.native_plan import not_built_by
         from skewless.layers.standardize import Standardize
 
         negated_min, maximum = graph.constant("Sub", 1), graph.constant("Less", 1)

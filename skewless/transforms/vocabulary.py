@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
-from skewless.transforms.base import Option, Transform
+from skewless.transforms.base import Option, Transform, not_built_by
 from skewless.transforms.encoded import ENCODINGS, OUTPUT_VALUES, check_encoding, encode, native_encoding
 from skewless.transforms.values import as_strings
 
@@ -116,7 +116,6 @@ class Vocabulary(Transform):
         import numpy as np
         import tensorflow as tf
 
-        from skewless.layers.native_plan import not_built_by
         from skewless.layers.vocabulary_first import VocabularyFirst
 
         if len(graph.tables) != 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import CLIP, KEY, NumericTransform
 
 
@@ -52,7 +53,6 @@ def standardized(plan, graph, layer: str) -> str | None:
     """
     import numpy as np
 
-    from skewless.layers.native_plan import not_built_by
     from skewless.layers.standardize import Standardize
 
     mean, variance = graph.constant("Sub", 1), graph.constant("Sqrt", 0)

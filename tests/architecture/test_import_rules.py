@@ -1,10 +1,12 @@
 """The import rules of the package, checked on the source (ast), so no module has to be imported:
 
-- no cycles between project modules at module level (function-level imports are left out: they run
-  later, when every module is loaded);
+- no cycles between project modules, imports inside functions counted (one there only hides a cycle until
+  the function runs);
 - the serving path (skewless.layers) and skewless.schemas never import skewless.pipelines or Beam;
 - skewless.pipelines never imports the CLI, the report or the progress drawing (`run()` takes a
   progress callback and returns its result; the CLI draws and renders);
+- only the CLI side (skewless.cli, skewless.cli_reference, the progress display, skewless.console) imports rich
+  or typer: the work of a command returns a result, the CLI prints it;
 - the modules of names those parts share import nothing of the project.
 
 The rules on parts follow imports anywhere in a module, function-level ones included, through every module
@@ -45,11 +47,11 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imported(module: str, path: Path, module_level_only: bool) -> set[str]:
+def _imported(module: str, path: Path) -> set[str]:
     """The modules `module` imports: project modules by their most specific name, others by their top name.
 
     `from skewless.pipelines import files` names the submodule when there is one, the package otherwise.
-    Imports under `if TYPE_CHECKING:` never run and are left out.
+    Imports inside functions count; imports under `if TYPE_CHECKING:` never run and are left out.
     """
     is_package = path.name == "__init__.py"
     found = set()
@@ -59,8 +61,6 @@ def _imported(module: str, path: Path, module_level_only: bool) -> set[str]:
             if isinstance(child, ast.If) and _is_type_checking(child):
                 for sub in child.orelse:
                     visit_statement(sub)
-                continue
-            if module_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 continue
             visit_statement(child)
 
@@ -98,8 +98,8 @@ def _known(name: str) -> str:
     return parts[0]
 
 
-def _graph(module_level_only: bool) -> dict[str, set[str]]:
-    return {module: _imported(module, path, module_level_only) for module, path in MODULES.items()}
+def _graph() -> dict[str, set[str]]:
+    return {module: _imported(module, path) for module, path in MODULES.items()}
 
 
 def _within(module: str, package: str) -> bool:
@@ -178,9 +178,8 @@ def test_the_walk_sees_the_project_and_its_imports(tmp_path):
         "def later():\n"
         "    import apache_beam.io\n"
     )
-    module_level = {"typing", "skewless.pipelines.files", "skewless.report.svg", "skewless.layers.export"}
-    assert _imported("skewless.report.example", source, module_level_only=True) == module_level
-    assert _imported("skewless.report.example", source, module_level_only=False) == module_level | {"apache_beam"}
+    assert _imported("skewless.report.example", source) == {
+        "typing", "skewless.pipelines.files", "skewless.report.svg", "skewless.layers.export", "apache_beam"}
 
 
 def test_the_checks_find_a_cycle_and_a_forbidden_chain():
@@ -191,12 +190,12 @@ def test_the_checks_find_a_cycle_and_a_forbidden_chain():
 
 
 def test_no_import_cycles_between_project_modules():
-    cycles = _cycles(_graph(module_level_only=True))
-    assert not cycles, "module-level import cycles:\n" + "\n".join(_fmt(c) for c in cycles)
+    cycles = _cycles(_graph())
+    assert not cycles, "import cycles (imports inside functions included):\n" + "\n".join(_fmt(c) for c in cycles)
 
 
 def _broken(packages: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
-    graph = _graph(module_level_only=False)
+    graph = _graph()
     chains = (_chain(graph, m, forbidden) for m in sorted(graph) if any(_within(m, p) for p in packages))
     return [_fmt(chain) for chain in chains if chain]
 
@@ -211,9 +210,18 @@ def test_pipelines_never_import_the_cli_report_or_progress_drawing():
     assert not broken, "pipelines reach the command-line face:\n" + "\n".join(broken)
 
 
+CLI_SIDE = ("skewless.cli", "skewless.cli_reference", "skewless.progress", "skewless.console")
+
+
+def test_only_the_cli_side_imports_rich_or_typer():
+    graph = _graph()
+    printing = sorted(m for m in graph if graph[m] & {"rich", "typer"} and not any(_within(m, p) for p in CLI_SIDE))
+    assert not printing, "print through the CLI side (skewless/console/), not from:\n" + "\n".join(printing)
+
+
 def test_the_modules_of_shared_names_import_nothing_of_the_project():
     # what the job, the CLI's face and the serving path all name: importing one must never pull in another part
-    graph = _graph(module_level_only=False)
+    graph = _graph()
     for module in ("skewless.safe_names", "skewless.progress_snapshot", "skewless.errors", "skewless.encoding_advice"):
         assert not {m for m in graph[module] if m in MODULES}, module
     # the run directory's names and readers: the serving side reads them, so they stay beside the shared names

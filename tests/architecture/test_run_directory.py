@@ -1,5 +1,6 @@
 """The run directory as one typed thing: run.json is a `RunSummary` every reader and writer shares, and the
-names of the run's parts are spelled in `skewless.run_directory` only."""
+names of the run's parts (and the file-name templates of its shards, unit files, quarantine and progress) are
+spelled in `skewless.run_directory` only."""
 
 import ast
 import json
@@ -13,7 +14,7 @@ from run_output import minimal_summary
 from skewless.cli import app
 from skewless.errors import InputError
 from skewless.report import render_report
-from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RUN_FILE, RunDirectory
+from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, PROGRESS_DIR, RUN_FILE, RunDirectory
 from skewless.run_summary import SCHEMA_VERSION, UNVERSIONED, RunSummary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,6 +86,24 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+PARTS = (GRAPH_DIR, RUN_FILE, CONFIG_FILE, PROGRESS_DIR)
+# pieces a second copy of a file-name template (an f-string or a format string) would have to spell
+TEMPLATE_PIECES = ("-of-", "unit-", "rows-")
+
+
+def _templates(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that are pieces of f-strings."""
+    return {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+
+
+def _spells(node: ast.Constant, in_template: bool) -> bool:
+    if any(name in node.value for name in PARTS):
+        return True
+    # in an f-string a piece ends where a field starts ("unit-{unit:05d}"); prose ("out-of-vocabulary") does not
+    pieces = [node.value] if in_template else node.value.split("{")[:-1]
+    return any(text.endswith(piece) for text in pieces for piece in TEMPLATE_PIECES)
+
+
 def test_only_the_run_directory_module_spells_the_run_s_parts():
     owner = ROOT / "skewless" / "run_directory.py"
     spelled = []
@@ -93,11 +112,11 @@ def test_only_the_run_directory_module_spells_the_run_s_parts():
             if path == owner:
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            docstrings = _docstrings(tree)
+            docstrings, templates = _docstrings(tree), _templates(tree)
             for node in ast.walk(tree):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                    if any(name in node.value for name in (GRAPH_DIR, RUN_FILE, CONFIG_FILE)):
+                    if _spells(node, id(node) in templates):
                         spelled.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     assert not spelled, "name the run's parts through skewless.run_directory:\n" + "\n".join(spelled)
     # the check looks for the names the module really gives
-    assert all(f'"{name}"' in owner.read_text() for name in (GRAPH_DIR, RUN_FILE, CONFIG_FILE))
+    assert all(name in owner.read_text() for name in PARTS + TEMPLATE_PIECES)

@@ -261,7 +261,8 @@ def test_inspect_and_report_show_feature_lists(sequence_run, documents):
 
     from rich.console import Console
 
-    from skewless.inspect_run import describe_run, print_run
+    from skewless.console.inspect_tables import print_run
+    from skewless.inspect_run import describe_run
 
     _, result = sequence_run
     description = describe_run(result.output_dir)

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from rich_rows import write_csv
 from skewless.cli import app
 from skewless.layers import TransformLayer, export_serving_model, raw_inputs, serialize_raw_examples
-from skewless.pipelines.verify import print_result, verify
+from skewless.console.verify_tables import print_result
+from skewless.pipelines.verify import verify
 
 ROWS = 150
 

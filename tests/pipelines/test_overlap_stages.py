@@ -8,6 +8,7 @@ from dirty_csv import job_config, make_inputs
 from run_output import files_of
 
 from skewless.pipelines.job import transform_pass_seconds
+from skewless.pipelines.unit_summary import Moment, UnitClock
 
 
 @pytest.fixture
@@ -69,22 +70,18 @@ def test_overlapped_stages_write_the_bytes_of_one_thread(tmp_path, stage_threads
     assert [path for path in one_thread if overlapped[path] != one_thread[path]] == []
 
 
-def _clock(wall: float, cpu: float, pid: int = 7) -> dict:
-    return {"wall": wall, "cpu": cpu, "pid": pid}
+def _clock(started: tuple, finished: tuple, pid: int = 7) -> UnitClock:
+    """A unit's clock from (wall, cpu) pairs."""
+    return UnitClock(started=Moment(wall=started[0], cpu=started[1], pid=pid),
+                     finished=Moment(wall=finished[0], cpu=finished[1], pid=pid))
 
 
 def test_transform_pass_spans_the_first_start_to_the_last_finish():
-    parts = [
-        {"clock": {"started": _clock(100.0, 5.0), "finished": _clock(103.5, 9.0)}},
-        {"clock": {"started": _clock(100.5, 5.25), "finished": _clock(104.0, 10.5)}},
-        {"clock": {"started": _clock(103.5, 9.0), "finished": _clock(103.75, 9.5)}},
-    ]
-    assert transform_pass_seconds(parts) == {"transform_pass": 4.0, "transform_pass_cpu": 5.5}
+    clocks = [_clock((100.0, 5.0), (103.5, 9.0)), _clock((100.5, 5.25), (104.0, 10.5)),
+              _clock((103.5, 9.0), (103.75, 9.5))]
+    assert transform_pass_seconds(clocks) == {"transform_pass": 4.0, "transform_pass_cpu": 5.5}
 
 
 def test_transform_pass_is_left_out_when_units_ran_in_other_processes():
-    parts = [
-        {"clock": {"started": _clock(100.0, 5.0, pid=7), "finished": _clock(103.5, 9.0, pid=7)}},
-        {"clock": {"started": _clock(100.5, 1.0, pid=8), "finished": _clock(104.0, 4.5, pid=8)}},
-    ]
-    assert transform_pass_seconds(parts) == {}
+    clocks = [_clock((100.0, 5.0), (103.5, 9.0), pid=7), _clock((100.5, 1.0), (104.0, 4.5), pid=8)]
+    assert transform_pass_seconds(clocks) == {}

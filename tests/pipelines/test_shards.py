@@ -9,7 +9,8 @@ from example_job import REPO
 
 from skewless.config import InputConfig, load_config
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.shards import MB, auto_shard_count, shard_name
+from skewless.pipelines.shards import MB, auto_shard_count
+from skewless.run_directory import shard_name, shard_split
 from skewless.pipelines.sources import RowReader, plan_units
 
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
@@ -38,6 +39,13 @@ def test_auto_shard_count_follows_the_target_size():
 def test_shard_names():
     assert shard_name("train", 3, 12, "gzip") == "train-00003-of-00012.tfrecord.gz"
     assert shard_name("eval", 0, 1, "none") == "eval-00000-of-00001.tfrecord"
+
+
+def test_a_shard_name_reads_back_as_its_split():
+    assert shard_split(shard_name("my-train", 3, 12, "gzip")) == "my-train"
+    assert shard_split(shard_name("eval", 0, 1, "none")) == "eval"
+    assert shard_split("train-00003-of-00012.tfrecord.gz.tmp-abc") is None
+    assert shard_split("notes.txt") is None
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])

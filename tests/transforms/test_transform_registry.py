@@ -1,6 +1,7 @@
 """The registry of transforms (skewless/transforms/) against what reads it: the config reference's table, the config's
 options, and the rule that no module outside skewless/transforms/ names a transform."""
 
+import ast
 import re
 
 import pytest
@@ -68,13 +69,36 @@ def test_a_transform_takes_its_options_dumps_them_in_order_and_refuses_the_other
             load_config({**base, "features": {"x": {"transform": name, **own, key: SAMPLES[key]}}})
 
 
+def _transform_tests(source: str) -> list[int]:
+    """Lines comparing a feature's transform with a transform's name (`==`, `!=`, `in`, `not in`), however the
+    transform is reached (`feature.transform`, `feature.get("transform")`, `f["transform"]`). A label's own
+    transform (`label["transform"]`) is the label's option, not a feature's kind."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare) or not any(
+                isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
+            continue
+        operands = [node.left, *node.comparators]
+        named = any(isinstance(c, ast.Constant) and c.value in TRANSFORMS for o in operands for c in ast.walk(o))
+        around = " ".join(ast.get_source_segment(source, o) or "" for o in operands)
+        if named and "transform" in around and "label" not in around:
+            lines.append(node.lineno)
+    return lines
+
+
 def test_no_module_outside_the_registry_names_a_transform():
-    # `transform == "..."` / `transform in (...)` with a transform name outside skewless/transforms/
-    names = "|".join(TRANSFORMS)
-    pattern = re.compile(rf"transform\)? *(==|!=|in|not in) *[(\[{{]?[^\n]*[\"']({names})[\"']")
     folders = [ROOT / "skewless", ROOT / "pipelines", ROOT / "layers", ROOT / "schemas"]
     found = [f"{path.relative_to(ROOT)}:{number}" for folder in folders for path in folder.rglob("*.py")
              if "transforms" not in path.relative_to(ROOT).parts
-             for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+             for number in _transform_tests(path.read_text())]
     assert not found, f"transform names tested outside skewless/transforms/: {found}"
-    assert pattern.search('if feature.transform == "image":')
+
+
+@pytest.mark.parametrize("line", ['feature.transform == "image"', 'feature.get("transform") == "bucketize"',
+                                  'f["transform"] in ("hash", "vocabulary")', '"log" != spec.transform'])
+def test_the_rule_sees_each_way_of_naming_a_transform(line):
+    assert _transform_tests(f"if {line}:\n    pass\n") == [1]
+
+
+def test_the_rule_leaves_a_label_s_transform_and_other_words_alone():
+    assert _transform_tests('if label["transform"] == "vocabulary":\n    pass\nif kind == "log":\n    pass\n') == []
