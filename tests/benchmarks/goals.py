@@ -178,7 +178,8 @@ def warm_runs(figures: list[dict] | None, why_not: str = "not run") -> list[Verd
         target = f"<= {limit:g} s wall, median of warm run()s after a warm-up"
         figure = by_rows.get(rows)
         if figure is None:
-            verdicts.append(Verdict(f"34.1 warm run() {rows:,} rows", target, why_not, None))
+            reason = f"not run at {rows:,} rows (--warm-rows)" if figures else why_not
+            verdicts.append(Verdict(f"34.1 warm run() {rows:,} rows", target, reason, None))
             continue
         timed = [run for run in figure["runs"] if not run["warm_up"]]
         each = ", ".join(f"{run['seconds']:.2f}" for run in timed)
