@@ -27,6 +27,7 @@ from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
 from skewless.errors import ConfigError, InputError, TooManyBadRowsError
 from skewless.pipelines import files
 from skewless.pipelines.canonical_graph import canonicalize
+from skewless.pipelines.collector import pre_existing_objects_frozen
 from skewless.pipelines.plan import JobPlan, plan, sample_rows
 from skewless.pipelines.progress import snapshot
 from skewless.pipelines.staging import StagedOutput
@@ -93,6 +94,12 @@ def run(
     """
     if not isinstance(config, JobConfig):
         config = load_config(config)
+    with pre_existing_objects_frozen():
+        return _run(config, overwrite, beam_args, progress, process_started)
+
+
+def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progress, process_started: float | None
+         ) -> RunResult:
     started = time.time()
     output_dir = config.output.dir
     output = StagedOutput(output_dir, overwrite, beam_args or [])
@@ -157,7 +164,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
 
-    from skewless.pipelines import runners
+    from skewless.pipelines import beam_introspection, runners
     from skewless.pipelines.analysis import AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.preprocessing import build_preprocessing_fn
     from skewless.pipelines.sources import RowReader
@@ -179,7 +186,8 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
-    with runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
+    with beam_introspection.memoized(), \
+            runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
         # the string columns past EXACT_DISTINCT values: the transform pass counts their candidate top values

@@ -10,14 +10,17 @@ each wrote and checks that the values equal the stock output's. The other goals 
 4. peak RSS at 1M and 5M rows (goal 1's and goal 2's runs);
 5. serving latency (bench_serving.py as a subprocess);
 6. the size sweep 100k, 1M, 5M, 20M rows (reusing the 1M and 5M runs): marginal seconds per 1M rows between
-   sizes and peak RSS at 20M / 1M. Each size's CSV is generated just before its run and deleted right after.
-Then a summary table: goal | target | measured | met?.
+   sizes and peak RSS at 20M / 1M. Each size's CSV is generated just before its run and deleted right after;
+7. issue 34: `skewless.pipelines.run()` in a warm process at 1,000 and 100,000 rows (bench_warm.py as a subprocess).
+Then a summary table: goal | target | measured | met?, issue 20's goals, then issue 34's (its goals 2-4 are judged
+on goals 3, 1 and 6's runs).
 
     python tests/benchmarks/bench_job.py                  # every goal (about 10 minutes idle; 2.5 GB of CSV at a time)
     python tests/benchmarks/bench_job.py --goals 1,3      # some goals
     python tests/benchmarks/bench_job.py --skip-stock     # reuse the last stock output and figures for these rows
     python tests/benchmarks/bench_job.py --only skewless --rows 100000    # goal 1's comparison alone
     python tests/benchmarks/bench_job.py --goals 4 --without-jax   # memory as in a user's install (no jax)
+    python tests/benchmarks/bench_job.py --issue 34       # issue 34's goals alone (goals 1, 3, 6 and 7)
 
 Inputs and outputs live under --cache-dir (default /tmp/skewless-bench), never in the repository.
 Summed RSS counts pages shared between forked workers once per process, so it overstates multi-process jobs.
@@ -62,7 +65,8 @@ from census_data import (  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 JOBS = ("stock", "near_limit", "skewless")
-GOALS = (1, 2, 3, 4, 5, 6)
+GOALS = (1, 2, 3, 4, 5, 6, 7)
+ISSUE_34_GOALS = {1, 3, 6, 7}
 SCALE_ROWS = (100_000, MILLION_ROWS, 5_000_000, 20_000_000)
 LARGE_ROWS = 5_000_000
 STARTUP_ROWS = 1_000
@@ -387,6 +391,22 @@ def serving_figures(args: argparse.Namespace) -> tuple[dict | None, str]:
         return json.loads(figures_path.read_text()), ""
 
 
+# --- goal 7: issue 34's warm-process run() -----------------------------------------------------------------------
+
+
+def warm_figures(args: argparse.Namespace) -> tuple[list[dict] | None, str]:
+    """bench_warm.py's figures per size (its own lines go to the console), or None and why not."""
+    with tempfile.TemporaryDirectory() as folder:
+        figures_path = Path(folder) / "warm.json"
+        command = [sys.executable, str(HERE / "bench_warm.py"), "--cache-dir", args.cache_dir,
+                   "--json", str(figures_path)] + (["--rows", *map(str, args.warm_rows)] if args.warm_rows else [])
+        print(f"running {shlex.join(command)}", flush=True)
+        done = subprocess.run(command, env=CHILD_ENV)
+        if not figures_path.exists():
+            return None, f"bench_warm.py failed (exit code {done.returncode})"
+        return json.loads(figures_path.read_text()), ""
+
+
 # --- all goals --------------------------------------------------------------------------------------------------
 
 
@@ -397,6 +417,7 @@ def run_goals(args: argparse.Namespace) -> int:
     runs = SkewlessRuns(args)
     verdicts = []
     failed = False
+    comparison, startup_runs, sweep, warm = None, None, None, None
 
     def section(title: str) -> None:
         print(f"\n## {title}\n", flush=True)
@@ -418,7 +439,8 @@ def run_goals(args: argparse.Namespace) -> int:
         verdict(goals.transform_parallelism(runs.at(args.large_rows)))
     if 3 in args.goals:
         section(f"goal 3: fixed cost, {STARTUP_ROWS:,} rows, {STARTUP_RUNS} fresh processes")
-        verdict(goals.startup(runs.startup()))
+        startup_runs = runs.startup()
+        verdict(goals.startup(startup_runs))
     if 4 in args.goals:
         section("goal 4: peak RSS")
         print(f"`skewless run` at {args.rows:,} and {args.large_rows:,} rows: goal 1's and goal 2's runs, "
@@ -435,9 +457,25 @@ def run_goals(args: argparse.Namespace) -> int:
         print_sweep([m for m in sweep if m is not None])
         for outcome in goals.sweep(sweep, args.rows):
             verdict(outcome)
+    if 7 in args.goals:
+        section("goal 7 (issue 34): warm-process run(), 1,000 and 100,000 rows")
+        figures, why_not = warm_figures(args)
+        failed |= figures is None
+        warm = goals.warm_runs(figures, why_not)
+        for outcome in warm:
+            verdict(outcome)
 
     section("summary")
-    goals.print_summary(verdicts)
+    goals.print_summary([v for v in verdicts if not v.goal.startswith("34.")])
+    if args.goals & ISSUE_34_GOALS:
+        section("summary of issue 34's goals")
+        issue_34 = list(warm or goals.warm_runs(None, "goal 7 did not run"))
+        issue_34.append(goals.fresh_run(startup_runs or []))
+        issue_34.append(goals.throughput_and_memory(
+            comparison.job("stock") if comparison else None, comparison.job("skewless") if comparison else None,
+            comparison.same.get("skewless") if comparison else None, startup_runs or []))
+        issue_34.append(goals.marginal_past(sweep or []))
+        goals.print_summary(issue_34)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"\nmachine: {machine_line().split(' | load')[0]} | load average at end {load}")
     return 1 if failed or runs.failed else 0
@@ -464,10 +502,14 @@ def main() -> int:
     parser.add_argument("--skip-stock", action="store_true",
                         help="goal 1: do not rerun stock; compare against its last output and figures for --rows")
     parser.add_argument("--skip-serving", action="store_true", help="leave out goal 5")
+    parser.add_argument("--issue", type=int, choices=(34,),
+                        help="34: measure issue 34's goals (goals 1, 3, 6 and 7) and print their summary")
     parser.add_argument("--large-rows", type=int, default=LARGE_ROWS,
                         help=f"goal 2's size and goal 4's larger one (default {LARGE_ROWS:,})")
     parser.add_argument("--scale-rows", type=int, nargs="+", default=list(SCALE_ROWS), metavar="ROWS",
                         help=f"goal 6's sizes (default {' '.join(map(str, SCALE_ROWS))})")
+    parser.add_argument("--warm-rows", type=int, nargs="+", metavar="ROWS",
+                        help="goal 7's sizes (default bench_warm.py's: 1000 100000; the targets are for those two)")
     parser.add_argument("--stock-args", default="", help="extra Beam flags for the stock reference, one string")
     parser.add_argument("--skewless-args", default="", help="extra flags for `skewless run`, one string")
     parser.add_argument("--cache-dir", default=str(DEFAULT_CACHE_DIR), help="inputs, outputs, logs (not the repo)")
@@ -479,6 +521,8 @@ def main() -> int:
     unknown = set(args.only or ()) - set(JOBS)
     if unknown:
         parser.error(f"--only: unknown job(s) {sorted(unknown)}; choose from {', '.join(JOBS)}")
+    if args.goals is None and args.issue == 34:
+        args.goals = set(ISSUE_34_GOALS)
     if args.goals is None:
         args.goals = {1} if args.rows is not None or args.only else set(GOALS)
     if args.skip_serving:

@@ -153,3 +153,111 @@ def print_summary(verdicts: list[Verdict]) -> None:
     print("|---|---|---|---|")
     for verdict in verdicts:
         print(f"| {verdict.goal} | {verdict.target} | {verdict.measured} | {verdict.word} |")
+
+
+# --- issue 34: notebook-speed iteration, and 10x stock tf.Transform ---------------------------------------------
+
+WARM_SECONDS = {1_000: 1.5, 100_000: 3.0}  # rows -> median wall s of a warm-process run()
+FRESH_SECONDS = 5.0
+PAST_ROWS = 5_000_000
+SECONDS_PER_MILLION_PAST = 4.0
+
+
+def _load(runs) -> str:
+    loads = [run["load_average"] if isinstance(run, dict) else run.load_average for run in runs]
+    return f"load {min(loads):.1f}-{max(loads):.1f}"
+
+
+def warm_runs(figures: list[dict] | None, why_not: str = "not run") -> list[Verdict]:
+    """bench_warm.py's figures: the median wall s of the timed warm runs per size, against WARM_SECONDS. Where
+    not met, the reason printed is measured: the CPU seconds of the run (what the job costs, whatever the
+    load) and, beside the 100k-row figure, how much of it the 1,000-row run already costs (the fixed part)."""
+    by_rows = {figure["rows"]: figure for figure in figures or []}
+    verdicts = []
+    for rows, limit in WARM_SECONDS.items():
+        target = f"<= {limit:g} s wall, median of warm run()s after a warm-up"
+        figure = by_rows.get(rows)
+        if figure is None:
+            reason = f"not run at {rows:,} rows (--warm-rows)" if figures else why_not
+            verdicts.append(Verdict(f"34.1 warm run() {rows:,} rows", target, reason, None))
+            continue
+        timed = [run for run in figure["runs"] if not run["warm_up"]]
+        each = ", ".join(f"{run['seconds']:.2f}" for run in timed)
+        measured = (f"{figure['median_seconds']:.2f} s ({each}; "
+                    f"CPU {figure['median_cpu_seconds']:.2f} s; {_load(timed)})")
+        met = figure["median_seconds"] <= limit
+        if not met:
+            if rows == min(WARM_SECONDS) or min(WARM_SECONDS) not in by_rows:
+                measured += (f"; NOT met because the job's fixed work costs {figure['median_cpu_seconds']:.2f} CPU s "
+                             "whatever the rows (tf.Transform's traces and SavedModels, Beam's stages)")
+            else:
+                fixed = by_rows[min(WARM_SECONDS)]["median_cpu_seconds"]
+                measured += (f"; NOT met because {fixed:.2f} of its CPU s are the {min(WARM_SECONDS):,}-row run's "
+                             "fixed cost")
+        verdicts.append(Verdict(f"34.1 warm run() {rows:,} rows", target, measured, met))
+    return verdicts
+
+
+def fresh_run(runs: list[Measurement | None]) -> Verdict:
+    """Issue 34's limit on goal 3's runs (fresh `skewless run`s of 1,000 rows), with run.json's split of each
+    run into start-up (imports) and pipeline as the measured reason."""
+    target = f"<= {FRESH_SECONDS:g} s wall, start to exit (median of fresh processes)"
+    if not runs or None in runs:
+        return Verdict("34.2 fresh skewless run", target, "a run failed or goal 3 did not run", None)
+    median = statistics.median(run.seconds for run in runs)
+    cpu = statistics.median(run.cpu_seconds for run in runs)
+    measured = f"{median:.2f} s (CPU {cpu:.1f} s; {_load(runs)})"
+    met = median <= FRESH_SECONDS
+    stages = [run.stages or {} for run in runs]
+    if not met and all("startup" in s and "pipeline" in s for s in stages):
+        startup = statistics.median(s["startup"] for s in stages)
+        pipeline = statistics.median(s["pipeline"] for s in stages)
+        measured += f"; NOT met because start-up (imports) takes {startup:.1f} s and the pipeline {pipeline:.1f} s"
+    return Verdict("34.2 fresh skewless run", target, measured, met)
+
+
+VALUES_WORD = {True: "SAME", False: "DIFFERENT", None: "values not checked"}
+
+
+def throughput_and_memory(stock: Measurement | None, skewless: Measurement | None, same: bool | None,
+                          fresh: list[Measurement | None]) -> Verdict:
+    """Goal 1's ratio and the 1M-row run's peak RSS, together; where not met, the wall seconds 10x allows beside
+    the fixed cost of a 1,000-row run (goal 3's median), which any run pays before its rows."""
+    target = f">= {THROUGHPUT_VS_STOCK:g}x stock's rows/s and peak RSS <= {PEAK_RSS_BYTES / 1e9:g} GB, values SAME"
+    if stock is None or skewless is None:
+        return Verdict("34.3 10x stock, <= 1 GB", target, "goal 1 did not run (stock and skewless)", None)
+    ratio = skewless.rows_per_second / stock.rows_per_second
+    rss = skewless.peak_rss_bytes / 1e9
+    measured = (f"{ratio:.2f}x ({skewless.seconds:.1f} s vs {stock.seconds:.1f} s), {rss:.2f} GB, "
+                f"{VALUES_WORD[same]}; "
+                f"{_load([stock, skewless])}")
+    met = ratio >= THROUGHPUT_VS_STOCK and skewless.peak_rss_bytes <= PEAK_RSS_BYTES and same is True
+    if not met:
+        reasons = []
+        if ratio < THROUGHPUT_VS_STOCK:
+            allowed = stock.seconds / THROUGHPUT_VS_STOCK * skewless.rows / stock.rows
+            fixed = [run.seconds for run in fresh or [] if run is not None]
+            reasons.append(f"10x allows {allowed:.1f} s"
+                           + (f", a 1,000-row run alone takes {statistics.median(fixed):.1f} s" if fixed else ""))
+        if skewless.peak_rss_bytes > PEAK_RSS_BYTES:
+            reasons.append(f"peak RSS {rss:.2f} GB")
+        if reasons:
+            measured += "; NOT met: " + ", ".join(reasons)
+    return Verdict("34.3 10x stock, <= 1 GB", target, measured, met)
+
+
+def marginal_past(runs: list[Measurement | None]) -> Verdict:
+    """Wall seconds per additional 1M rows between the sweep's sizes from PAST_ROWS up (the 5M -> 20M interval
+    of the default sweep), with the CPU seconds per 1M rows of the same interval beside them."""
+    target = f"<= {SECONDS_PER_MILLION_PAST:g} wall s per additional 1M rows past {PAST_ROWS:,} rows"
+    done = [run for run in runs if run is not None and run.rows >= PAST_ROWS]
+    if len(done) < 2:
+        return Verdict("34.4 cost past 5M rows", target, f"needs two sweep sizes >= {PAST_ROWS:,} rows", None)
+    costs = marginal_costs(done)
+    worst_wall = max(wall for wall, _ in costs)
+    each = ", ".join(f"{wall:.1f} s (CPU {cpu:.1f} s)" for wall, cpu in costs)
+    measured = f"{worst_wall:.1f} s per 1M rows ({each}; {_load(done)})"
+    met = worst_wall <= SECONDS_PER_MILLION_PAST
+    if not met:
+        measured += "; NOT met: the transform pass's CPU per row (CPU s per 1M rows above) on 2 cores"
+    return Verdict("34.4 cost past 5M rows", target, measured, met)

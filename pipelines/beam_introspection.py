@@ -1,0 +1,90 @@
+"""Beam's per-DoFn introspection answered once per function instead of thousands of times per job.
+
+Building and running a job's pipeline, Beam 2.77 asks the same questions over and over (issue 34, a warm
+1,000-row run under cProfile):
+
+- `get_function_args_defaults(f)`, ~39,000 times per run: every `is_stateful_dofn` / `validate_stateful_dofn`
+  (while building, translating and again in every bundle processor) walks `dir(dofn)` and calls
+  `inspect.signature` on each method. A function's signature is fixed by the function object (its code,
+  defaults, annotations, `__wrapped__`), so the answer is kept per function, weakly: a function that goes
+  away takes its entry with it.
+- `PipelineOptions.view_as(cls)`, ~1,400 times per run (Beam's type checks ask `TypeOptions` for every
+  transform applied): each builds a new argparse parser of `cls`'s flags and parses the same flags again.
+  A view holds no state of its own (its options live in the dict all views share), so the view made for
+  an options object and a class is kept for that object while its flags stay the same.
+
+`memoized()` installs both for the duration of a `with` block and restores Beam's own functions after, so
+Beam behaves as shipped outside skewless's jobs. Answers are the same objects Beam computed (the lists
+returned are copies, as callers may change them).
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+import weakref
+from contextlib import contextmanager
+
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.transforms import core
+
+_lock = threading.Lock()
+_depth = 0
+_originals: dict = {}
+# function -> (args, defaults), for plain functions and for the functions behind bound methods
+_plain: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# options object -> {cls: (flags, view)}; kept beside the object, not in it: Beam deep-copies and pickles
+# options through their __dict__
+_views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _args_defaults(f):
+    """`core.get_function_args_defaults`, remembered per function for plain functions and bound methods."""
+    original = _originals["get_function_args_defaults"]
+    if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
+        cache, key = _bound, f.__func__
+    elif isinstance(f, types.FunctionType):
+        cache, key = _plain, f
+    else:
+        return original(f)
+    found = cache.get(key)
+    if found is None:
+        found = original(f)
+        cache[key] = found
+    args, defaults = found
+    return list(args), list(defaults)
+
+
+def _view_as(self, cls):
+    """`PipelineOptions.view_as`, remembered per options object and class while the flags are unchanged."""
+    views = _views.setdefault(self, {})
+    flags = tuple(self._flags) if self._flags is not None else None
+    found = views.get(cls)
+    if found is not None and found[0] == flags:
+        return found[1]
+    view = _originals["view_as"](self, cls)
+    views[cls] = (flags, view)
+    return view
+
+
+@contextmanager
+def memoized():
+    """Beam's function signatures and options views remembered while the block runs (nested blocks and
+    threads share one installation)."""
+    global _depth
+    with _lock:
+        if _depth == 0:
+            _originals["get_function_args_defaults"] = core.get_function_args_defaults
+            _originals["view_as"] = PipelineOptions.view_as
+            core.get_function_args_defaults = _args_defaults
+            PipelineOptions.view_as = _view_as
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                core.get_function_args_defaults = _originals.pop("get_function_args_defaults")
+                PipelineOptions.view_as = _originals.pop("view_as")
