@@ -44,6 +44,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_DUCKDB_URL = "duckdb://"
 # what a format's `needs` (skewless/input_formats.py) asks for, said in the error that it is missing
 _NEED_HINTS = {
     "paths": " (a list of files or globs)",
@@ -73,6 +74,12 @@ class InputConfig(_Strict):
     na_values: Union[list[str], dict[str, list[str]]] = Field(default_factory=list)
     # the analysis pass keeps the parsed rows (uncompressed Arrow, in the staging folder) for the transform pass
     keep_parsed: bool = True
+    # sql (pipelines/reading/sql.py): a database URL (duckdb://PATH, duckdb:// in memory, postgresql://...), the
+    # rows of `query` or of `table`; `order_by`: columns ordering the rows totally, to cut them into work units
+    url: str | None = None
+    query: str | None = None
+    table: str | None = None
+    order_by: list[str] | None = None
     # synthetic
     rows: int | None = Field(default=None, gt=0)
     seed: int = 0
@@ -95,6 +102,8 @@ class InputConfig(_Strict):
                 if other is not entry and value != type(self).model_fields[key].default:
                     shown = str(value).lower() if isinstance(value, bool) else value
                     raise ValueError(f"input.{key} {shown} needs input.format {other.name}, not {self.format}")
+        if self.query and self.table:
+            raise ValueError("input.query and input.table: give one (a table is read as SELECT * FROM it)")
         if self.generator is not None and ":" not in self.generator:
             raise ValueError("input.generator: expected 'module.path:function'")
         if not self.list_delimiter:
@@ -312,6 +321,10 @@ class JobConfig(_Strict):
         if "://" not in self.base_dir:
             self.base_dir = os.path.abspath(self.base_dir)
         self.input.paths = [absolute_path(path, self.base_dir) for path in self.input.paths]
+        database = self.input.url.removeprefix(_DUCKDB_URL) if self.input.url else ""
+        if self.input.url and self.input.url.startswith(_DUCKDB_URL) and database and not database.startswith(":"):
+            # a DuckDB file is a path like input.paths: relative to the config's folder (":memory:" is none)
+            self.input.url = _DUCKDB_URL + absolute_path(database, self.base_dir)
         self.output.dir = absolute_path(self.output.dir, self.base_dir)
         if self.schema_path is not None:
             self.schema_path = absolute_path(self.schema_path, self.base_dir)
