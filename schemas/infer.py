@@ -76,7 +76,7 @@ def infer_schema(config: InputConfig, batches: Iterable, max_domain_size: int = 
         rejected += len(source.rejected)
         for name, array in zip(source.batch.schema.names, source.batch.columns):
             stats = columns.setdefault(name, _Column())
-            _observe(stats, array, text_input, max_domain_size)
+            _observe(stats, array, text_input or name in source.text_columns, max_domain_size)
     if rows == 0:
         reason = f" ({rejected} rows do not split into the columns)" if rejected else ""
         raise InputError(f"{', '.join(config.paths)}: no rows to infer a schema from{reason}")

@@ -36,6 +36,8 @@ class SourceBatch:
     numbers: np.ndarray
     rejected: list[RejectedRow] = field(default_factory=list)
     raw: Callable[[int], bytes] | None = None
+    # columns read as text although the format is typed (a JSON column mixing numbers and text): typed as CSV is
+    text_columns: frozenset[str] = frozenset()
 
     def where(self, number: int) -> str:
         """"file:LINE" for CSV, "file#RECORD" otherwise."""

@@ -217,7 +217,8 @@ class JsonlFormat(InputFormat):
                     mine = rejected if lo == 0 else []
                     if lo < block.batch.num_rows or mine:
                         yield SourceBatch(path, "line", block.batch.slice(lo, batch_rows),
-                                          block.numbers[lo : lo + batch_rows] + first, mine)
+                                          block.numbers[lo : lo + batch_rows] + first, mine,
+                                          text_columns=frozenset(block.textual))
 
     def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
         """Kinds of the keys of the file's first MB: a column's JSON type (numbers int or float, text bytes);

@@ -113,3 +113,17 @@ def test_types_are_inferred_from_the_json_types(tmp_path):
     kinds = infer_types(InputConfig(format="jsonl", paths=[str(path)]), [str(path)])
     # n mixes numbers and text: the kind most of its values parse as, as for a CSV column
     assert kinds == {"a": "int", "x": "float", "s": "bytes", "tags": "bytes", "n": "int"}
+
+
+def test_schema_infer_reads_json_lines_as_the_job_does(tmp_path):
+    from skewless.pipelines.reading import read_batches
+    from skewless.schemas.infer import infer_schema
+    from skewless.schemas.schema_io import schema_types
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": 1, "x": 2.5, "s": "v", "n": 3}\n{"a": 2, "x": 3, "n": "4"}\n{"a": 3,,}\n'
+                    '{"a": 4, "s": "w", "n": "x"}\n{"a": 5, "n": 6}\n')
+    config = InputConfig(format="jsonl", paths=[str(path)])
+    inferred = infer_schema(config, read_batches(config))
+    assert (inferred.rows, inferred.rejected) == (4, 1)
+    assert schema_types(inferred.schema) == {"a": "int", "x": "float", "s": "bytes", "n": "int"}
