@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
@@ -131,6 +132,22 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
         handle.close()
 
 
+def _engine_type(arrow_type: pa.DataType) -> pa.DataType:
+    """The type `_engine_plain` gives a column of `arrow_type`."""
+    if not isinstance(arrow_type, pa.BaseExtensionType):
+        return arrow_type
+    return pa.float64() if getattr(arrow_type, "type_name", None) == "numeric" else arrow_type.storage_type
+
+
+def _engine_plain(column: pa.Array) -> pa.Array:
+    """A column without the engine's own types: ADBC hands PostgreSQL types Arrow has no match for as opaque
+    extension types over their text (numeric, uuid, json, ...). A numeric is a decimal: a float, as Parquet's
+    decimals are; the others are their text."""
+    if not isinstance(column.type, pa.BaseExtensionType):
+        return column
+    return pc.cast(column.storage, _engine_type(column.type))
+
+
 class SqlFormat(InputFormat):
     """A SQL result, cut into row ranges over `input.order_by` (one unit without it)."""
 
@@ -166,7 +183,8 @@ class SqlFormat(InputFormat):
         kinds = {}
         for field in schema:
             try:
-                kinds[field.name] = arrow_kind(plain_type(field.type, f"{source}: column {field.name!r}"))
+                plain = plain_type(_engine_type(field.type), f"{source}: column {field.name!r}")
+                kinds[field.name] = arrow_kind(plain)
             except InputError:
                 if wanted is None or field.name in wanted:
                     raise
@@ -186,6 +204,8 @@ class SqlFormat(InputFormat):
             for batch in run(query):
                 if batch.num_rows:
                     numbers = np.arange(number, number + batch.num_rows, dtype=np.int64)
+                    columns = [_engine_plain(column) for column in batch.columns]
+                    batch = pa.RecordBatch.from_arrays(columns, batch.schema.names)
                     yield SourceBatch(source, "record", plain_batch(batch, source), numbers)
                     number += batch.num_rows
 

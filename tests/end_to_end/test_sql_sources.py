@@ -151,3 +151,28 @@ def test_rows_cut_into_units_by_order_by_keep_their_split(postgres_url, rows):
         assert ids == sorted(parsed_rows(csv_run, split_records(csv_run, split))), split
     assert len(list(Path(units, "data").glob("train-*"))) == 3
     assert sorted(quarantine_by_position(units, "sql")) == sorted(quarantine_by_position(csv_run, "csv"))[:-2]
+
+
+def test_postgresql_types_are_read_as_plain_values(postgres_url):
+    """PostgreSQL's numeric (an opaque type to Arrow), arrays, timestamps, dates and booleans, typed and read."""
+    import adbc_driver_postgresql.dbapi as postgres
+
+    from skewless.config import InputConfig
+    from skewless.pipelines.columns import RawColumn
+    from skewless.pipelines.raw_types import infer_types
+    from skewless.pipelines.sources import RowReader, input_sizes, plan_units
+
+    with postgres.connect(postgres_url) as connection, connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE typed (n numeric(10, 2), a int[], t timestamp, d date, b boolean, s text)")
+        cursor.execute("INSERT INTO typed VALUES (1.25, ARRAY[1, 2], '1970-01-02 00:00:03', '1970-01-11', true, 'x'),"
+                       " (NULL, ARRAY[]::int[], NULL, NULL, false, '')")
+        connection.commit()
+    config = InputConfig(format="sql", url=postgres_url, table="typed")
+    kinds = infer_types(config, [])
+    assert kinds == {"n": "float", "a": "int", "t": "int", "d": "int", "b": "int", "s": "bytes"}
+    columns = [RawColumn(name, kind, optional=True, is_list=name == "a") for name, kind in kinds.items()]
+    units = plan_units(config, ["typed"], input_sizes(config, []), 1)
+    rows = [row for chunk in RowReader(config, columns).read(units[0]) for row in chunk.table.to_pylist()]
+    # seconds and days since 1970, as Parquet's timestamps and dates are; missing values null
+    assert rows == [{"n": 1.25, "a": [1, 2], "t": 86403, "d": 10, "b": 1, "s": b"x"},
+                    {"n": None, "a": [], "t": None, "d": None, "b": 0, "s": None}]
