@@ -27,6 +27,7 @@ from typing import Callable
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
+from skewless.input_formats import reader_of
 from skewless.pipelines import files, object_store
 from skewless.pipelines.job import (
     pipeline_options,
@@ -180,14 +181,9 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
 
 def _has_column(config: JobConfig, name: str) -> bool:
     """Whether the input holds column `name`: a CSV's header or columns, else the types of its first rows."""
-    from skewless.pipelines.raw_types import infer_types
-    from skewless.pipelines.reading.csv import columns_of
-    from skewless.pipelines.reading.files import expand_paths
-
-    paths = expand_paths(config.input.paths)  # absolute: the run's config.yaml and --input hold them so
-    if config.input.format == "csv":
-        return name in columns_of(paths, config.input)
-    return name in infer_types(config.input, paths, wanted={name})
+    input_format = reader_of(config.input.format)
+    paths = input_format.inputs(config.input)  # absolute: the run's config.yaml and --input hold them so
+    return name in input_format.column_names(config.input, paths, wanted={name})
 
 
 def _with_run_types(job_plan: JobPlan, graph_dir: str) -> JobPlan:

@@ -33,6 +33,7 @@ from apache_beam.ml.inference.tensorflow_inference import ModelType, TFModelHand
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from skewless.errors import ConfigError, InputError
+from skewless.input_formats import reader_of
 from skewless.layers.export import read_spec_file, serialize_raw_examples
 from skewless.pipelines import files, runners, shards, sources
 from skewless.pipelines.columns import RawColumn
@@ -41,7 +42,6 @@ from skewless.pipelines.plan import estimated_output_bytes
 from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_shard
 from skewless.pipelines.raw_types import infer_types
 from skewless.pipelines.reading import input_config as make_input_config
-from skewless.pipelines.reading.csv import columns_of
 from skewless.pipelines.reading.files import expand_paths
 from skewless.pipelines.sources import RowReader
 from skewless.pipelines.staging import StagedOutput
@@ -111,8 +111,7 @@ def predict(
     inputs = [path if "://" in path else os.path.abspath(path) for path in inputs]
     input_config = make_input_config(inputs, input_format, header=not columns, columns=columns)
     paths = expand_paths(input_config.paths)
-    if input_config.format == "csv" and input_config.header:
-        input_config = input_config.model_copy(update={"columns": columns_of(paths, input_config)})
+    input_config = reader_of(input_config.format).resolved(input_config, paths)
     raw_columns = feature_columns(raw_spec)
     key_columns = _key_columns(list(keys), raw_columns, input_config, paths, outputs)
     units = _units(input_config, paths)

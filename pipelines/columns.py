@@ -49,6 +49,24 @@ class RawColumn:
         return tf.io.FixedLenFeature([], self.tf_dtype())
 
 
+def values_type(arrow_type: pa.DataType) -> pa.DataType:
+    """The type of the values of a list type, however deep; a type that is no list as it is."""
+    while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        arrow_type = arrow_type.value_type
+    return arrow_type
+
+
+def arrow_kind(arrow_type: pa.DataType) -> str:
+    """The kind a column of `arrow_type` (or lists of it) is read as: whole numbers and booleans "int",
+    floats "float", anything else "bytes"."""
+    arrow_type = values_type(arrow_type)
+    if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
+        return "int"
+    if pa.types.is_floating(arrow_type):
+        return "float"
+    return "bytes"
+
+
 def raw_feature_spec(columns: list[RawColumn]) -> dict:
     return {column.name: column.feature_spec() for column in columns}
 

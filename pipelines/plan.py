@@ -15,9 +15,8 @@ import pyarrow as pa
 from skewless.config import JobConfig
 from skewless.pipelines import shards, sources
 from skewless.pipelines.columns import RawColumn
+from skewless.input_formats import reader_of
 from skewless.pipelines.raw_types import resolve_columns
-from skewless.pipelines.reading.csv import columns_of
-from skewless.pipelines.reading.files import expand_paths
 
 
 @dataclass
@@ -33,15 +32,14 @@ class JobPlan:
 
 def plan(config: JobConfig) -> JobPlan:
     """Resolves inputs, column types and work units; the job and `skewless verify` share it."""
-    input_config = config.input
-    paths = [] if input_config.format == "synthetic" else expand_paths(input_config.paths)
-    if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": columns_of(paths, input_config)})
+    input_format = reader_of(config.input.format)
+    paths = input_format.inputs(config.input)
+    input_config = input_format.resolved(config.input, paths)
     columns = resolve_columns(config, input_config, paths)
     sizes = sources.input_sizes(input_config, paths)
     estimated = estimated_output_bytes(input_config, sizes)
     count = config.output.shards
-    if count == "auto" and input_config.format == "python":
+    if count == "auto" and not input_format.size_known:
         count = 10 * config.output.readers  # a generator's size is unknown: the readers' rule alone
     elif count == "auto":
         count = shards.auto_shard_count(estimated, config.output.target_shard_mb, config.output.readers)
@@ -64,20 +62,13 @@ def _datasets(config: JobConfig, units: list) -> dict:
 
 def _fingerprint(config: JobConfig, units: list) -> str:
     """What makes a dataset's cache stale: its files' names, sizes and modification times."""
-    from apache_beam.io.filesystems import FileSystems
-
-    parts = []
-    for path in sorted({segment.path for unit in units for segment in unit.segments}):
-        if path == "synthetic":
-            parts.append(f"synthetic:{config.input.rows}:{config.input.seed}")
-        else:
-            metadata = FileSystems.match([path])[0].metadata_list[0]
-            parts.append(f"{path}:{metadata.size_in_bytes}:{metadata.last_updated_in_seconds}")
-    return "\n".join(parts)
+    input_format = reader_of(config.input.format)
+    paths = sorted({segment.path for unit in units for segment in unit.segments})
+    return "\n".join(input_format.fingerprint(config.input, path) for path in paths)
 
 
 def estimated_output_bytes(input_config, sizes: list[int]) -> int:
-    if input_config.format in ("synthetic", "parquet", "tfrecord"):
+    if not reader_of(input_config.format).sized_in_bytes:
         # sizes are row / record counts here
         return sum(sizes) * shards.SYNTHETIC_ROW_BYTES
     return sum(sizes)

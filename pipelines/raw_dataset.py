@@ -24,18 +24,18 @@ import tensorflow as tf
 
 from skewless.config import InputConfig, JobConfig, absolute_path, load_config
 from skewless.errors import ConfigError
+from skewless.input_formats import reader_of
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
 from skewless.pipelines import object_store
 from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.reading.csv import columns_of
-from skewless.pipelines.reading.files import expand_paths, format_of
+from skewless.pipelines.reading.files import format_of
 from skewless.run_directory import RunDirectory
 
 _log = logging.getLogger(__name__)
 
-# Inputs whose work units start mid-file cheaply (a byte seek, a computed row range, a generator's
-# shard); the others would re-read the head of the file for every unit, so they get one unit per file.
-_SPLITTABLE = ("csv", "synthetic", "python")
+# Units per input of a format whose units start mid-file cheaply (`InputFormat.cheap_to_split`: a byte seek,
+# a computed row range, a generator's shard); the others would re-read the head of the file for every unit,
+# so they get one unit per file.
 _UNITS_PER_INPUT = 4
 _KINDS = {tf.int64: "int", tf.float32: "float", tf.string: "bytes"}
 
@@ -116,7 +116,8 @@ def make_raw_dataset(
 
     # The job's reader judges rows by the config (label map, schema domains) when there is one.
     reader = RowReader.for_job(config, input_config, columns) if config else RowReader(input_config, columns)
-    units_wanted = max(len(paths), 1) * (_UNITS_PER_INPUT if input_config.format in _SPLITTABLE else 1)
+    cheap = reader_of(input_config.format).cheap_to_split
+    units_wanted = max(len(paths), 1) * (_UNITS_PER_INPUT if cheap else 1)
     units = plan_units(input_config, paths, input_sizes(input_config, paths), units_wanted)
     shuffle = shuffle_buffer > 0
     fractions = list(config.output.splits.values()) if split_index is not None else []
@@ -219,12 +220,9 @@ def _absolute(paths: list[str]) -> list[str]:
 
 def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[InputConfig, list[str]]:
     """The input files, and for a CSV with a header the column names read from it."""
-    if input_config.format == "synthetic":
-        return input_config, []
-    paths = expand_paths(input_config.paths)
-    if input_config.format == "csv" and input_config.header and not input_config.columns:
-        input_config = input_config.model_copy(update={"columns": columns_of(paths, input_config)})
-    return input_config, paths
+    input_format = reader_of(input_config.format)
+    paths = input_format.inputs(input_config)
+    return input_format.resolved(input_config, paths), paths
 
 
 def _columns(config: JobConfig | None, input_config: InputConfig, paths: list[str], graph_dir) -> list[RawColumn]:

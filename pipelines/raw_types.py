@@ -9,17 +9,10 @@ quarantine with its reason, so nothing is lost silently. Give a schema to pin th
 
 from __future__ import annotations
 
-import collections
-
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
-from skewless.errors import ConfigError, InputError
+from skewless.errors import ConfigError
+from skewless.input_formats import INPUT_FORMATS, reader_of
 from skewless.pipelines.columns import RawColumn
-
-SAMPLE_BYTES = 1 << 20
-SAMPLE_RECORDS = 1000
 
 
 def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[str]) -> list[RawColumn]:
@@ -34,13 +27,13 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         source = config.schema_path
     else:
         lists = [n for n, f in config.features.items() if f.is_list]
+        text = INPUT_FORMATS[input_config.format].text
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
         for name, feature in config.features.items():
-            if input_config.format == "csv" and types.get(name) == "bytes" and feature.transform_kind.needs == "number":
+            if text and types.get(name) == "bytes" and feature.transform_kind.needs == "number":
                 types[name] = "float"  # its text is mostly not numbers: those rows go to quarantine
-    if input_config.format == "parquet":
-        _check_parquet_types(paths, config.raw_columns)
+    reader_of(input_config.format).check_columns(input_config, paths, config.raw_columns)
     columns = []
     for name in config.raw_columns:
         key = f"label.column {name!r}" if config.label and name == config.label.column else f"features.{name}"
@@ -83,124 +76,6 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
 def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = (), wanted=None) -> dict[str, str]:
     """Column -> "int" | "float" | "bytes"; a list column's kind is its values' (CSV `lists` are split first).
 
-    A Parquet column of a type `plain_type` refuses is an error only when `wanted` (names) holds it:
-    columns the job does not read may have any type.
+    `wanted` (names): the columns the job reads; a format may refuse only those (a Parquet column's type).
     """
-    if input_config.format == "synthetic":
-        from skewless.pipelines.synthetic import COLUMNS
-
-        return dict(COLUMNS)
-    if input_config.format == "parquet":
-        from skewless.pipelines.reading.parquet import parquet_file, plain_type
-
-        with parquet_file(paths[0]) as parquet:
-            arrow = parquet.schema_arrow
-        kinds = {}
-        for field in arrow:
-            try:
-                kinds[field.name] = _kind(plain_type(field.type, f"{paths[0]}: column {field.name!r}"))
-            except InputError:
-                if wanted is None or field.name in wanted:
-                    raise
-        return kinds
-    if input_config.format == "tfrecord":
-        return _tfrecord_types(paths[0], input_config.record)
-    if input_config.format == "python":
-        return _generator_types(input_config)
-    return _csv_types(input_config, paths[0], lists)
-
-
-def _check_parquet_types(paths: list[str], names: list[str]) -> None:
-    """Refuses, before any worker starts, a read column whose Arrow type no plain type takes, in any input."""
-    from skewless.pipelines.reading.parquet import parquet_file, plain_type
-
-    for path in paths:
-        with parquet_file(path) as parquet:
-            arrow = parquet.schema_arrow
-        for field in arrow:
-            if field.name in names:
-                plain_type(field.type, f"{path}: column {field.name!r}")
-
-
-def _generator_types(input_config: InputConfig) -> dict[str, str]:
-    """Types from the first rows of shard 0 of 1: int, float (any float seen), else bytes."""
-    import itertools
-
-    from skewless.references import import_function
-
-    generator = import_function(input_config.generator, "input.generator")
-    kinds: dict[str, str] = {}
-    order = {"int": 0, "float": 1, "bytes": 2}
-    for row in itertools.islice(generator(shard=0, num_shards=1, **input_config.args), SAMPLE_RECORDS):
-        if not isinstance(row, dict):
-            raise InputError(f"input.generator {input_config.generator!r} yields {type(row).__name__}, not dicts")
-        for name, value in row.items():
-            if value is None:
-                continue
-            kind = "int" if isinstance(value, int) else "float" if isinstance(value, float) else "bytes"
-            previous = kinds.get(name)
-            if previous is None or order[kind] > order[previous]:
-                kinds[name] = kind
-    if not kinds:
-        raise InputError(f"input.generator {input_config.generator!r} yields no rows for shard 0 of 1")
-    return kinds
-
-
-def _values_type(arrow_type: pa.DataType) -> pa.DataType:
-    while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        arrow_type = arrow_type.value_type
-    return arrow_type
-
-
-def _kind(arrow_type: pa.DataType) -> str:
-    while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        arrow_type = arrow_type.value_type
-    if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
-        return "int"
-    if pa.types.is_floating(arrow_type):
-        return "float"
-    return "bytes"
-
-
-def _csv_types(input_config: InputConfig, path: str, lists=()) -> dict[str, str]:
-    """Kinds of the columns of the file's first MB, split and typed as the job reads them: lines that are not
-    UTF-8 or not well-formed are left out, and a column takes the kind most of its values parse as."""
-    from skewless.pipelines.reading.csv import parse_csv_block, read_head
-    from skewless.schemas.infer import majority_kind, text_counts
-
-    head = read_head(path, input_config, SAMPLE_BYTES)
-    names = list(input_config.columns or [])
-    table = parse_csv_block(head, names, input_config.delimiter, input_config.skip_initial_space).batch
-    types = {}
-    for name in names:
-        values = table.column(name)
-        if name in lists:
-            values = pc.utf8_trim_whitespace(pc.list_flatten(pc.split_pattern(values, input_config.list_delimiter)))
-        types[name] = majority_kind(text_counts(values, input_config.missing_tokens(name)))
-    return types
-
-
-def _tfrecord_types(path: str, record: str) -> dict[str, str]:
-    """Kinds of the features (context features and feature lists alike) of the file's first records."""
-    from skewless.pipelines.reading.tfrecord import decode_examples, read_records, record_decoder
-    from skewless.sequence_specs import SEQUENCE_COLUMN
-
-    records = list(read_records(path, 0, SAMPLE_RECORDS))  # damage is an InputError with the offset
-    decoder, message = record_decoder(record)
-    # records that do not decode are left out here (the job quarantines them)
-    batches = [source.batch for source in decode_examples(decoder, records, path, 1, message) if source.batch.num_rows]
-    if records and not batches:
-        raise InputError(f"{path}: none of the first {len(records)} records is a {message}")
-    # a feature's kind is the one most of its records hold, as a CSV column's type is its values' majority
-    # ("Types without a schema"): the records of another kind are then quarantined, not a crash here
-    rows: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    for batch in batches:
-        fields = [field for field in batch.schema if field.name != SEQUENCE_COLUMN]
-        if SEQUENCE_COLUMN in batch.schema.names:
-            fields += list(batch.schema.field(SEQUENCE_COLUMN).type)
-        for field in fields:
-            if not pa.types.is_null(_values_type(field.type)):  # a feature with no value in any of these records
-                rows[field.name][_kind(field.type)] += batch.num_rows
-    names = dict.fromkeys(field.name for batch in batches for field in batch.schema if field.name != SEQUENCE_COLUMN)
-    names.update(dict.fromkeys(rows))  # in the order the records first name them, feature lists last
-    return {name: rows[name].most_common(1)[0][0] if rows[name] else "bytes" for name in names}
+    return reader_of(input_config.format).infer_types(input_config, paths, lists, wanted)

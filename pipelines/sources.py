@@ -1,9 +1,7 @@
 """Raw input: planning the work into units, and reading one unit as typed Arrow tables.
 
-A *work unit* is a list of segments, each a range of one input: bytes of a CSV file, rows of a
-Parquet file or of the synthetic dataset, records of a TFRecord file. The units partition the input
-in order, and unit `i` writes shard `i` of every split, so the shard count is the unit count and the
-output does not depend on which worker reads what (see `shards.py` for the count).
+Each input format plans and reads through its own `FORMAT` object (`pipelines/reading/format.py`, named by
+`skewless/input_formats.py`); what is the same for every format is here: judging rows, typing them, split keys.
 
 A CSV byte range owns the lines that *start* inside it: a reader seeks to `start - 1`, drops the rest
 of that line, then reads lines until one starts at or after `stop`. Lines are rows (quoted values with
@@ -20,9 +18,6 @@ stream) are an `InputError`.
 
 from __future__ import annotations
 
-import itertools
-
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -34,31 +29,12 @@ import pyarrow.compute as pc
 
 from skewless.config import InputConfig, JobConfig
 from skewless.errors import InputError
+from skewless.input_formats import reader_of
 from skewless.pipelines.columns import ARROW_TYPES, RawColumn
-from skewless.pipelines.reading.csv import csv_blocks, csv_record_batches
-from skewless.pipelines.reading.files import is_gzip
-from skewless.pipelines.reading.parquet import parquet_batches, parquet_file
-from skewless.pipelines.reading.tfrecord import count_records, tfrecord_batches
+from skewless.pipelines.reading.format import ROW_CHUNK, Segment, WorkUnit
 
-PYTHON_SOURCE = "generator"
-ROW_CHUNK = 65_536
-# Bad records are kept in quarantine by their first bytes, in hex.
-RAW_RECORD_BYTES = 200
 _KEY_SEED = 0x9E3779B97F4A7C15
 _NULL_HASH = 0x5BD1E9955BD1E995
-
-
-@dataclass(frozen=True)
-class Segment:
-    path: str
-    start: int
-    stop: int  # -1: to the end
-
-
-@dataclass(frozen=True)
-class WorkUnit:
-    index: int
-    segments: tuple[Segment, ...]
 
 
 @dataclass(frozen=True)
@@ -92,56 +68,12 @@ def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
 
     Counting TFRecord records checks every record, so a damaged file fails here, before the job starts.
     """
-    from apache_beam.io.filesystems import FileSystems
-
-    if input_config.format == "synthetic":
-        return [input_config.rows]
-    if input_config.format == "python":
-        return []  # a generator's size is known only by running it
-    if input_config.format == "parquet":
-        sizes = []
-        for path in paths:
-            with parquet_file(path) as parquet:
-                sizes.append(parquet.metadata.num_rows)
-        return sizes
-    if input_config.format == "tfrecord":
-        return [count_records(p) for p in paths]
-    return [FileSystems.match([p])[0].metadata_list[0].size_in_bytes for p in paths]
+    return reader_of(input_config.format).sizes(input_config, paths)
 
 
 def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], num_units: int) -> list[WorkUnit]:
-    """Cuts the inputs, in order, into `num_units` contiguous units of about equal size.
-
-    Unit i covers [i*T/n, (i+1)*T/n) of the concatenated inputs (T = total size); a gzip CSV is not
-    splittable and goes whole to the unit its first byte falls in, so there can be fewer units.
-    """
-    if input_config.format == "python":
-        # unit i calls the generator as (shard=i, num_shards=n): the generator decides what a shard is
-        return [WorkUnit(i, (Segment(PYTHON_SOURCE, i, num_units),)) for i in range(num_units)]
-    if input_config.format == "synthetic":
-        paths = ["synthetic"]
-    # a gzip CSV (by its bytes, whatever its name) cannot be cut at byte offsets, nor can one whose quoted
-    # fields may hold line breaks
-    splittable = [not (input_config.format == "csv" and (input_config.multiline or is_gzip(p))) for p in paths]
-    total = sum(sizes)
-    if total == 0:
-        return [WorkUnit(0, tuple(Segment(p, 0, -1) for p in paths))]
-    if not all(splittable):
-        num_units = min(num_units, len(paths))
-    bounds = [total * i // num_units for i in range(num_units + 1)]
-    units: list[list[Segment]] = [[] for _ in range(num_units)]
-    offset = 0
-    for path, size, can_split in zip(paths, sizes, splittable):
-        if not can_split:
-            owner = max(i for i in range(num_units) if bounds[i] <= offset)
-            units[owner].append(Segment(path, 0, -1))
-        else:
-            for i in range(num_units):
-                lo, hi = max(bounds[i], offset), min(bounds[i + 1], offset + size)
-                if lo < hi:
-                    units[i].append(Segment(path, lo - offset, hi - offset))
-        offset += size
-    return [WorkUnit(i, tuple(segments)) for i, segments in enumerate(units)]
+    """Cuts the inputs, in order, into `num_units` contiguous units of about equal size (`InputFormat.plan_units`)."""
+    return reader_of(input_config.format).plan_units(input_config, paths, sizes, num_units)
 
 
 # ------------------------------------------------------------------------------------------ what is bad
@@ -231,7 +163,7 @@ class RowReader:
         # the label column when rows without a label are left out (label.missing: drop), not quarantined
         self._drop_unlabeled = drop_unlabeled
         # column -> its NA tokens (input.na_values), for the columns that have any
-        self._tokens = {c.name: tokens for c in columns if (tokens := input_config.missing_tokens(c.name))}
+        self.tokens = {c.name: tokens for c in columns if (tokens := input_config.missing_tokens(c.name))}
         # column -> a transform's check of its raw values (`Transform.raw_check`); the job's reader sets them
         self.value_checks: dict = {}
 
@@ -268,109 +200,13 @@ class RowReader:
         batches in float32, so the same rows grouped otherwise would give other last bits. Regrouped, the
         same rows give the same bytes from every format.
         """
-        reader = {
-            "csv": self._read_csv,
-            "synthetic": self._read_synthetic,
-            "parquet": self._read_parquet,
-            "tfrecord": self._read_tfrecord,
-            "python": self._read_python,
-        }[self.config.format]
-        yield from _regrouped((chunk for segment in unit.segments for chunk in reader(segment)), ROW_CHUNK)
-
-    # -- synthetic
-
-    def _read_synthetic(self, segment: Segment) -> Iterator[Chunk]:
-        from skewless.pipelines.synthetic import synthetic_rows
-
-        stop = self.config.rows if segment.stop < 0 else segment.stop
-        for first, table in synthetic_rows(self.config.seed, segment.start, stop, ROW_CHUNK):
-            batch = _as_batch(table)
-            yield self._chunk(batch, _row_numbers(first + 1, batch.num_rows), [], "synthetic", _row_as_json(batch))
-
-    # -- python generator
-
-    def _read_python(self, segment: Segment) -> Iterator[Chunk]:
-        """Calls the generator afresh for its shard (a retried bundle starts over) and reads it lazily."""
-        from skewless.references import import_function
-
-        generator = import_function(self.config.generator, "input.generator")
-        source = f"{self.config.generator}[shard {segment.start} of {segment.stop}]"
-        rows = generator(shard=segment.start, num_shards=segment.stop, **self.config.args)
-        first = 1
-        while True:
-            block = list(itertools.islice(rows, ROW_CHUNK))
-            if not block:
-                return
-            yield self._python_chunk(block, source, first)
-            first += len(block)
-
-    def _python_chunk(self, rows: list, source: str, first: int) -> Chunk:
-        names = [c.name for c in self.columns]
-        bad_shape = [i for i, row in enumerate(rows) if not isinstance(row, dict)]
-        if bad_shape:
-            raise InputError(f"{source}: row {first + bad_shape[0]} is a {type(rows[bad_shape[0]]).__name__}, "
-                             "not a dict of column -> value")
-        columns = {name: [row.get(name) for row in rows] for name in names}
-        try:
-            arrays = [pa.array(columns[c.name], ARROW_TYPES[c.kind]) for c in self.columns]
-            text = False
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-            # some value does not fit its column's type: judge the rows as text, so each gets its reason
-            arrays = [pa.array([_as_text(v) for v in columns[name]], pa.string()) for name in names]
-            text = True
-        batch = pa.RecordBatch.from_arrays(arrays, names)
-        return self._chunk(batch, _row_numbers(first, batch.num_rows), [], source, _row_as_json(batch), text=text)
-
-    # -- parquet
-
-    def _read_parquet(self, segment: Segment) -> Iterator[Chunk]:
-        names = [c.name for c in self.columns]
-        optional = [self.split_key] if self.split_key else []
-        for part in parquet_batches(segment.path, ROW_CHUNK, names, optional, segment.start, segment.stop):
-            yield self._chunk(part.batch, part.numbers, [], segment.path, _row_as_json(part.batch))
-
-    # -- tfrecord of tf.train.Example or tf.train.SequenceExample
-
-    def _read_tfrecord(self, segment: Segment) -> Iterator[Chunk]:
-        from skewless.pipelines.sequence_input import lift_feature_lists
-
-        def hex_head(record: bytes) -> str:
-            return record[:RAW_RECORD_BYTES].hex()
-
-        for decoded in tfrecord_batches(segment.path, ROW_CHUNK, self.config.record, segment.start, segment.stop):
-            batch, misplaced = _with_columns(decoded.batch, [c.name for c in self.columns if not c.sequence]), {}
-            if self.config.record == "sequence_example":
-                batch, misplaced = lift_feature_lists(batch, self.columns)
-            yield self._chunk(
-                batch, decoded.numbers, decoded.rejected, segment.path,
-                lambda row, raw=decoded.raw: hex_head(raw(row)), raw_rejected=hex_head, problems=misplaced,
-            )
-
-    # -- csv
-
-    def _read_csv(self, segment: Segment) -> Iterator[Chunk]:
-        names = list(self.config.columns or [])
-        missing = [c.name for c in self.columns if c.name not in names]
-        if missing:
-            raise InputError(f"{segment.path}: no column {missing[0]!r} in the CSV input")
-        if self.config.multiline:  # plan_units never cuts such a file
-            for part in csv_record_batches(segment.path, self.config, names, ROW_CHUNK):
-                batch = _split_lists(part.batch, self.columns, self.config, self._tokens)
-                raw = (lambda row, raw=part.raw: raw(row).decode("utf-8", errors="backslashreplace"))
-                yield self._chunk(batch, part.numbers, part.rejected, segment.path, raw, text=True)
-            return
-        for block in csv_blocks(segment.path, self.config, names, segment.start, segment.stop):
-            parsed = block.parsed
-
-            def raw(row: int, numbers=parsed.numbers, block=block) -> str:
-                return block.raw(numbers[row]).decode("utf-8", errors="backslashreplace")
-
-            batch = _split_lists(parsed.batch, self.columns, self.config, self._tokens)
-            yield self._chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, line=block.line, text=True)
+        input_format = reader_of(self.config.format)
+        chunks = (chunk for segment in unit.segments for chunk in input_format.read(self, segment))
+        yield from _regrouped(chunks, ROW_CHUNK)
 
     # -- shared: judging rows, typing, split keys
 
-    def _chunk(
+    def chunk(
         self,
         batch: pa.RecordBatch,
         numbers: np.ndarray,
@@ -394,7 +230,7 @@ class RowReader:
 
         names = [c.name for c in self.columns]
         nonfinite = self.config.nonfinite
-        tokens = self._tokens
+        tokens = self.tokens
         parsed = {}
         if not text:
             # NaN, empty text and NA tokens are no values: what is judged and what is kept must both see them missing
@@ -481,14 +317,6 @@ class RowReader:
         return key
 
 
-def _as_text(value) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="backslashreplace")
-    return repr(value)
-
-
 def _regrouped(chunks: Iterator[Chunk], rows: int) -> Iterator[Chunk]:
     """`chunks` as chunks of exactly `rows` good rows each, in order (the last one fewer); a chunk's bad and
     unlabeled rows go with the chunk its good rows start in."""
@@ -505,19 +333,6 @@ def _regrouped(chunks: Iterator[Chunk], rows: int) -> Iterator[Chunk]:
             tables, keys, bad, unlabeled, held = [table.slice(rows)], [key[rows:]], [], 0, held - rows
     if tables and (held or bad or unlabeled):
         yield Chunk(pa.concat_tables(tables), np.concatenate(keys), bad, unlabeled)
-
-
-def _with_columns(batch: pa.RecordBatch, names: list[str]) -> pa.RecordBatch:
-    """`batch` with a column of nulls for each of `names` it lacks.
-
-    A record batch without columns has no rows: an Example with no features (b"") decoded alone would vanish,
-    uncounted, instead of being judged (and quarantined for its missing values).
-    """
-    absent = [name for name in names if name not in batch.schema.names]
-    if not absent:
-        return batch
-    arrays = [*batch.columns, *(pa.nulls(batch.num_rows) for _ in absent)]
-    return pa.RecordBatch.from_arrays(arrays, [*batch.schema.names, *absent])
 
 
 def _column(batch: pa.RecordBatch, name: str) -> pa.Array:
@@ -570,33 +385,6 @@ def as_sequence_kind(column: pa.Array, kind: str) -> pa.Array:
     lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), as_list_kind(pc.list_flatten(column), kind))
-
-
-def _split_lists(batch: pa.RecordBatch, columns: list[RawColumn], config, tokens: dict) -> pa.RecordBatch:
-    """CSV text of list columns -> lists of their values, split at `config.list_delimiter` and trimmed.
-
-    A missing value inside a list is left out of it, as an empty field is: an empty item, an NA token
-    (`tokens`: column -> its tokens), a float NaN, and with `input.nonfinite: missing` ±inf and numbers
-    beyond the type (`parse_text` says which are missing).
-    """
-    from skewless.schemas.row_checks import parse_text
-
-    kinds = {c.name: c.kind for c in columns if c.is_list}
-    if not kinds:
-        return batch
-    arrays = []
-    for name in batch.schema.names:
-        column = batch.column(name)
-        if name in kinds:
-            split = pc.split_pattern(column.cast(pa.string()), config.list_delimiter)
-            values = pc.utf8_trim_whitespace(pc.list_flatten(split))
-            keep = ~parse_text(values, kinds[name], config.nonfinite, tokens.get(name, frozenset())).missing
-            parents = pc.list_parent_indices(split).to_numpy(zero_copy_only=False)
-            lengths = np.bincount(parents[keep], minlength=len(column))
-            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-            column = pa.ListArray.from_arrays(pa.array(offsets), values.filter(pa.array(keep)))
-        arrays.append(column)
-    return pa.RecordBatch.from_arrays(arrays, batch.schema.names)
 
 
 def _list_hashes(column: pa.Array) -> np.ndarray:
@@ -659,20 +447,3 @@ def _mix(key: np.ndarray) -> np.ndarray:
     return key ^ (key >> np.uint64(31))
 
 
-def _as_batch(table: pa.Table) -> pa.RecordBatch:
-    batches = table.combine_chunks().to_batches()
-    return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
-
-
-def _row_numbers(first: int, count: int) -> np.ndarray:
-    return np.arange(first, first + count, dtype=np.int64)
-
-
-def _row_as_json(batch: pa.RecordBatch) -> Callable[[int], str]:
-    """Row i of a typed batch, as a JSON object (bytes decoded as UTF-8 where they can be)."""
-
-    def render(row: int) -> str:
-        values = {name: batch.column(name)[row].as_py() for name in batch.schema.names}
-        return json.dumps(values, default=lambda value: value.decode("utf-8", errors="backslashreplace"))
-
-    return render

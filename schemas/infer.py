@@ -27,6 +27,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
+from skewless.input_formats import INPUT_FORMATS
 from skewless.schemas.row_checks import parse_text
 
 MAX_DOMAIN_SIZE = 100
@@ -69,13 +70,13 @@ def infer_schema(config: InputConfig, batches: Iterable, max_domain_size: int = 
     """
     columns: dict[str, _Column] = {}
     rows = rejected = 0
-    text_input = config.format == "csv"
+    text_input = INPUT_FORMATS[config.format].text
     for source in batches:
         rows += source.batch.num_rows
         rejected += len(source.rejected)
         for name, array in zip(source.batch.schema.names, source.batch.columns):
             stats = columns.setdefault(name, _Column())
-            _observe(stats, array, text_input, max_domain_size)
+            _observe(stats, array, text_input or name in source.text_columns, max_domain_size)
     if rows == 0:
         reason = f" ({rejected} rows do not split into the columns)" if rejected else ""
         raise InputError(f"{', '.join(config.paths)}: no rows to infer a schema from{reason}")

@@ -38,6 +38,7 @@ PROBLEM_KINDS = {
     "wrong_field_count": "wrong number of CSV fields",
     "bad_utf8": "line is not UTF-8 text",
     "malformed_csv": "malformed CSV line",
+    "malformed_json": "malformed JSON line",
     "undecodable": "record is not a tf.train.Example",
     "missing_value": "required value missing",
     "unrepresentable": "value not finite or beyond its type",

@@ -22,11 +22,16 @@ from typer.core import TyperCommand, TyperGroup
 
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
+from skewless.input_formats import FILE_FORMATS
 
 # Every command's, in its --help; docs/errors.md says more
 EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, schema validate), 2 a usage or input "
               "error (one line on stderr), 130 interrupted. A closed stdout (| head) is not an error.")
 INTERRUPTED = 130
+# the --format choices of the commands that read files: the input formats whose entries take input.paths
+_FILE_FORMATS = " | ".join(FILE_FORMATS)
+# what `predict` writes (pipelines/prediction_files.py, which imports pyarrow: named here for a fast check)
+_PREDICTION_FORMATS = ("csv", "parquet", "jsonl")
 
 
 def _name_values(params) -> None:
@@ -292,7 +297,7 @@ def apply(
     inputs: List[str] = typer.Option(
         [], "--input", "-i", help="New raw data, files or globs (repeatable; default: the run's own input)."
     ),
-    format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | tfrecord (default: the run's)."),
+    format: Optional[str] = typer.Option(None, "--format", help=f"{_FILE_FORMATS} (default: the run's)."),
     header: Optional[bool] = typer.Option(
         None, "--header/--no-header", help="CSV: whether the first line names the columns (default: the run's)."
     ),
@@ -310,8 +315,8 @@ def apply(
     Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
     """
     process_started = runtime.process_start_time()
-    if format is not None and format not in ("csv", "parquet", "tfrecord"):
-        fail(f"--format {format}: not one of csv, parquet, tfrecord")
+    if format is not None and format not in FILE_FORMATS:
+        fail(f"--format {format}: not one of {', '.join(FILE_FORMATS)}")
     if splits is not None and splits != "all":
         fail(f"--splits {splits}: only 'all' (one split of every row) can replace the run's splits")
     from skewless.run_directory import CONFIG_FILE, RunDirectory
@@ -350,7 +355,7 @@ def predict(
         [], "--keys", "-k", help="Input column copied beside each prediction, to join it back (repeatable)."
     ),
     input_format: Optional[str] = typer.Option(
-        None, "--input-format", help="csv | parquet | tfrecord (default: from the file names)."
+        None, "--input-format", help=f"{_FILE_FORMATS} (default: from the file names)."
     ),
     columns: Optional[str] = typer.Option(
         None, "--columns", help="Headerless CSV: comma-separated column names (default: the first line names them)."
@@ -362,8 +367,8 @@ def predict(
     Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
     """
     process_started = runtime.process_start_time()
-    if format not in ("csv", "parquet", "jsonl"):
-        fail(f"--format {format}: not one of csv, parquet, jsonl")
+    if format not in _PREDICTION_FORMATS:
+        fail(f"--format {format}: not one of {', '.join(_PREDICTION_FORMATS)}")
     if "://" not in export_dir and not os.path.isdir(export_dir):
         fail(f"{export_dir}: no such directory (an export of `skewless export`)")
     if "://" not in output:
@@ -385,7 +390,7 @@ app.add_typer(schema_app, name="schema")
 
 # The CSV options of both schema commands, named as in the job config's `input:` section.
 _INPUTS = typer.Argument(..., help="Input files or globs.")
-_FORMAT = typer.Option(None, "--format", help="csv | tfrecord | parquet (default: from the file names).")
+_FORMAT = typer.Option(None, "--format", help=f"{_FILE_FORMATS} (default: from the file names).")
 _HEADER = typer.Option(False, "--header", help="CSV: the first line of each file names the columns.")
 _COLUMNS = typer.Option(None, "--columns", help="CSV: comma-separated column names (needed without --header).")
 _DELIMITER = typer.Option(",", "--delimiter", help="CSV: the field delimiter.")

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from skewless.errors import ConfigError
+from skewless.input_formats import INPUT_FORMATS
 from skewless.safe_names import missing_indicator_name
 from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, applies_to, transform_options
 
@@ -43,8 +44,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_DUCKDB_URL = "duckdb://"
+# what a format's `needs` (skewless/input_formats.py) asks for, said in the error that it is missing
+_NEED_HINTS = {
+    "paths": " (a list of files or globs)",
+    "header|columns": " (without a header line, the column names in order)",
+    "generator": ": 'module.path:function'",
+}
+
+
 class InputConfig(_Strict):
-    format: Literal["csv", "tfrecord", "parquet", "synthetic", "python"]
+    format: Literal[tuple(INPUT_FORMATS)]  # skewless/input_formats.py: each format's module and what it needs
     paths: list[str] = Field(default_factory=list)
     # tfrecord: what each record is; a SequenceExample's feature lists are the features with `sequence: true`
     record: Literal["example", "sequence_example"] = "example"
@@ -64,6 +74,12 @@ class InputConfig(_Strict):
     na_values: Union[list[str], dict[str, list[str]]] = Field(default_factory=list)
     # the analysis pass keeps the parsed rows (uncompressed Arrow, in the staging folder) for the transform pass
     keep_parsed: bool = True
+    # sql (pipelines/reading/sql.py): a database URL (duckdb://PATH, duckdb:// in memory, postgresql://...), the
+    # rows of `query` or of `table`; `order_by`: columns ordering the rows totally, to cut them into work units
+    url: str | None = None
+    query: str | None = None
+    table: str | None = None
+    order_by: list[str] | None = None
     # synthetic
     rows: int | None = Field(default=None, gt=0)
     seed: int = 0
@@ -74,20 +90,22 @@ class InputConfig(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> "InputConfig":
-        if self.format == "synthetic":
-            if self.rows is None:
-                raise ValueError("input.format synthetic needs input.rows")
-        elif self.format == "python":
-            if not self.generator or ":" not in self.generator:
-                raise ValueError("input.format python needs input.generator: 'module.path:function'")
-        elif not self.paths:
-            raise ValueError(f"input.format {self.format} needs input.paths (a list of files or globs)")
-        if self.format == "csv" and not self.header and not self.columns:
-            raise ValueError("csv input without a header needs input.columns (the column names in order)")
-        if self.record != "example" and self.format != "tfrecord":
-            raise ValueError(f"input.record {self.record} needs input.format tfrecord, not {self.format}")
-        if self.multiline and self.format != "csv":
-            raise ValueError(f"input.multiline applies to csv input, not {self.format}")
+        entry = INPUT_FORMATS[self.format]
+        for need in entry.needs:
+            keys = need.split("|")
+            if not any(getattr(self, key) for key in keys):
+                wanted = " or ".join(f"input.{key}" for key in keys)
+                raise ValueError(f"input.format {self.format} needs {wanted}{_NEED_HINTS.get(need, '')}")
+        for other in INPUT_FORMATS.values():
+            for key in other.options:
+                value = getattr(self, key)
+                if other is not entry and value != type(self).model_fields[key].default:
+                    shown = str(value).lower() if isinstance(value, bool) else value
+                    raise ValueError(f"input.{key} {shown} needs input.format {other.name}, not {self.format}")
+        if self.query and self.table:
+            raise ValueError("input.query and input.table: give one (a table is read as SELECT * FROM it)")
+        if self.generator is not None and ":" not in self.generator:
+            raise ValueError("input.generator: expected 'module.path:function'")
         if not self.list_delimiter:
             raise ValueError("input.list_delimiter must not be empty")
         if len(self.delimiter) != 1:
@@ -314,6 +332,10 @@ class JobConfig(_Strict):
         if "://" not in self.base_dir:
             self.base_dir = os.path.abspath(self.base_dir)
         self.input.paths = [absolute_path(path, self.base_dir) for path in self.input.paths]
+        database = self.input.url.removeprefix(_DUCKDB_URL) if self.input.url else ""
+        if self.input.url and self.input.url.startswith(_DUCKDB_URL) and database and not database.startswith(":"):
+            # a DuckDB file is a path like input.paths: relative to the config's folder (":memory:" is none)
+            self.input.url = _DUCKDB_URL + absolute_path(database, self.base_dir)
         self.output.dir = absolute_path(self.output.dir, self.base_dir)
         if self.schema_path is not None:
             self.schema_path = absolute_path(self.schema_path, self.base_dir)
@@ -341,7 +363,7 @@ class JobConfig(_Strict):
             raise ValueError(f"features.{sequences[0]} is a feature list (sequence: true): it needs "
                              "input.format tfrecord with input.record sequence_example")
         lists = [name for name, feature in self.features.items() if feature.is_list]
-        if lists and self.input.format == "csv" and self.input.list_delimiter == self.input.delimiter:
+        if lists and INPUT_FORMATS[self.input.format].text and self.input.list_delimiter == self.input.delimiter:
             raise ValueError(f"features.{lists[0]} is a list: input.list_delimiter must differ from input.delimiter "
                              f"({self.input.delimiter!r})")
         for name, feature in self.features.items():

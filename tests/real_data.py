@@ -151,7 +151,9 @@ DATASETS = {
     ),
 }
 
-FORMATS = ("csv", "parquet", "tfrecord")
+FORMATS = ("csv", "parquet", "tfrecord", "jsonl", "sql")
+SUFFIXES = {"sql": "duckdb"}  # a format's file name suffix where it is not the format's name
+SQL_TABLE = "rows"
 
 
 def load(dataset: Dataset, step: int):
@@ -254,6 +256,33 @@ def write_parquet(dataset: Dataset, frame, path) -> None:
     pq.write_table(table, path, row_group_size=500)
 
 
+JSONL_BAD_TAIL = ("malformed JSON line", "text that is no number in a float column")
+
+
+def write_jsonl(dataset: Dataset, frame, path) -> None:
+    """One JSON object a line, as Python's json writes a record: a missing value null, inf `Infinity`, ints with
+    gaps as the floats pandas holds (517.0); then JSONL_BAD_TAIL."""
+    rows = [{name: None if _missing(value) else value for name, value in row.items()}
+            for row in frame.to_dict("records")]
+    first = dict(rows[0], **{ID: int(frame[ID].max()) + 100})
+    lines = [json.dumps(row) for row in rows]
+    lines.append(json.dumps(first)[:-1] + ",}")  # a trailing comma: not JSON
+    lines.append(json.dumps(dict(first, **{dataset.inf_column: "12abc"})))
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def write_duckdb(dataset: Dataset, frame, path) -> None:
+    """A DuckDB database holding the rows as table SQL_TABLE, in order, typed as pandas holds them."""
+    import duckdb
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    with duckdb.connect(str(path)) as connection:
+        connection.register("frame", table)
+        connection.execute(f"CREATE TABLE {SQL_TABLE} AS SELECT * FROM frame")
+
+
 TFRECORD_BAD_TAIL = ("undecodable record", "text that is no number in a float feature")
 
 
@@ -299,9 +328,10 @@ def schema_text(dataset: Dataset, frame) -> str:
 
 
 def job_config(dataset: Dataset, fmt: str, data_path, out_dir, schema_path=None) -> dict:
+    source = {"url": f"duckdb://{data_path}", "table": SQL_TABLE} if fmt == "sql" else {"paths": [str(data_path)]}
     config = {
         "name": dataset.name,
-        "input": {"format": fmt, "paths": [str(data_path)], "na_values": NA_TOKENS},
+        "input": {"format": fmt, **source, "na_values": NA_TOKENS},
         "features": dataset.features,
         "output": {"dir": str(out_dir), "shards": 1, "max_bad_fraction": 0.2,
                    "splits": {"train": 0.7, "eval": 0.3}},
@@ -344,8 +374,23 @@ def tfrecord_records(path) -> int:
     return count
 
 
+def jsonl_lines(path) -> int:
+    """Lines that are not blank."""
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def duckdb_rows(path) -> int:
+    import duckdb
+
+    with duckdb.connect(str(path), read_only=True) as connection:
+        return connection.execute(f"SELECT count(*) FROM {SQL_TABLE}").fetchone()[0]
+
+
 def count_input(fmt: str, path) -> int:
-    return {"csv": csv_data_lines, "parquet": parquet_rows, "tfrecord": tfrecord_records}[fmt](path)
+    counts = {"csv": csv_data_lines, "parquet": parquet_rows, "tfrecord": tfrecord_records, "jsonl": jsonl_lines,
+              "sql": duckdb_rows}
+    return counts[fmt](path)
 
 
 # ---- a run's output --------------------------------------------------------------------------------------
@@ -356,8 +401,8 @@ def run_json(run_dir) -> dict:
 
 
 def quarantine_by_position(run_dir, fmt: str) -> dict[int, str]:
-    """{0-based data row position: reason}: a CSV line n is position n - 2 (the header is line 1), a Parquet
-    row or TFRecord record n (1-based) is position n - 1."""
+    """{0-based data row position: reason}: a CSV line n is position n - 2 (the header is line 1), a JSON line,
+    Parquet row, TFRecord record or SQL row n (1-based) is position n - 1."""
     import glob
 
     found = {}
@@ -369,6 +414,22 @@ def quarantine_by_position(run_dir, fmt: str) -> dict[int, str]:
                 assert position not in found, (path, row)
                 found[position] = row["reason"]
     return found
+
+
+def vocabulary_files(run_dir) -> dict[str, bytes]:
+    """The run's vocabulary files (the transform graph's assets) by name."""
+    folder = os.path.join(run_dir, "transform_graph", "transform_fn", "assets")
+    found = {}
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        with open(os.path.join(folder, name), "rb") as handle:
+            found[name] = handle.read()
+    return found
+
+
+def normalized_reason(reason: str) -> str:
+    """A quarantine reason as every format gives it: CSV reasons quote the text read ('Inf'), the typed formats
+    print the value (inf)."""
+    return reason.replace("'", "").lower()
 
 
 def split_records(run_dir, split: str) -> list[bytes]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import json
 from typing import Callable
 
 import numpy as np
@@ -35,7 +36,19 @@ class SourceBatch:
     numbers: np.ndarray
     rejected: list[RejectedRow] = field(default_factory=list)
     raw: Callable[[int], bytes] | None = None
+    # columns read as text although the format is typed (a JSON column mixing numbers and text): typed as CSV is
+    text_columns: frozenset[str] = frozenset()
 
     def where(self, number: int) -> str:
         """"file:LINE" for CSV, "file#RECORD" otherwise."""
         return f"{self.path}:{number}" if self.unit == "line" else f"{self.path}#{number}"
+
+
+def row_as_json(batch: pa.RecordBatch) -> Callable[[int], str]:
+    """Row i of a typed batch, as a JSON object (bytes decoded as UTF-8 where they can be), as quarantine keeps it."""
+
+    def render(row: int) -> str:
+        values = {name: batch.column(name)[row].as_py() for name in batch.schema.names}
+        return json.dumps(values, default=lambda value: value.decode("utf-8", errors="backslashreplace"))
+
+    return render

@@ -29,8 +29,11 @@ import pyarrow.csv as pa_csv
 from skewless.config import InputConfig
 from skewless.errors import InputError
 from skewless.pipelines.reading.batches import BATCH_ROWS, RejectedRow, SourceBatch
-from skewless.pipelines.reading.files import open_input
-from skewless.schemas.row_checks import RowProblem
+from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input
+from skewless.pipelines.reading.lines import line_blocks, skip_header
+from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
+from skewless.schemas.infer import majority_kind, text_counts
+from skewless.schemas.row_checks import RowProblem, parse_text
 
 CSV_BLOCK_BYTES = 8 << 20
 # Lines holding either go through Python's csv module: pyarrow would read a quote or a lone
@@ -90,7 +93,7 @@ def columns_of(paths: Sequence[str], config: InputConfig) -> list[str]:
 def read_header(path: str, config: InputConfig) -> list[str] | None:
     """The column names of a file's header line; None when the file has none (no line but blanks)."""
     with open_input(path) as handle:
-        _, lines, header = _skip_header(handle)
+        _, lines, header = skip_header(handle)
     if header is None:
         return None
     return parse_header(header.rstrip(b"\r\n"), config.delimiter, config.skip_initial_space, f"{path}:{lines}")
@@ -99,14 +102,9 @@ def read_header(path: str, config: InputConfig) -> list[str] | None:
 def csv_blocks(path: str, config: InputConfig, columns: Sequence[str], start: int = 0,
                stop: int = -1) -> Iterator[CsvBlock]:
     """The lines that start in bytes [`start`, `stop`) of a file (-1: to its end), split, in blocks of whole lines."""
-    first_of_segment = None
-    lines_before_block = 0
-    for data, offset, known_first in _blocks(path, config.header, start, stop):
-        if first_of_segment is None:
-            first_of_segment = _Lazy(lambda offset=offset, known=known_first: known or _lines_before(path, offset) + 1)
-        parsed = parse_csv_block(data, columns, config.delimiter, config.skip_initial_space, first_number=0)
-        yield CsvBlock(path, data, parsed, lambda before=lines_before_block: first_of_segment() + before)
-        lines_before_block += data.count(b"\n")
+    for block in line_blocks(path, start, stop, config.header, CSV_BLOCK_BYTES):
+        parsed = parse_csv_block(block.data, columns, config.delimiter, config.skip_initial_space, first_number=0)
+        yield CsvBlock(path, block.data, parsed, block.first_line)
 
 
 def csv_batches(path: str, config: InputConfig, columns: Sequence[str], batch_rows: int) -> Iterator[SourceBatch]:
@@ -133,7 +131,7 @@ def csv_record_batches(path: str, config: InputConfig, columns: Sequence[str],
     with open_input(path) as handle:
         lines = 0
         if config.header:
-            _, lines, _ = _skip_header(handle)
+            _, lines, _ = skip_header(handle)
         # line ends as text mode reads them: a CRLF inside a quoted field is one "\n", as everywhere else
         unix_lines = (line.rstrip(b"\r\n") + b"\n" for line in handle)
         records = parse_csv_records(unix_lines, columns, config.delimiter, config.skip_initial_space,
@@ -146,7 +144,7 @@ def read_head(path: str, config: InputConfig, size: int) -> bytes:
     """The whole lines in the first `size` bytes after the header (all of them when a line is longer)."""
     with open_input(path) as handle:
         if config.header:
-            _skip_header(handle)
+            skip_header(handle)
         head = handle.read(size)
     return head[: head.rfind(b"\n") + 1] or head
 
@@ -448,78 +446,96 @@ def _field_count_problem(expected: int, found: int) -> RowProblem:
     return RowProblem("wrong_field_count", None, f"expected {expected} fields, found {found}")
 
 
-def _skip_header(handle) -> tuple[int, int, bytes | None]:
-    """Reads up to and with the header, the first line that is not blank: (bytes read, lines read, the header)."""
-    position = lines = 0
-    while True:
-        line = handle.readline()
-        if not line:
-            return position, lines, None
-        position += len(line)
-        lines += 1
-        if line.strip():
-            return position, lines, line
+# ------------------------------------------------------------------------------------------ the format
 
 
-def _blocks(path: str, header: bool, start: int, stop: int) -> Iterator[tuple[bytes, int, int | None]]:
-    """(block, offset of its first byte, its first line's number when known without counting) for the lines
-    that start in [`start`, `stop`), in blocks of whole lines."""
-    with open_input(path) as handle:
-        position, first_line = start, None
-        if start > 0:
-            handle.seek(start - 1)
-            position = start - 1 + len(handle.readline())
-        else:
-            position, lines, _ = _skip_header(handle) if header else (0, 0, None)
-            first_line = lines + 1
-        stop = stop if stop >= 0 else None
-        carry = b""
-        block_start = position  # file offset of the first byte of the next block
-        while True:
-            want = CSV_BLOCK_BYTES if stop is None else min(CSV_BLOCK_BYTES, max(stop - position, 0))
-            data = handle.read(want) if want > 0 else b""
-            position += len(data)
-            at_end = not data or (stop is not None and position >= stop)
-            if at_end:
-                block = carry + data
-                if block and not block.endswith(b"\n"):
-                    # the last owned line runs past `stop`: read it to its end
-                    block += handle.readline()
-                carry = b""
-            else:
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    carry += data
-                    continue
-                block, carry = carry + data[: cut + 1], data[cut + 1 :]
-            if block:
-                yield block, block_start, first_line
-                block_start += len(block)
-            if at_end:
-                return
+class CsvFormat(InputFormat):
+    """CSV files, cut at byte offsets (a line is a row) unless gzip or multiline; every value is text."""
+
+    sized_in_bytes = True
+    cheap_to_split = True
+    SAMPLE_BYTES = 1 << 20  # column types are inferred from the first MB of the first file
+
+    def resolved(self, config: InputConfig, paths: list[str]) -> InputConfig:
+        if config.header and not config.columns:
+            return config.model_copy(update={"columns": columns_of(paths, config)})
+        return config
+
+    def sizes(self, config: InputConfig, paths: list[str]) -> list[int]:
+        return file_sizes(paths)
+
+    def splittable(self, config: InputConfig, path: str) -> bool:
+        # a gzip CSV (by its bytes, whatever its name) cannot be cut at byte offsets, nor can one whose quoted
+        # fields may hold line breaks
+        return not (config.multiline or is_gzip(path))
+
+    def read(self, reader, segment: Segment):
+        config = reader.config
+        names = list(config.columns or [])
+        missing = [c.name for c in reader.columns if c.name not in names]
+        if missing:
+            raise InputError(f"{segment.path}: no column {missing[0]!r} in the CSV input")
+        if config.multiline:  # plan_units never cuts such a file
+            for part in csv_record_batches(segment.path, config, names, ROW_CHUNK):
+                batch = split_lists(part.batch, reader.columns, config, reader.tokens)
+                raw = (lambda row, raw=part.raw: raw(row).decode("utf-8", errors="backslashreplace"))
+                yield reader.chunk(batch, part.numbers, part.rejected, segment.path, raw, text=True)
+            return
+        for block in csv_blocks(segment.path, config, names, segment.start, segment.stop):
+            parsed = block.parsed
+
+            def raw(row: int, numbers=parsed.numbers, block=block) -> str:
+                return block.raw(numbers[row]).decode("utf-8", errors="backslashreplace")
+
+            batch = split_lists(parsed.batch, reader.columns, config, reader.tokens)
+            yield reader.chunk(batch, parsed.numbers, parsed.rejected, segment.path, raw, line=block.line, text=True)
+
+    def batches(self, config: InputConfig, paths: list[str], batch_rows: int) -> Iterator[SourceBatch]:
+        columns = columns_of(paths, config)
+        for path in paths:
+            yield from csv_batches(path, config, columns, batch_rows)
+
+    def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
+        """Kinds of the columns of the file's first MB, split and typed as the job reads them: lines that are not
+        UTF-8 or not well-formed are left out, and a column takes the kind most of its values parse as."""
+        head = read_head(paths[0], config, self.SAMPLE_BYTES)
+        names = list(config.columns or [])
+        table = parse_csv_block(head, names, config.delimiter, config.skip_initial_space).batch
+        types = {}
+        for name in names:
+            values = table.column(name)
+            if name in lists:
+                values = pc.utf8_trim_whitespace(pc.list_flatten(pc.split_pattern(values, config.list_delimiter)))
+            types[name] = majority_kind(text_counts(values, config.missing_tokens(name)))
+        return types
+
+    def column_names(self, config: InputConfig, paths: list[str], wanted: set[str]) -> list[str]:
+        return columns_of(paths, config)
 
 
-def _lines_before(path: str, offset: int) -> int:
-    count, remaining = 0, offset
-    with open_input(path) as handle:
-        while remaining > 0:
-            data = handle.read(min(remaining, CSV_BLOCK_BYTES))
-            if not data:
-                break
-            count += data.count(b"\n")
-            remaining -= len(data)
-    return count
+def split_lists(batch: pa.RecordBatch, columns, config: InputConfig, tokens: dict) -> pa.RecordBatch:
+    """CSV text of list columns -> lists of their values, split at `config.list_delimiter` and trimmed.
+
+    A missing value inside a list is left out of it, as an empty field is: an empty item, an NA token
+    (`tokens`: column -> its tokens), a float NaN, and with `input.nonfinite: missing` ±inf and numbers
+    beyond the type (`parse_text` says which are missing).
+    """
+    kinds = {c.name: c.kind for c in columns if c.is_list}
+    if not kinds:
+        return batch
+    arrays = []
+    for name in batch.schema.names:
+        column = batch.column(name)
+        if name in kinds:
+            split = pc.split_pattern(column.cast(pa.string()), config.list_delimiter)
+            values = pc.utf8_trim_whitespace(pc.list_flatten(split))
+            keep = ~parse_text(values, kinds[name], config.nonfinite, tokens.get(name, frozenset())).missing
+            parents = pc.list_parent_indices(split).to_numpy(zero_copy_only=False)
+            lengths = np.bincount(parents[keep], minlength=len(column))
+            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+            column = pa.ListArray.from_arrays(pa.array(offsets), values.filter(pa.array(keep)))
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, batch.schema.names)
 
 
-class _Lazy:
-    """A value computed on first use: line numbers are only needed for bad rows."""
-
-    def __init__(self, compute: Callable):
-        self._compute = compute
-        self._done = False
-        self._value = None
-
-    def __call__(self):
-        if not self._done:
-            self._value, self._done = self._compute(), True
-        return self._value
+FORMAT = CsvFormat()

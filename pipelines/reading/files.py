@@ -5,7 +5,8 @@ One rule each, for the job, `skewless schema infer/validate`, `make_raw_dataset`
   matches sorted, globs in config order; a pattern that matches no file is an error naming it;
 - a file is gzip when it starts with gzip's magic bytes, whatever its name says (a name can lie, the bytes
   cannot), and a gzip stream cut short or failing its CRC is an `InputError`, never an early end of file;
-- the format follows the name's suffix (a trailing .gz/.gzip aside) where no config says it.
+- the format follows the name's suffix (a trailing .gz/.gzip aside; `skewless.input_formats`) where no config
+  says it.
 """
 
 from __future__ import annotations
@@ -16,32 +17,24 @@ import zlib
 from typing import BinaryIO, Sequence
 
 from skewless.errors import ConfigError, InputError
+from skewless.input_formats import INPUT_FORMATS
 from skewless.pipelines.files import is_local
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_SUFFIXES = (".gz", ".gzip")
-FORMATS_BY_SUFFIX = {
-    ".csv": "csv",
-    ".data": "csv",
-    ".txt": "csv",
-    ".tsv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".tfrecord": "tfrecord",
-    ".tfrecords": "tfrecord",
-}
 
 
 def format_of(paths: Sequence[str], remedy: str) -> str:
-    """"csv", "parquet" or "tfrecord" from the names' suffixes; all must agree. `remedy` ends the errors."""
+    """The input format the names' suffixes say (`FormatEntry.suffixes`); all must agree. `remedy` ends the errors."""
+    by_suffix = {suffix: entry.name for entry in INPUT_FORMATS.values() for suffix in entry.suffixes}
     found = set()
     for path in paths:
         name = path.lower()
         for suffix in _GZIP_SUFFIXES:
             name = name.removesuffix(suffix)
-        matches = [fmt for suffix, fmt in FORMATS_BY_SUFFIX.items() if name.endswith(suffix)]
+        matches = [fmt for suffix, fmt in by_suffix.items() if name.endswith(suffix)]
         if not matches:
-            known = ", ".join(FORMATS_BY_SUFFIX)
+            known = ", ".join(by_suffix)
             raise ConfigError(f"{path}: cannot tell the format from the name (expected {known}, optionally .gz); {remedy}")
         found.add(matches[0])
     if len(found) != 1:
@@ -68,6 +61,13 @@ def expand_paths(patterns: Sequence[str]) -> list[str]:
             raise InputError(f"{resolved}: no input file matches")
         paths.extend(path for path in files if path not in paths)
     return paths
+
+
+def file_sizes(paths: Sequence[str]) -> list[int]:
+    """Each file's size in bytes."""
+    from apache_beam.io.filesystems import FileSystems  # Beam is imported when a job reads, not with the CLI
+
+    return [FileSystems.match([path])[0].metadata_list[0].size_in_bytes for path in paths]
 
 
 def open_input(path: str, gunzip: bool = True) -> BinaryIO:

@@ -12,9 +12,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from skewless.config import InputConfig
 from skewless.errors import InputError
-from skewless.pipelines.reading.batches import SourceBatch
+from skewless.pipelines.columns import arrow_kind
+from skewless.pipelines.reading.batches import SourceBatch, row_as_json
 from skewless.pipelines.reading.files import open_input
+from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
 
 
 @contextmanager
@@ -109,3 +112,49 @@ def plain_column(values: pa.Array, where: str) -> pa.Array:
             "convert it before writing the file (e.g. a duration to seconds)"
         )
     return values
+
+
+class ParquetFormat(InputFormat):
+    """Parquet files, cut by rows; typed columns made plain (`plain_column`)."""
+
+    def sizes(self, config: InputConfig, paths: list[str]) -> list[int]:
+        sizes = []
+        for path in paths:
+            with parquet_file(path) as parquet:
+                sizes.append(parquet.metadata.num_rows)
+        return sizes
+
+    def read(self, reader, segment: Segment):
+        names = [c.name for c in reader.columns]
+        optional = [reader.split_key] if reader.split_key else []
+        for part in parquet_batches(segment.path, ROW_CHUNK, names, optional, segment.start, segment.stop):
+            yield reader.chunk(part.batch, part.numbers, [], segment.path, row_as_json(part.batch))
+
+    def batches(self, config: InputConfig, paths: list[str], batch_rows: int) -> Iterator[SourceBatch]:
+        for path in paths:
+            yield from parquet_batches(path, batch_rows)
+
+    def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
+        """A column of a type `plain_type` refuses is an error only when `wanted` (names) holds it: columns the
+        job does not read may have any type."""
+        with parquet_file(paths[0]) as parquet:
+            arrow = parquet.schema_arrow
+        kinds = {}
+        for field in arrow:
+            try:
+                kinds[field.name] = arrow_kind(plain_type(field.type, f"{paths[0]}: column {field.name!r}"))
+            except InputError:
+                if wanted is None or field.name in wanted:
+                    raise
+        return kinds
+
+    def check_columns(self, config: InputConfig, paths: list[str], names: list[str]) -> None:
+        for path in paths:
+            with parquet_file(path) as parquet:
+                arrow = parquet.schema_arrow
+            for field in arrow:
+                if field.name in names:
+                    plain_type(field.type, f"{path}: column {field.name!r}")
+
+
+FORMAT = ParquetFormat()

@@ -12,21 +12,30 @@ that frames well but is not an Example is a `RejectedRow`, not an error: the job
 
 from __future__ import annotations
 
+import collections
 import struct
 from typing import BinaryIO, Iterator
 
 import numpy as np
 import pyarrow as pa
 
+from skewless.config import InputConfig
 from skewless.errors import InputError
+from skewless.pipelines.columns import arrow_kind, values_type
 from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
 from skewless.pipelines.reading.files import GunzippedFile, open_input
+from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
+from skewless.pipelines.sequence_input import lift_feature_lists
 from skewless.pipelines.shards import masked_crc
 from skewless.schemas.row_checks import RowProblem
+from skewless.sequence_specs import SEQUENCE_COLUMN
 
 READ_BYTES = 1 << 20
 _HEADER = 12
 _FOOTER = 4
+# Bad records are kept in quarantine by their first bytes, in hex.
+RAW_RECORD_BYTES = 200
+SAMPLE_RECORDS = 1000  # column types are inferred from the first records of the first file
 
 
 def tfrecord_batches(path: str, batch_rows: int, record: str = "example", start: int = 0,
@@ -127,8 +136,6 @@ def record_decoder(record: str = "example"):
     if record == "sequence_example":
         from tfx_bsl.coders import sequence_example_coder
 
-        from skewless.sequence_specs import SEQUENCE_COLUMN
-
         return sequence_example_coder.SequenceExamplesToRecordBatchDecoder(SEQUENCE_COLUMN), "tf.train.SequenceExample"
     from tfx_bsl.coders import example_coder
 
@@ -178,3 +185,69 @@ def _decode_one_by_one(decoder, serialized: list[bytes], path: str, first: int, 
         yield SourceBatch(path, "record", batch, first + np.array(good, dtype=np.int64), raw=records.__getitem__)
     if rejected:
         yield SourceBatch(path, "record", pa.RecordBatch.from_arrays([], []), np.zeros(0, dtype=np.int64), rejected)
+
+
+class TfrecordFormat(InputFormat):
+    """TFRecord files of tf.train.Example or SequenceExample, cut by records (counting them checks every one)."""
+
+    def sizes(self, config: InputConfig, paths: list[str]) -> list[int]:
+        return [count_records(p) for p in paths]
+
+    def read(self, reader, segment: Segment):
+        def hex_head(record: bytes) -> str:
+            return record[:RAW_RECORD_BYTES].hex()
+
+        record = reader.config.record
+        for decoded in tfrecord_batches(segment.path, ROW_CHUNK, record, segment.start, segment.stop):
+            batch, misplaced = _with_columns(decoded.batch, [c.name for c in reader.columns if not c.sequence]), {}
+            if record == "sequence_example":
+                batch, misplaced = lift_feature_lists(batch, reader.columns)
+            yield reader.chunk(
+                batch, decoded.numbers, decoded.rejected, segment.path,
+                lambda row, raw=decoded.raw: hex_head(raw(row)), raw_rejected=hex_head, problems=misplaced,
+            )
+
+    def batches(self, config: InputConfig, paths: list[str], batch_rows: int) -> Iterator[SourceBatch]:
+        for path in paths:
+            yield from tfrecord_batches(path, batch_rows, config.record)
+
+    def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
+        """Kinds of the features (context features and feature lists alike) of the file's first records."""
+        path = paths[0]
+        records = list(read_records(path, 0, SAMPLE_RECORDS))  # damage is an InputError with the offset
+        decoder, message = record_decoder(config.record)
+        # records that do not decode are left out here (the job quarantines them)
+        batches = [source.batch for source in decode_examples(decoder, records, path, 1, message)
+                   if source.batch.num_rows]
+        if records and not batches:
+            raise InputError(f"{path}: none of the first {len(records)} records is a {message}")
+        # a feature's kind is the one most of its records hold, as a CSV column's type is its values' majority
+        # ("Types without a schema"): the records of another kind are then quarantined, not a crash here
+        rows: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+        for batch in batches:
+            fields = [field for field in batch.schema if field.name != SEQUENCE_COLUMN]
+            if SEQUENCE_COLUMN in batch.schema.names:
+                fields += list(batch.schema.field(SEQUENCE_COLUMN).type)
+            for field in fields:
+                if not pa.types.is_null(values_type(field.type)):  # a feature with no value in any of these records
+                    rows[field.name][arrow_kind(field.type)] += batch.num_rows
+        names = dict.fromkeys(field.name for batch in batches for field in batch.schema
+                              if field.name != SEQUENCE_COLUMN)
+        names.update(dict.fromkeys(rows))  # in the order the records first name them, feature lists last
+        return {name: rows[name].most_common(1)[0][0] if rows[name] else "bytes" for name in names}
+
+
+def _with_columns(batch: pa.RecordBatch, names: list[str]) -> pa.RecordBatch:
+    """`batch` with a column of nulls for each of `names` it lacks.
+
+    A record batch without columns has no rows: an Example with no features (b"") decoded alone would vanish,
+    uncounted, instead of being judged (and quarantined for its missing values).
+    """
+    absent = [name for name in names if name not in batch.schema.names]
+    if not absent:
+        return batch
+    arrays = [*batch.columns, *(pa.nulls(batch.num_rows) for _ in absent)]
+    return pa.RecordBatch.from_arrays(arrays, [*batch.schema.names, *absent])
+
+
+FORMAT = TfrecordFormat()

@@ -16,28 +16,12 @@ in between, so a rule broken two modules away names the whole chain.
 from __future__ import annotations
 
 import ast
-import tomllib
 from pathlib import Path
 
 from example_job import REPO
+from project_modules import MODULES
 
 ROOT = REPO
-PACKAGE_DIRS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-
-
-def _project_modules() -> dict[str, Path]:
-    """Module name -> source file, with the folder mapping of pyproject.toml's package-dir."""
-    modules = {}
-    for package, folder in PACKAGE_DIRS.items():
-        for path in (ROOT / folder).rglob("*.py"):
-            parts = path.relative_to(ROOT / folder).with_suffix("").parts
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            modules.setdefault(".".join((package, *parts)), path)
-    return modules
-
-
-MODULES = _project_modules()
 
 
 def _is_type_checking(node: ast.If) -> bool:

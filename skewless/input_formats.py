@@ -1,0 +1,71 @@
+"""The input formats: one line each, naming the module that reads it. Adding a format is that module plus a line.
+
+This registry holds what the light parts need without reading any data: the config's `input.format` values
+and which input keys each format needs or alone takes, the CLI's `--format` choices, the formats a file's
+suffix tells, whether values arrive as text (`schemas.infer`), and the docs' formats table
+(`python -m skewless.input_formats`). It imports nothing of the project and nothing heavy, so the CLI stays
+fast. Everything that reads data is the format's own `FORMAT` object (`skewless.pipelines.reading.format`),
+imported by `reader_of` when a job, `schema infer` or `make_raw_dataset` needs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+
+
+@dataclass(frozen=True)
+class FormatEntry:
+    """One input format: its name, the module whose `FORMAT` reads it, and what the config and docs say of it."""
+
+    name: str
+    module: str
+    summary: str  # one line for the docs' formats table
+    needs: tuple[str, ...] = ()  # input keys it requires; "a|b": one of them
+    options: tuple[str, ...] = ()  # input keys no other format takes (set on another one, they are an error)
+    suffixes: tuple[str, ...] = ()  # file names that say this format (a trailing .gz/.gzip aside)
+    text: bool = False  # values arrive as text that `schemas.row_checks.parse_text` types (CSV)
+
+
+INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
+    FormatEntry("csv", "skewless.pipelines.reading.csv",
+                "delimited text, one row a line (or RFC 4180 records with `multiline`); gzip or plain",
+                needs=("paths", "header|columns"), options=("multiline",),
+                suffixes=(".csv", ".data", ".txt", ".tsv"), text=True),
+    FormatEntry("parquet", "skewless.pipelines.reading.parquet",
+                "Apache Parquet files; typed columns, lists as list columns", needs=("paths",),
+                suffixes=(".parquet", ".pq")),
+    FormatEntry("tfrecord", "skewless.pipelines.reading.tfrecord",
+                "TFRecord files of tf.train.Example (or SequenceExample with `record`); gzip or plain",
+                needs=("paths",), options=("record",), suffixes=(".tfrecord", ".tfrecords")),
+    FormatEntry("jsonl", "skewless.pipelines.reading.jsonl",
+                "JSON Lines, one object a line; JSON lists as list columns; gzip or plain", needs=("paths",),
+                suffixes=(".jsonl", ".ndjson")),
+    FormatEntry("sql", "skewless.pipelines.reading.sql",
+                "the rows of a SQL `query` or `table` at a database `url`: DuckDB (embedded) or PostgreSQL",
+                needs=("url", "query|table"), options=("url", "query", "table", "order_by")),
+    FormatEntry("synthetic", "skewless.pipelines.reading.synthetic",
+                "the bundled census-like dataset: `rows` rows from `seed`", needs=("rows",)),
+    FormatEntry("python", "skewless.pipelines.reading.generator",
+                "rows (dicts) a Python `generator` yields, called once per work unit", needs=("generator",)),
+)}
+FILE_FORMATS = tuple(name for name, entry in INPUT_FORMATS.items() if "paths" in entry.needs)
+
+
+def reader_of(name: str):
+    """The `InputFormat` object that reads format `name` (imports its module, which may import pyarrow)."""
+    return import_module(INPUT_FORMATS[name].module).FORMAT
+
+
+def formats_table() -> str:
+    """The docs' table of input formats (docs/config.md), one row per registry line."""
+    rows = ["| format | what it reads | needs | file names |", "|---|---|---|---|"]
+    for entry in INPUT_FORMATS.values():
+        needs = ", ".join(" or ".join(f"`{key}`" for key in need.split("|")) for need in entry.needs)
+        suffixes = ", ".join(f"`{suffix}`" for suffix in entry.suffixes) or "-"
+        rows.append(f"| `{entry.name}` | {entry.summary} | {needs} | {suffixes} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(formats_table(), end="")

@@ -1,0 +1,70 @@
+"""The input-format registry (skewless/input_formats.py) against what reads it: a format is one module and one
+registry line, so no module outside those tests a value against a format's name, every line names a module
+with a `FORMAT`, and the config reference's formats table is the registry's."""
+
+import ast
+
+from example_job import REPO
+from project_modules import MODULES
+
+from skewless.input_formats import INPUT_FORMATS, formats_table
+
+# the registry, the formats' base class and each format's module may name formats; nothing else branches on one
+OWNERS = {"skewless.input_formats", "skewless.pipelines.reading.format",
+          *(entry.module for entry in INPUT_FORMATS.values())}
+
+
+def _names_a_format(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in INPUT_FORMATS
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_a_format(item) for item in node.elts)
+    return False
+
+
+def format_branches(source: str, filename: str = "<source>") -> list[str]:
+    """`== "csv"`, `in ("parquet", ...)` and the like in `source`, as "line: text". A comparison whose other side
+    names an output format (`output_format`, `config.output.format`) is about outputs, not input formats."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            if any(_names_a_format(operand) for operand in operands):
+                text = ast.get_source_segment(source, node) or ""
+                if "output" not in text:
+                    found.append(f"{node.lineno}: {text}")
+        elif isinstance(node, ast.match_case) and _names_a_format(getattr(node.pattern, "value", None)):
+            found.append(f"{node.lineno}: case {ast.get_source_segment(source, node.pattern)}")
+    return found
+
+
+def test_the_rule_finds_a_format_branch():
+    source = ('if config.format == "csv":\n    pass\n'
+              'ok = fmt in ("parquet", "tfrecord")\n'
+              'fine = output_format == "parquet"\n'
+              'other = name == "csv_reader"\n')
+    assert format_branches(source) == ['1: config.format == "csv"', '3: fmt in ("parquet", "tfrecord")']
+
+
+def test_no_module_outside_the_registry_branches_on_an_input_format():
+    found = []
+    for module, path in sorted(MODULES.items()):
+        if module not in OWNERS:
+            found += [f"{path.relative_to(REPO)}:{branch}" for branch in format_branches(path.read_text(), str(path))]
+    assert not found, ("input-format branches outside skewless/input_formats.py and the format modules "
+                       "(ask `reader_of(format)` or the format's FormatEntry instead):\n" + "\n".join(found))
+
+
+def test_every_registry_line_names_a_module_with_a_format_object():
+    for entry in INPUT_FORMATS.values():
+        assert entry.module in MODULES, entry
+        tree = ast.parse(MODULES[entry.module].read_text())
+        assigned = {target.id for node in tree.body if isinstance(node, ast.Assign)
+                    for target in node.targets if isinstance(target, ast.Name)}
+        assert "FORMAT" in assigned, f"{entry.module} defines no FORMAT"
+
+
+def test_the_config_reference_holds_the_registrys_formats_table():
+    page = (REPO / "docs" / "config.md").read_text()
+    assert formats_table() in page, ("docs/config.md's input formats table differs from "
+                                     "`python -m skewless.input_formats`")
