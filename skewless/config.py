@@ -319,6 +319,9 @@ class JobConfig(_Strict):
         if self.preprocessing_fn is not None and ":" not in self.preprocessing_fn:
             raise ValueError("preprocessing_fn must be 'module.path:function'")
         self._check_crosses_and_outputs()
+        if self.cache_dir is not None and not INPUT_FORMATS[self.input.format].cache_sees_changes:
+            raise ValueError(f"cache_dir: an analyzer cache is reused while its input is unchanged, and nothing tells "
+                             f"whether input.format {self.input.format}'s rows changed; leave cache_dir out")
         if isinstance(self.input.na_values, dict) and self.features:
             unknown = sorted(set(self.input.na_values) - set(self.raw_columns))
             if unknown:

@@ -25,6 +25,9 @@ class FormatEntry:
     options: tuple[str, ...] = ()  # input keys no other format takes (set on another one, they are an error)
     suffixes: tuple[str, ...] = ()  # file names that say this format (a trailing .gz/.gzip aside)
     text: bool = False  # values arrive as text that `schemas.row_checks.parse_text` types (CSV)
+    # whether its `FORMAT.fingerprint` changes whenever its rows do, so an analyzer cache (cache_dir) can be keyed
+    # on it: files by name, size and modification time; a database or a generator has nothing to tell
+    cache_sees_changes: bool = True
 
 
 INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
@@ -43,11 +46,12 @@ INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
                 suffixes=(".jsonl", ".ndjson")),
     FormatEntry("sql", "skewless.pipelines.reading.sql",
                 "the rows of a SQL `query` or `table` at a database `url`: DuckDB (embedded) or PostgreSQL",
-                needs=("url", "query|table"), options=("url", "query", "table", "order_by")),
+                needs=("url", "query|table"), options=("url", "query", "table", "order_by"), cache_sees_changes=False),
     FormatEntry("synthetic", "skewless.pipelines.reading.synthetic",
                 "the bundled census-like dataset: `rows` rows from `seed`", needs=("rows",)),
     FormatEntry("python", "skewless.pipelines.reading.generator",
-                "rows (dicts) a Python `generator` yields, called once per work unit", needs=("generator",)),
+                "rows (dicts) a Python `generator` yields, called once per work unit", needs=("generator",),
+                cache_sees_changes=False),
 )}
 FILE_FORMATS = tuple(name for name, entry in INPUT_FORMATS.items() if "paths" in entry.needs)
 

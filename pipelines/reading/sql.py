@@ -162,10 +162,6 @@ class SqlFormat(InputFormat):
     def splittable(self, config: InputConfig, path: str) -> bool:
         return bool(config.order_by)  # without an order, row ranges would not be the same rows twice
 
-    def fingerprint(self, config: InputConfig, path: str) -> str:
-        # a database has no modification time to read: the analyzer cache is kept while query and count agree
-        return f"{path}:{base_query(config)}:{self.sizes(config, [path])[0]}"
-
     def read(self, reader, segment: Segment):
         for part in self._batches(reader.config, segment.start, segment.stop):
             yield reader.chunk(part.batch, part.numbers, [], segment.path, row_as_json(part.batch))

@@ -516,6 +516,14 @@ def sql_job(url: str | Callable[[Path], str], setup: str | None = None, **input_
     return make
 
 
+def cached_sql(folder: Path) -> list:
+    """A job over a DuckDB query with an analyzer cache: nothing says whether a database's rows changed, so a
+    cache keyed on the query would hand a changed table's old statistics back."""
+    config = small_config(folder, input={"format": "sql", "url": "duckdb://", "query": "SELECT 1.5 AS a"},
+                          features={"a": {"transform": "z_score"}}, label=None, cache_dir=str(folder / "cache"))
+    return job(folder, config)
+
+
 def _database(folder: Path) -> str:
     return f"duckdb://{folder / 'rows.duckdb'}"
 
@@ -609,6 +617,7 @@ DATA_CASES = [
     Case("sql: a DuckDB file that is not there", sql_job("duckdb:///no/such/folder/rows.duckdb", table="rows"), 2,
          "cannot connect"),
     Case("sql: a query of no rows", sql_job("duckdb://", query="SELECT 1 AS a WHERE false"), 2, "no rows"),
+    Case("sql: an analyzer cache on a database", cached_sql, 2, "cache_dir: an analyzer cache is reused while"),
     Case("sql: a table with odd column names", odd_names, 0, None, writes=("odd.duckdb", "out")),
 ]
 
