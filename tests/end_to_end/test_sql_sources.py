@@ -33,7 +33,9 @@ from real_data import (
     write_parquet,
 )
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
+# Debian's server binaries, of whichever major version the machine has (15 here; a newer image may bring another)
+PG_BIN = max(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda path: int(path.parent.name),
+             default=Path("/usr/lib/postgresql/15/bin"))
 DATASET = DATASETS["diamonds"]
 POSITION = "row_position"  # the PostgreSQL table's order: a column the job does not read
 
