@@ -17,7 +17,7 @@ class Cast(keras.layers.Layer):
     Args:
         to_dtype: the dtype name, e.g. ``"int64"``.
 
-    Example:
+    Examples:
         >>> import keras
         >>> import numpy as np
         >>> from skewless.layers import Cast

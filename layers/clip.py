@@ -19,7 +19,7 @@ class Clip(keras.layers.Layer):
         low: the lower bound (a float32 value).
         high: the upper bound (a float32 value, >= low).
 
-    Example:
+    Examples:
         >>> import keras
         >>> import numpy as np
         >>> from skewless.layers import Clip

@@ -32,7 +32,7 @@ class FeatureEncoder(keras.layers.Layer):
     advice; build one by hand to encode features your own way. Runs on the TensorFlow backend (it
     takes the sparse and ragged tensors of var-len features).
 
-    Example:
+    Examples:
         >>> import keras
         >>> import numpy as np
         >>> from skewless.layers import FeatureEncoder

@@ -28,7 +28,7 @@ class FillMissing(keras.layers.Layer):
         nonfinite: "quarantine" (only NaN is missing) or "missing" (±inf are missing too).
         missing_tokens: text read as missing besides the empty string (whitespace around it stripped).
 
-    Example:
+    Examples:
         Row 1 has no value, row 3 an NA token, row 4 an empty string: all take the default.
 
         >>> import tensorflow as tf

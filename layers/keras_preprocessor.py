@@ -80,7 +80,7 @@ def keras_preprocessor(run_dir: str | os.PathLike, strict: bool = True) -> Nativ
     ``unsupported`` (``{feature: reason}``). Features computed from the label are left out (serving
     has no label), as are those a ``preprocessing_fn`` adds (reported as unsupported).
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``, the preprocessor gives what the graph gives:
 
         >>> import keras
@@ -169,7 +169,7 @@ def check_preprocessor(
     does (`transform_raw_rows`); integers and strings must be equal, floats bit-identical (NaN
     equals NaN). `preprocessor` defaults to ``keras_preprocessor(run_dir, strict=False)``.
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``:
 
         >>> from skewless.layers import check_preprocessor

@@ -57,7 +57,7 @@ def model_inputs(
 
     Raises InputError naming a feature that is unknown, the label, or has no encoding.
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``: four numbers, one-hots of education (12 ids),
         hours_per_week (10 buckets), occupation (16) and workclass (8), and a 16-wide embedding of
         native_country's 64 hash buckets:

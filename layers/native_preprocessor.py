@@ -28,7 +28,7 @@ class NativePreprocessor(keras.Model):
             each output applies its layers in order to the raw feature of the same name.
         unsupported: ``{name: reason}`` for the features left out (see `keras_preprocessor`).
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``: age is z-scored with the run's mean and
         standard deviation (run.json holds them), workclass is its line in the run's vocabulary file:
 

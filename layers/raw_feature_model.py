@@ -23,7 +23,7 @@ class RawFeatureModel(keras.Model):
         preprocessor: the run's `NativePreprocessor` (see `keras_preprocessor`).
         model: a Keras model taking ``{transformed feature: tensor}`` (any subset, by name).
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``, a model of the transformed age and fnlwgt
         that takes raw rows:
 

@@ -25,7 +25,7 @@ def raw_inputs(
     (SequenceExample input) ragged inputs of shape ``(None, None, None)``. The label column
     (named in the run's ``run.json`` unless `label` is given) is left out unless `include_label`.
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example`` (``capital_gain`` and ``occupation`` have a
         default: they are optional, sparse):
 

@@ -25,7 +25,7 @@ class Standardize(keras.layers.Layer):
         scale: the divisor (a float32 value, not 0).
         positive_zero: map -0.0 to +0.0, as the ``* 1 + 0`` that ends ``tft.scale_to_0_1`` does.
 
-    Example:
+    Examples:
         >>> import keras
         >>> import numpy as np
         >>> from skewless.layers import Standardize

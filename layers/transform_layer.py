@@ -45,7 +45,7 @@ class TransformLayer(keras.layers.Layer):
         graph_spec: filled by `get_config` so a model loaded from a ``.keras`` file can be rebuilt
             before its assets are restored; leave it out.
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``, two raw rows through the run's graph; the
         second row's occupation is missing (an empty string) and its workclass unseen:
 

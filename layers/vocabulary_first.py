@@ -23,7 +23,7 @@ class VocabularyFirst(keras.layers.Layer):
         num_oov_buckets: ``k``, tf.Transform's OOV bucket count (the lookup has ``max(k, 1)``).
         default_value: the id of an unseen value when ``k`` is 0.
 
-    Example:
+    Examples:
         "b" is line 1 of the vocabulary file; "zzz" is unseen: one of the two OOV buckets after the vocabulary,
         the one tf.Transform's lookup gives it.
 

@@ -93,7 +93,7 @@ def apply(
     not a finished run. `progress` watches the transform pass as `job.run`'s watches the job (`skewless apply`
     draws it).
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``, new rows in a CSV file, one of them bad:
 
         >>> import json

@@ -99,7 +99,7 @@ def predict(
     line names its columns unless `columns` does. Rows that do not parse for the export's raw spec go to
     `output_dir`/quarantine/ with their reason. An existing `output_dir` is replaced only with `overwrite`.
 
-    Example:
+    Examples:
         An export of a run of configs/example.yaml (see `skewless.layers.export_serving_model`) scores a CSV file:
 
         >>> import csv

@@ -87,7 +87,7 @@ def make_dataset(
       InputError: the run directory, its transform graph or the split's shards are missing.
       ConfigError: the split, a feature or the label is not in the run (the message lists what is).
 
-    Example:
+    Examples:
       After ``skewless run configs/example.yaml -o out/example``:
 
       >>> from skewless.pipelines.dataset import make_dataset

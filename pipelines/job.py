@@ -40,7 +40,7 @@ from skewless.safe_names import most_frequent_filename
 class RunResult:
     """What `run` returns: the row counts, shards and seconds of run.json, and each feature's statistics.
 
-    Example:
+    Examples:
         >>> import os
         >>> from skewless.config import load_config
         >>> from skewless.pipelines.job import run
@@ -108,7 +108,7 @@ def run(
     run.json's total seconds then count from there, and `startup` is the time until the job began (for
     `skewless run`, mostly importing TensorFlow, tf.Transform and Beam).
 
-    Example:
+    Examples:
         configs/example.yaml on 2,000 of its synthetic rows; each row goes to one split, or to quarantine:
 
         >>> import os

@@ -84,7 +84,7 @@ def make_raw_dataset(
       ConfigError: bad arguments, an unknown label, or data paths of an unknown format.
       InputError: the input cannot be read.
 
-    Example:
+    Examples:
       After ``skewless run configs/example.yaml -o out/example``, the raw rows of the run's input the job
       wrote to its eval split, with the label mapped as the job maps it (``<=50K`` is 0):
 

@@ -79,7 +79,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     features it cannot reproduce are reported, not counted. A check that fails to run is reported in
     `VerifyResult.unchecked`; the others still run.
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``: the graph on 200 sampled rows (and their
         copies with unseen categories and missing values) in the batch job and at serving:
 

@@ -369,7 +369,7 @@ def load_config(
     `overrides` are ``key.path=value`` strings (the CLI's ``--set``); the value is parsed as YAML.
     `output_dir` replaces ``output.dir``. Relative paths in a YAML file are relative to its folder.
 
-    Example:
+    Examples:
         >>> import os
         >>> from skewless.config import load_config
         >>> config = load_config("configs/example.yaml", overrides=["input.rows=2000"])

@@ -45,7 +45,7 @@ KERAS_PREPROCESSOR_CHECK_FILE = "keras_preprocessor.json"
 class RunDirectory:
     """The paths of a run directory's parts (the graph, the shards, run.json ...) and readers of its small files.
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``:
 
         >>> from skewless.run_directory import RunDirectory

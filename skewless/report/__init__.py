@@ -5,7 +5,7 @@ It reads only the run directory's small files (`RunDirectory`: run summary, conf
 statistics protos), never TensorFlow or Apache Beam, so it renders in well under a second and anywhere the run
 can be read.
 
-Example:
+Examples:
 
 ```python
 from skewless.report import render_report
@@ -36,7 +36,7 @@ def render_report(run_dir: str | os.PathLike) -> str:
 
     Raises InputError when RUN_DIR has no readable run summary.
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example`` (which renders it too):
 
         >>> import os
