@@ -32,7 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from skewless.errors import InputError, OutputError, OutputExistsError, SchemaError
-from skewless.layers.serving_head import serving_head
+from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
 from skewless.safe_names import signature_argument_name
@@ -55,7 +55,7 @@ def export_serving_model(
     added where an input has shape ``(None, 1)``. A model with its own TransformLayer carries its
     graph: `run_dir` is then not read. An existing `export_dir` is replaced only with `overwrite`.
 
-    Example:
+    Examples:
         After ``skewless run configs/example.yaml -o out/example``, a model of the transformed features (as
         `make_dataset` reads them) exported behind the graph serves raw ``tf.train.Example`` rows:
 
@@ -123,9 +123,25 @@ def export_serving_model(
     if not split_raw_spec(serving_spec)[1]:
         archive.add_endpoint("predict_raw", lambda raw: predict(nan_as_missing(raw, serving_spec)), raw_spec)
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
+    _save_each_weight_once(archive, head)
     archive.write_out(export_dir, verbose=False)
     _write_spec_file(export_dir, graph, serving_spec)
     return export_dir
+
+
+def _save_each_weight_once(archive, head: ServingHead) -> None:
+    """The archive saves the variables `head` reads, each once; a table it froze is a constant of the graph only.
+
+    `ExportArchive.track(model)` lists the model's Keras variables for saving, and `write_out` saves besides
+    them the TF variables its endpoints capture: two objects holding each weight, saved twice, and the
+    tables `serving_head` froze into the graph saved a second time as well (issue 32). `track` is kept for
+    what else it finds (the model's lookup tables); the lists it filled get the head's TF variables, the
+    same objects the endpoints capture.
+    """
+    trackable = archive._tf_trackable
+    trackable.variables = list(head.variables)
+    trackable.trainable_variables = [variable for variable in head.variables if variable.trainable]
+    trackable.non_trainable_variables = [variable for variable in head.variables if not variable.trainable]
 
 
 def nan_as_missing(raw: Mapping, raw_feature_spec: Mapping) -> dict:
@@ -169,7 +185,7 @@ def read_spec_file(export_dir: str | os.PathLike) -> dict:
     """What an export serves: ``{"raw": raw spec without the label, "transformed": ..., "label": column,
     "predict_raw_arguments": {raw feature: its predict_raw argument}}``.
 
-    Example:
+    Examples:
         An export of a run of configs/example.yaml (see `export_serving_model`):
 
         >>> import keras
@@ -199,7 +215,7 @@ def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -
     become ``tf.train.SequenceExample``s: a feature list's value is a list of steps, each a list of
     values (or one value), and the other features are the context.
 
-    Example:
+    Examples:
         >>> import tensorflow as tf
         >>> from skewless.layers import serialize_raw_examples
         >>> spec = {"age": tf.io.FixedLenFeature([], tf.int64), "occupation": tf.io.VarLenFeature(tf.string)}
