@@ -28,6 +28,7 @@ from skewless.layers.probe_rows import probe_rows
 from skewless.layers.transform_graph import find_graph_dir
 from skewless.layers.transform_layer import TransformLayer
 from skewless.run_directory import CONFIG_FILE, RunDirectory
+from skewless.safe_names import missing_indicator_name
 
 # Besides each transform's `native_options`, the options native layers reproduce (FillMissing holds the
 # default); any other option set in the config refuses the feature.
@@ -129,16 +130,20 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
     plans = {}
     # the outputs a feature writes besides its own (a datetime's parts): a transform that says why it has no
     # native layers says it for them too
-    owners = {output: config.features[name] for name in config.features
-              for output in config.features[name].outputs(name) if output != name}
+    owners = {output: name for name in config.features for output in config.features[name].outputs(name)
+              if output != name}
     for name, graph in sorted(read_graph_features(graph_dir).items()):
         if name == label or label in graph.raw_inputs:
             continue
-        feature, owner = config.features.get(name), owners.get(name)
+        feature, owner = config.features.get(name), config.features.get(owners.get(name))
         if feature is not None and feature.transform_kind.native_ops is None:
             plans[name] = plan_feature(name, feature.transform, graph, raw_spec[name])  # refused: its transform's reason
         elif owner is not None and owner.transform_kind.native_reason is not None:
             plans[name] = refused(name, owner.transform, graph, None, owner.transform_kind.native_reason)
+        elif owner is not None:
+            # a missing indicator, a text's bag-of-words or TF-IDF weights: named by the feature that writes it
+            reason = f"{_output_of(name, owners[name], owner)}: no exact Keras equivalent in skewless yet"
+            plans[name] = refused(name, owner.transform, graph, None, reason)
         elif feature is not None:
             handled = {*HANDLED_OPTIONS, *feature.transform_kind.native_options}
             options = sorted(set(feature.model_dump(exclude_defaults=True)) - handled)
@@ -152,6 +157,15 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
             reason += f" of preprocessing_fn {config.preprocessing_fn})" if config.preprocessing_fn else ")"
             plans[name] = refused(name, "preprocessing_fn", graph, raw_spec.get(name), reason)
     return plans
+
+
+def _output_of(output: str, owner_name: str, owner) -> str:
+    """What `output` is, named by the feature that writes it: "the missing indicator of feature 'w'"."""
+    if output == missing_indicator_name(owner_name):
+        return f"the missing indicator of feature {owner_name!r}"
+    if output == f"{owner_name}_weights":
+        return f"the {owner.output} weights of feature {owner_name!r}"
+    return f"an output of feature {owner_name!r}"
 
 
 def check_preprocessor(
