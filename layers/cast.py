@@ -17,14 +17,14 @@ class Cast(keras.layers.Layer):
     Args:
         to_dtype: the dtype name, e.g. ``"int64"``.
 
-    Example:
-
-    ```python
-    import numpy as np
-    from skewless.layers import Cast
-
-    Cast("int64")(np.array([1, 2], dtype="int32"))   # int64 on the TensorFlow backend
-    ```
+    Examples:
+        >>> import keras
+        >>> import numpy as np
+        >>> from skewless.layers import Cast
+        >>> keras.ops.convert_to_numpy(Cast("int64")(np.array([1, 2], dtype="int32"))).dtype
+        dtype('int64')
+        >>> keras.ops.convert_to_numpy(Cast("float32")(np.array([3, -7]))).tolist()
+        [3.0, -7.0]
     """
 
     def __init__(self, to_dtype: str, **kwargs):

@@ -19,14 +19,12 @@ class Clip(keras.layers.Layer):
         low: the lower bound (a float32 value).
         high: the upper bound (a float32 value, >= low).
 
-    Example:
-
-    ```python
-    import numpy as np
-    from skewless.layers import Clip
-
-    Clip(low=-1.5, high=2.0)(np.array([-3, 0.25, 7]))   # [-1.5, 0.25, 2.]
-    ```
+    Examples:
+        >>> import keras
+        >>> import numpy as np
+        >>> from skewless.layers import Clip
+        >>> keras.ops.convert_to_numpy(Clip(low=-1.5, high=2.0)(np.array([-3, 0.25, 7]))).tolist()
+        [-1.5, 0.25, 2.0]
     """
 
     def __init__(self, low: float, high: float, **kwargs):

@@ -35,7 +35,7 @@ import tensorflow as tf
 
 from skewless.errors import InputError, OutputError, OutputExistsError, SchemaError
 from skewless.layers.label_scale import original_units
-from skewless.layers.serving_head import serving_head
+from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
 from skewless.safe_names import signature_argument_name
@@ -58,13 +58,31 @@ def export_serving_model(
     added where an input has shape ``(None, 1)``. A model with its own TransformLayer carries its
     graph: `run_dir` is then not read. An existing `export_dir` is replaced only with `overwrite`.
 
-    Example:
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``, a model of the transformed features (as
+        `make_dataset` reads them) exported behind the graph serves raw ``tf.train.Example`` rows:
 
-    ```python
-    from skewless.layers import export_serving_model
+        >>> import keras
+        >>> import tensorflow as tf
+        >>> from skewless.layers import (TransformLayer, export_serving_model, model_inputs, read_spec_file,
+        ...                              serialize_raw_examples)
+        >>> inputs, encoded = model_inputs("out/example")
+        >>> model = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(encoded))
+        >>> export_serving_model("out/example", model, "export/example/1")
+        'export/example/1'
+        >>> served = tf.saved_model.load("export/example/1")
+        >>> sorted(served.signatures)
+        ['predict_raw', 'serving_default', 'transform_features']
+        >>> row = {"age": 39, "workclass": "Private", "education": "Bachelors", "hours_per_week": 40,
+        ...        "fnlwgt": 77516.0, "native_country": "United-States", "capital_gain": 2174.0}
+        >>> examples = tf.constant(serialize_raw_examples([row], read_spec_file("export/example/1")["raw"]))
+        >>> scores = served.signatures["serving_default"](examples=examples)["output_0"].numpy()
 
-    export_serving_model("out/example", "model.keras", "export/example/1")
-    ```
+        The same as the model on the graph's output (occupation is absent: its default applies in both):
+
+        >>> features = TransformLayer("out/example")({name: tf.constant([value]) for name, value in row.items()})
+        >>> bool(abs(scores - model.predict(features, verbose=0)).max() < 1e-6)
+        True
     """
     export_dir = os.fspath(export_dir)
     if tf.io.gfile.exists(export_dir) and tf.io.gfile.listdir(export_dir):
@@ -109,9 +127,25 @@ def export_serving_model(
     if not split_raw_spec(serving_spec)[1]:
         archive.add_endpoint("predict_raw", lambda raw: predict(nan_as_missing(raw, serving_spec)), raw_spec)
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
+    _save_each_weight_once(archive, head)
     archive.write_out(export_dir, verbose=False)
     _write_spec_file(export_dir, graph, serving_spec)
     return export_dir
+
+
+def _save_each_weight_once(archive, head: ServingHead) -> None:
+    """The archive saves the variables `head` reads, each once; a table it froze is a constant of the graph only.
+
+    `ExportArchive.track(model)` lists the model's Keras variables for saving, and `write_out` saves besides
+    them the TF variables its endpoints capture: two objects holding each weight, saved twice, and the
+    tables `serving_head` froze into the graph saved a second time as well (issue 32). `track` is kept for
+    what else it finds (the model's lookup tables); the lists it filled get the head's TF variables, the
+    same objects the endpoints capture.
+    """
+    trackable = archive._tf_trackable
+    trackable.variables = list(head.variables)
+    trackable.trainable_variables = [variable for variable in head.variables if variable.trainable]
+    trackable.non_trainable_variables = [variable for variable in head.variables if not variable.trainable]
 
 
 def nan_as_missing(raw: Mapping, raw_feature_spec: Mapping) -> dict:
@@ -154,7 +188,21 @@ def transform_raw_rows_dense(graph_dir: str | os.PathLike | TransformLayer, rows
 def read_spec_file(export_dir: str | os.PathLike) -> dict:
     """What an export serves: ``{"raw": raw spec without the label, "transformed": ..., "label": column,
     "predict_raw_arguments": {raw feature: its predict_raw argument}, "label_scale": how a regression label
-    was transformed or None, "label_output": the output serving it in its own units or None}``."""
+    was transformed or None, "label_output": the output serving it in its own units or None}``.
+
+    Examples:
+        An export of a run of configs/example.yaml (see `export_serving_model`):
+
+        >>> import keras
+        >>> from skewless.layers import export_serving_model, model_inputs, read_spec_file
+        >>> inputs, encoded = model_inputs("out/example")
+        >>> _ = export_serving_model("out/example", keras.Model(inputs, keras.layers.Dense(1)(encoded)), "export/1")
+        >>> spec = read_spec_file("export/1")
+        >>> spec["label"], sorted(spec["raw"])[:3], spec["raw"]["age"]
+        ('label', ['age', 'capital_gain', 'education'], FixedLenFeature(shape=[], dtype=tf.int64, default_value=None))
+        >>> spec["raw"]["occupation"]   # optional: it has a default
+        VarLenFeature(dtype=tf.string)
+    """
     path = os.path.join(os.fspath(export_dir), SPEC_FILE)
     if not tf.io.gfile.exists(path):
         raise InputError(f"{path}: missing; {export_dir} was not written by skewless export")
@@ -172,6 +220,18 @@ def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -
     not in the spec are left out. When the spec has feature lists (SequenceExample input), the rows
     become ``tf.train.SequenceExample``s: a feature list's value is a list of steps, each a list of
     values (or one value), and the other features are the context.
+
+    Examples:
+        >>> import tensorflow as tf
+        >>> from skewless.layers import serialize_raw_examples
+        >>> spec = {"age": tf.io.FixedLenFeature([], tf.int64), "occupation": tf.io.VarLenFeature(tf.string)}
+        >>> records = serialize_raw_examples([{"age": 39, "occupation": "Sales"}, {"age": 50, "occupation": None}],
+        ...                                  spec)
+        >>> parsed = tf.io.parse_example(records, spec)
+        >>> parsed["age"].numpy().tolist(), tf.sparse.to_dense(parsed["occupation"]).numpy().tolist()
+        ([39, 50], [[b'Sales'], [b'']])
+        >>> "occupation" in tf.train.Example.FromString(records[1]).features.feature   # absent, not empty
+        False
     """
     context, feature_lists = split_raw_spec(dict(raw_feature_spec))
     serialized = []

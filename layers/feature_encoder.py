@@ -32,22 +32,27 @@ class FeatureEncoder(keras.layers.Layer):
     advice; build one by hand to encode features your own way. Runs on the TensorFlow backend (it
     takes the sparse and ragged tensors of var-len features).
 
-    Example:
+    Examples:
+        >>> import keras
+        >>> import numpy as np
+        >>> from skewless.layers import FeatureEncoder
+        >>> encoder = FeatureEncoder([
+        ...     {"feature": "age", "encoding": "numeric", "width": 1},
+        ...     {"feature": "workclass", "encoding": "one_hot", "width": 4, "ids": 4},
+        ...     {"feature": "country", "encoding": "embedding", "width": 3, "ids": 64},
+        ... ])
+        >>> encoded = keras.ops.convert_to_numpy(encoder({
+        ...     "age": np.array([0.5, -1.0], "float32"), "workclass": np.array([2, 0]), "country": np.array([63, 7])}))
+        >>> encoded.shape
+        (2, 8)
+        >>> encoded[:, :5].tolist()   # age, then workclass one-hot
+        [[0.5, 0.0, 0.0, 1.0, 0.0], [-1.0, 1.0, 0.0, 0.0, 0.0]]
 
-    ```python
-    import keras
-    import numpy as np
-    from skewless.layers import FeatureEncoder
+        The last 3 columns are rows 63 and 7 of the embedding's weights:
 
-    encoder = FeatureEncoder([
-        {"feature": "age", "encoding": "numeric", "width": 1},
-        {"feature": "workclass", "encoding": "one_hot", "width": 4, "ids": 4},
-        {"feature": "country", "encoding": "embedding", "width": 3, "ids": 64},
-    ])
-    encoded = encoder({"age": np.array([0.5, -1.0], "float32"), "workclass": np.array([2, 0]),
-                       "country": np.array([63, 7])})
-    assert encoded.shape == (2, 1 + 4 + 3)
-    ```
+        >>> weights = keras.ops.convert_to_numpy(encoder.weights[0])
+        >>> weights.shape, bool((encoded[:, 5:] == weights[[63, 7]]).all())
+        ((64, 3), True)
     """
 
     def __init__(self, plan, **kwargs):

@@ -28,15 +28,16 @@ class FillMissing(keras.layers.Layer):
         nonfinite: "quarantine" (only NaN is missing) or "missing" (±inf are missing too).
         missing_tokens: text read as missing besides the empty string (whitespace around it stripped).
 
-    Example:
+    Examples:
+        Row 1 has no value, row 3 an NA token, row 4 an empty string: all take the default.
 
-    ```python
-    import tensorflow as tf
-    from skewless.layers import FillMissing
-
-    values = tf.SparseTensor([[0, 0], [2, 0]], ["a", "c"], [3, 1])
-    FillMissing("unknown")(values)   # [b"a", b"unknown", b"c"]
-    ```
+        >>> import tensorflow as tf
+        >>> from skewless.layers import FillMissing
+        >>> values = tf.SparseTensor([[0, 0], [2, 0], [3, 0], [4, 0]], ["a", "c", " NA ", ""], [5, 1])
+        >>> FillMissing("unknown", missing_tokens=["NA"])(values).numpy().tolist()
+        [b'a', b'unknown', b'c', b'unknown', b'unknown']
+        >>> FillMissing(0.0)(tf.SparseTensor([[0, 0], [1, 0]], [1.5, float("nan")], [3, 1])).numpy().tolist()
+        [1.5, 0.0, 0.0]
     """
 
     def __init__(self, default, nonfinite: str = "quarantine", missing_tokens=(), **kwargs):

@@ -28,6 +28,7 @@ from skewless.layers.probe_rows import probe_rows
 from skewless.layers.transform_graph import find_graph_dir
 from skewless.layers.transform_layer import TransformLayer
 from skewless.run_directory import CONFIG_FILE, RunDirectory
+from skewless.safe_names import missing_indicator_name
 
 # Besides each transform's `native_options`, the options native layers reproduce (FillMissing holds the
 # default); any other option set in the config refuses the feature.
@@ -80,15 +81,26 @@ def keras_preprocessor(run_dir: str | os.PathLike, strict: bool = True) -> Nativ
     ``unsupported`` (``{feature: reason}``). Features computed from the label are left out (serving
     has no label), as are those a ``preprocessing_fn`` adds (reported as unsupported).
 
-    Example (after ``skewless run configs/example.yaml``):
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``, the preprocessor gives what the graph gives:
 
-    ```python
-    import keras
-    from skewless.layers import keras_preprocessor
-
-    preprocessor = keras_preprocessor("out/example")
-    preprocessor.save("preprocessor.keras")        # loads on the JAX backend too
-    ```
+        >>> import keras
+        >>> import numpy as np
+        >>> from skewless.layers import TransformLayer, keras_preprocessor
+        >>> preprocessor = keras_preprocessor("out/example")
+        >>> preprocessor.unsupported   # every feature has an exact Keras equivalent
+        {}
+        >>> preprocessor.save("preprocessor.keras")        # loads on the JAX backend too
+        >>> loaded = keras.saving.load_model("preprocessor.keras")
+        >>> batch = {"age": np.array([25, 61]), "workclass": np.array(["Private", "Unheard-of"])}
+        >>> native = loaded.transform_features(batch, ["age", "workclass"])
+        >>> keras.ops.convert_to_numpy(native["workclass"]).tolist()   # Private is vocabulary line 0; unseen: OOV
+        [0, 7]
+        >>> graph = TransformLayer("out/example")({**batch, "hours_per_week": np.array([40, 40]),
+        ...     "fnlwgt": np.array([1e5, 1e5], "float32"), "education": np.array(["HS-grad"] * 2),
+        ...     "native_country": np.array(["Cuba"] * 2)})
+        >>> bool((keras.ops.convert_to_numpy(native["age"]) == graph["age"].numpy()).all())   # bit for bit
+        True
     """
     plans = plan_preprocessor(run_dir)
     unsupported = {name: plan for name, plan in plans.items() if plan.layers is None}
@@ -118,16 +130,20 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
     plans = {}
     # the outputs a feature writes besides its own (a datetime's parts): a transform that says why it has no
     # native layers says it for them too
-    owners = {output: config.features[name] for name in config.features
-              for output in config.features[name].outputs(name) if output != name}
+    owners = {output: name for name in config.features for output in config.features[name].outputs(name)
+              if output != name}
     for name, graph in sorted(read_graph_features(graph_dir).items()):
         if name == label or label in graph.raw_inputs:
             continue
-        feature, owner = config.features.get(name), owners.get(name)
+        feature, owner = config.features.get(name), config.features.get(owners.get(name))
         if feature is not None and feature.transform_kind.native_ops is None:
             plans[name] = plan_feature(name, feature.transform, graph, raw_spec[name])  # refused: its transform's reason
         elif owner is not None and owner.transform_kind.native_reason is not None:
             plans[name] = refused(name, owner.transform, graph, None, owner.transform_kind.native_reason)
+        elif owner is not None:
+            # a missing indicator, a text's bag-of-words or TF-IDF weights: named by the feature that writes it
+            reason = f"{_output_of(name, owners[name], owner)}: no exact Keras equivalent in skewless yet"
+            plans[name] = refused(name, owner.transform, graph, None, reason)
         elif feature is not None:
             handled = {*HANDLED_OPTIONS, *feature.transform_kind.native_options}
             options = sorted(set(feature.model_dump(exclude_defaults=True)) - handled)
@@ -141,6 +157,15 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
             reason += f" of preprocessing_fn {config.preprocessing_fn})" if config.preprocessing_fn else ")"
             plans[name] = refused(name, "preprocessing_fn", graph, raw_spec.get(name), reason)
     return plans
+
+
+def _output_of(output: str, owner_name: str, owner) -> str:
+    """What `output` is, named by the feature that writes it: "the missing indicator of feature 'w'"."""
+    if output == missing_indicator_name(owner_name):
+        return f"the missing indicator of feature {owner_name!r}"
+    if output == f"{owner_name}_weights":
+        return f"the {owner.output} weights of feature {owner_name!r}"
+    return f"an output of feature {owner_name!r}"
 
 
 def check_preprocessor(
@@ -157,6 +182,16 @@ def check_preprocessor(
     optional values, values on and around each boundary). The graph transforms them as serving
     does (`transform_raw_rows`); integers and strings must be equal, floats bit-identical (NaN
     equals NaN). `preprocessor` defaults to ``keras_preprocessor(run_dir, strict=False)``.
+
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``:
+
+        >>> from skewless.layers import check_preprocessor
+        >>> check = check_preprocessor("out/example", sample=200)
+        >>> check.rows, check.not_exact()
+        (200, {})
+        >>> [(f.name, f.status, f.differences) for f in check.features][:3]
+        [('age', 'exact', 0), ('capital_gain', 'exact', 0), ('education', 'exact', 0)]
     """
     plans = plan_preprocessor(run_dir)
     return _check(run_dir, plans, preprocessor or _build(plans), rows, sample, seed)

@@ -57,16 +57,23 @@ def model_inputs(
 
     Raises InputError naming a feature that is unknown, the label, or has no encoding.
 
-    Example (after ``skewless run configs/census.yaml``):
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``: four numbers, one-hots of education (12 ids),
+        hours_per_week (10 buckets), occupation (16) and workclass (8), and a 16-wide embedding of
+        native_country's 64 hash buckets:
 
-    ```python
-    import keras
-    from skewless.layers import model_inputs
-
-    inputs, encoded = model_inputs("out/census")
-    outputs = keras.layers.Dense(1, activation="sigmoid")(keras.layers.Dense(64, activation="relu")(encoded))
-    model = keras.Model(inputs, outputs)   # trains on make_dataset("out/census", "train")
-    ```
+        >>> import keras
+        >>> from skewless.layers import model_inputs
+        >>> inputs, encoded = model_inputs("out/example")
+        >>> sorted(inputs)
+        ['age', 'capital_gain', 'education', 'fnlwgt', 'hours_per_week', 'native_country', 'occupation', 'workclass']
+        >>> encoded.shape
+        (None, 65)
+        >>> 1 + 1 + 12 + 1 + 10 + 16 + 16 + 8
+        65
+        >>> outputs = keras.layers.Dense(1, activation="sigmoid")(keras.layers.Dense(8, activation="relu")(encoded))
+        >>> model = keras.Model(inputs, outputs)   # trains on make_dataset("out/example", "train")
+        >>> model.compile("adam", "binary_crossentropy")
     """
     transform = TransformLayer(run_dir, label=label)
     plan = encoding_plan(transform, embedding_dims, features)

@@ -28,17 +28,25 @@ class NativePreprocessor(keras.Model):
             each output applies its layers in order to the raw feature of the same name.
         unsupported: ``{name: reason}`` for the features left out (see `keras_preprocessor`).
 
-    Example (after ``skewless run configs/example.yaml``):
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``: age is z-scored with the run's mean and
+        standard deviation (run.json holds them), workclass is its line in the run's vocabulary file:
 
-    ```python
-    import numpy as np
-    from skewless.layers import keras_preprocessor
-
-    preprocessor = keras_preprocessor("out/example", strict=False)
-    preprocessor.save("preprocessor.keras")      # small, self-contained, loads on any backend
-    batch = {"age": np.array([25, 61]), "workclass": np.array([b"Private", b"Unheard-of"])}
-    preprocessor.transform_features(batch, ["age", "workclass"])
-    ```
+        >>> import json
+        >>> import keras
+        >>> import numpy as np
+        >>> from skewless.layers import keras_preprocessor
+        >>> preprocessor = keras_preprocessor("out/example", strict=False)
+        >>> batch = {"age": np.array([25, 61]), "workclass": np.array(["Private", "Unheard-of"])}
+        >>> features = preprocessor.transform_features(batch, ["age", "workclass"])
+        >>> age = json.load(open("out/example/run.json"))["features"]["age"]
+        >>> np.allclose(keras.ops.convert_to_numpy(features["age"]), (np.array([25, 61]) - age["mean"]) / age["std"])
+        True
+        >>> keras.ops.convert_to_numpy(features["workclass"]).tolist()
+        [0, 7]
+        >>> preprocessor.save("preprocessor.keras")      # small, self-contained, loads on any backend
+        >>> import os; os.path.getsize("preprocessor.keras") < 100_000
+        True
     """
 
     def __init__(self, features: dict, unsupported: dict | None = None, **kwargs):

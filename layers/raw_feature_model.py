@@ -13,7 +13,7 @@ class RawFeatureModel(keras.Model):
     """Runs `preprocessor` on a dict of raw features, then `model` on the transformed features.
 
     One ``.keras`` file holds both, with no TF graph inside, and loads on every backend (after
-    ``import skewless.layers``). On TensorFlow it trains, predicts and exports like any Keras
+    ``import skewless``). On TensorFlow it trains, predicts and exports like any Keras
     model. On JAX and PyTorch, Keras cannot feed strings through ``fit``/``predict`` (nor trace
     StringLookup with ``jax.jit``): train `model` on the preprocessor's outputs (e.g.
     ``dataset.map(lambda x, y: (preprocessor(x), y))``, where the JAX model is compiled as usual)
@@ -23,19 +23,26 @@ class RawFeatureModel(keras.Model):
         preprocessor: the run's `NativePreprocessor` (see `keras_preprocessor`).
         model: a Keras model taking ``{transformed feature: tensor}`` (any subset, by name).
 
-    Example:
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``, a model of the transformed age and fnlwgt
+        that takes raw rows:
 
-    ```python
-    import keras
-    from skewless.layers import RawFeatureModel, keras_preprocessor
-
-    preprocessor = keras_preprocessor("out/example")
-    inputs = {"age": keras.Input(shape=(), name="age"), "fnlwgt": keras.Input(shape=(), name="fnlwgt")}
-    stacked = keras.ops.stack([inputs["age"], inputs["fnlwgt"]], axis=-1)
-    body = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(stacked))
-    raw_model = RawFeatureModel(preprocessor, body)    # raw_model({"age": ..., "fnlwgt": ...})
-    raw_model.save("model.keras")
-    ```
+        >>> import keras
+        >>> import numpy as np
+        >>> from skewless.layers import RawFeatureModel, keras_preprocessor
+        >>> preprocessor = keras_preprocessor("out/example")
+        >>> inputs = {"age": keras.Input(shape=(), name="age"), "fnlwgt": keras.Input(shape=(), name="fnlwgt")}
+        >>> stacked = keras.ops.stack([inputs["age"], inputs["fnlwgt"]], axis=-1)
+        >>> body = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(stacked))
+        >>> raw_model = RawFeatureModel(preprocessor, body)
+        >>> raw = {"age": np.array([25, 61]), "fnlwgt": np.array([150000.0, 90000.0], "float32")}
+        >>> scores = keras.ops.convert_to_numpy(raw_model(raw))
+        >>> transformed = preprocessor.transform_features(raw, ["age", "fnlwgt"])
+        >>> bool((scores == keras.ops.convert_to_numpy(body(transformed))).all())   # the body on the transformed rows
+        True
+        >>> raw_model.save("model.keras")
+        >>> bool((keras.ops.convert_to_numpy(keras.saving.load_model("model.keras")(raw)) == scores).all())
+        True
     """
 
     def __init__(self, preprocessor: NativePreprocessor, model: keras.Model, **kwargs):

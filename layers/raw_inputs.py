@@ -25,14 +25,21 @@ def raw_inputs(
     (SequenceExample input) ragged inputs of shape ``(None, None, None)``. The label column
     (named in the run's ``run.json`` unless `label` is given) is left out unless `include_label`.
 
-    Example:
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example`` (``capital_gain`` and ``occupation`` have a
+        default: they are optional, sparse):
 
-    ```python
-    from skewless.layers import TransformLayer, raw_inputs
-
-    inputs = raw_inputs("out/example")           # {"age": <KerasTensor shape=(None,), dtype=int64>, ...}
-    features = TransformLayer("out/example")(inputs)
-    ```
+        >>> import keras
+        >>> from skewless.layers import TransformLayer, raw_inputs
+        >>> inputs = raw_inputs("out/example")
+        >>> {name: (tensor.shape, tensor.dtype, tensor.sparse) for name, tensor in sorted(inputs.items())[:3]}
+        {'age': ((None,), 'int64', False), 'capital_gain': ((None, None), 'float32', True),
+         'education': ((None,), 'string', False)}
+        >>> features = TransformLayer("out/example")(inputs)
+        >>> numeric = keras.ops.stack([features["age"], features["fnlwgt"]], axis=-1)
+        >>> model = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(numeric))
+        >>> model.count_params()   # a weight for age, one for fnlwgt, a bias
+        3
     """
     import tensorflow_transform as tft
 

@@ -18,11 +18,23 @@ import tensorflow as tf
 from tensorflow.python.framework import convert_to_constants
 
 # Larger tables stay variables: a constant is stored in the graph itself (a GraphDef is limited to 2 GB) and
-# held in memory beside the variable the other signatures and the checkpoint still use.
+# read into memory whole. A frozen table is a constant only: the export saves `ServingHead.variables`.
 MAX_FROZEN_BYTES = 32 * 2**20
 
 
-def serving_head(model):
+class ServingHead:
+    """`model` as the export calls it (`head(inputs)`), and `variables`: the TF variables that call reads, those
+    of `model` but the tables made constants, for the export to save (each weight once: a variable or a constant)."""
+
+    def __init__(self, call, variables):
+        self._call = call
+        self.variables = variables
+
+    def __call__(self, inputs):
+        return self._call(inputs)
+
+
+def serving_head(model) -> ServingHead:
     """`model` as a function of its input structure (fed as `model.input`), in inference mode.
 
     Tables used only by gathers become constants when the model's graph calls no inner functions (control
@@ -31,27 +43,30 @@ def serving_head(model):
     def call(inputs):
         return model(inputs, training=False)
 
+    # a Keras variable's value on the TensorFlow backend is its tf.Variable, the object the export saves
+    as_is = ServingHead(call, [variable.value for variable in model.variables])
     specs = keras.tree.map_structure(_dense_spec, model.input)
     if any(spec is None for spec in tf.nest.flatten(specs)):
-        return call
+        return as_is
     traced = tf.function(call, autograph=False).get_concrete_function(specs)
     if traced.graph.as_graph_def().library.function:
-        return call
+        return as_is
     tables = _gathered_only(traced)
     if not tables or sum(tables.values()) > MAX_FROZEN_BYTES:
-        return call
+        return as_is
     converter = convert_to_constants._FunctionConverterDataInEager(
         func=traced, lower_control_flow=False, aggressive_inlining=False, variable_names_allowlist=set(tables)
     )
     graph_def, frozen_inputs = convert_to_constants._replace_variables_by_constants(converter_data=converter)
     frozen = convert_to_constants._construct_concrete_function(traced, graph_def, frozen_inputs)
     captured = [value for index, value in enumerate(traced.captured_inputs) if index not in frozen_inputs]
+    by_handle = {id(variable.handle): variable for variable in traced.graph.variables}
 
     def call_frozen(inputs):
         outputs = frozen(*tf.nest.flatten(inputs), *captured)
         return tf.nest.pack_sequence_as(traced.structured_outputs, outputs)
 
-    return call_frozen
+    return ServingHead(call_frozen, [by_handle[id(value)] for value in captured if id(value) in by_handle])
 
 
 def _dense_spec(tensor):

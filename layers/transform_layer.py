@@ -38,7 +38,7 @@ class TransformLayer(keras.layers.Layer):
 
     The graph's files (vocabularies and every other asset) are saved inside the ``.keras`` file and
     the exported SavedModel, so neither needs the run directory once written. Loading a ``.keras``
-    file needs ``import skewless.layers`` first (which registers the layer), no ``custom_objects``.
+    file needs ``import skewless`` first (the layer's lookup then imports it), no ``custom_objects``.
 
     Args:
         graph_dir: the run directory or its ``transform_graph/`` folder.
@@ -46,18 +46,35 @@ class TransformLayer(keras.layers.Layer):
         graph_spec: filled by `get_config` so a model loaded from a ``.keras`` file can be rebuilt
             before its assets are restored; leave it out.
 
-    Example (after ``skewless run configs/example.yaml``):
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``, two raw rows through the run's graph; the
+        second row's occupation is missing (an empty string) and its workclass unseen:
 
-    ```python
-    import keras
-    from skewless.layers import TransformLayer, raw_inputs
+        >>> import json
+        >>> import numpy as np
+        >>> from skewless.layers import TransformLayer
+        >>> layer = TransformLayer("out/example")
+        >>> features = layer({
+        ...     "age": np.array([25, 61]), "hours_per_week": np.array([40, 60]),
+        ...     "fnlwgt": np.array([150000.0, 90000.0], "float32"), "capital_gain": np.array([0.0, 0.0], "float32"),
+        ...     "workclass": np.array(["Private", "Unheard-of"]), "education": np.array(["Bachelors", "HS-grad"]),
+        ...     "occupation": np.array(["Sales", ""]), "native_country": np.array(["United-States", "Atlantis"])})
+        >>> sorted(features)
+        ['age', 'capital_gain', 'education', 'fnlwgt', 'hours_per_week', 'native_country', 'occupation', 'workclass']
 
-    inputs = raw_inputs("out/example")
-    features = TransformLayer("out/example")(inputs)
-    numeric = [keras.ops.expand_dims(features[name], -1) for name in ("age", "fnlwgt")]
-    output = keras.layers.Dense(1, activation="sigmoid")(keras.layers.Concatenate()(numeric))
-    model = keras.Model(inputs, output)
-    ```
+        ``age`` is z-scored with the mean and standard deviation the job computed (run.json holds them):
+
+        >>> age = json.load(open("out/example/run.json"))["features"]["age"]
+        >>> np.allclose(features["age"], (np.array([25, 61]) - age["mean"]) / age["std"])
+        True
+
+        ``workclass`` is its line in the vocabulary file; an unseen value goes to the OOV bucket after it:
+
+        >>> vocabulary = open("out/example/transform_graph/transform_fn/assets/vocab_workclass").read().split()
+        >>> features["workclass"].numpy().tolist(), vocabulary.index("Private"), len(vocabulary)
+        ([0, 7], 0, 7)
+
+        In a model: ``keras.Model(raw_inputs("out/example"), head(layer(raw_inputs)))`` (see `raw_inputs`).
     """
 
     def __init__(self, graph_dir, label=FROM_RUN, graph_spec=None, **kwargs):

@@ -23,16 +23,21 @@ class VocabularyFirst(keras.layers.Layer):
         num_oov_buckets: ``k``, tf.Transform's OOV bucket count (the lookup has ``max(k, 1)``).
         default_value: the id of an unseen value when ``k`` is 0.
 
-    Example:
+    Examples:
+        "b" is line 1 of the vocabulary file; "zzz" is unseen: one of the two OOV buckets after the vocabulary,
+        the one tf.Transform's lookup gives it.
 
-    ```python
-    import keras
-    from skewless.layers import VocabularyFirst
-
-    lookup = keras.layers.StringLookup(vocabulary=["a", "b", "c"], num_oov_indices=2)
-    ids = VocabularyFirst(vocabulary_size=3, num_oov_buckets=2)(lookup(["b", "zzz"]))
-    # "b" -> 1 as in the vocabulary file; "zzz" -> 3 or 4 (tf.Transform's OOV buckets)
-    ```
+        >>> import keras
+        >>> import tensorflow as tf
+        >>> from skewless.layers import VocabularyFirst
+        >>> lookup = keras.layers.StringLookup(vocabulary=["a", "b", "c"], num_oov_indices=2)
+        >>> ids = VocabularyFirst(vocabulary_size=3, num_oov_buckets=2)(lookup(["b", "zzz"]))
+        >>> keras.ops.convert_to_numpy(ids).tolist()
+        [1, 3]
+        >>> table = tf.lookup.StaticVocabularyTable(
+        ...     tf.lookup.KeyValueTensorInitializer(["a", "b", "c"], tf.range(3, dtype=tf.int64)), num_oov_buckets=2)
+        >>> table.lookup(tf.constant(["b", "zzz"])).numpy().tolist()   # tf.Transform's lookup
+        [1, 3]
     """
 
     def __init__(self, vocabulary_size: int, num_oov_buckets: int, default_value: int = -1, **kwargs):

@@ -13,8 +13,11 @@ are cached beside tf.Transform's, as the mergeable JSON of `stats.ColumnStats`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -156,7 +159,30 @@ class AnalyzeInputs(beam.PTransform):
 
         spec = self._spec
         type_specs = tensor_adapter.TensorAdapter(self._adapter_config).OriginalTypeSpecs()
-        needed = analysis_graph_builder.get_analysis_dataset_keys(
-            spec.preprocessing_fn, type_specs, list(keys.values()), input_cache, False
-        )
+        with _without_inspection_table_warnings():
+            needed = analysis_graph_builder.get_analysis_dataset_keys(
+                spec.preprocessing_fn, type_specs, list(keys.values()), input_cache, False
+            )
         return {name for name, key in keys.items() if key in needed or cached_stats(spec.cache_dir, name) is None}
+
+
+# tf.Transform's graph analyzer warns of every lookup table of a graph traced as a tf.function
+_TABLE_IN_FUNCTION = re.compile(r"Tables initialized inside a tf\.function +will be re-initialized")
+
+
+def _not_a_table_in_function_warning(record: logging.LogRecord) -> bool:
+    return not _TABLE_IN_FUNCTION.match(record.getMessage())
+
+
+@contextlib.contextmanager
+def _without_inspection_table_warnings():
+    """Drops "Tables initialized inside a tf.function will be re-initialized on every invocation" while tf.Transform
+    traces preprocessing_fn to find the datasets the cache lacks: that trace is inspected, never invoked, and
+    every --cache-dir run printed the warning once per vocabulary. Other messages, and this one elsewhere, pass.
+    """
+    logger = logging.getLogger("absl")
+    logger.addFilter(_not_a_table_in_function_warning)
+    try:
+        yield
+    finally:
+        logger.removeFilter(_not_a_table_in_function_warning)

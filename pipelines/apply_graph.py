@@ -93,6 +93,30 @@ def apply(
     ``output.max_bad_fraction`` (new data may deserve a limit of its own). Raises InputError when `run_dir` is
     not a finished run. `progress` watches the transform pass as `job.run`'s watches the job (`skewless apply`
     draws it).
+
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``, new rows in a CSV file, one of them bad:
+
+        >>> import json
+        >>> import numpy as np
+        >>> from skewless.pipelines.apply_graph import apply
+        >>> from skewless.pipelines.dataset import make_dataset
+        >>> _ = open("new.csv", "w").write(
+        ...     "age,workclass,education,occupation,hours_per_week,fnlwgt,capital_gain,native_country\\n"
+        ...     "25,Private,HS-grad,Sales,40,150000,0,Cuba\\n"
+        ...     "61,Astronaut,Masters,,60,90000,,Atlantis\\n"
+        ...     "old,Private,HS-grad,Sales,40,150000,0,Cuba\\n")
+        >>> result = apply("out/example", "out/new", inputs=["new.csv"], input_format="csv", header=True,
+        ...                one_split=True, max_bad_fraction=0.5)
+        >>> result.rows
+        {'read': 3, 'written': {'all': 2}, 'quarantined': 1}
+
+        The run's graph, so the run's statistics: age is z-scored with its mean and standard deviation:
+
+        >>> age = json.load(open("out/example/run.json"))["features"]["age"]
+        >>> features = next(iter(make_dataset("out/new", "all", label=None, shuffle_buffer=0)))
+        >>> np.allclose(features["age"], (np.array([25, 61]) - age["mean"]) / age["std"])
+        True
     """
     started = time.time()
     if files.is_local(run_dir):

@@ -84,6 +84,21 @@ def make_dataset(
     Raises:
       InputError: the run directory, its transform graph or the split's shards are missing.
       ConfigError: the split, a feature or the label is not in the run (the message lists what is).
+
+    Examples:
+      After ``skewless run configs/example.yaml -o out/example``:
+
+      >>> from skewless.pipelines.dataset import make_dataset
+      >>> from skewless.run_directory import RunDirectory
+      >>> features, label = next(iter(make_dataset("out/example", "train", batch_size=4, seed=0)))
+      >>> features["age"].shape, features["workclass"].dtype, set(label.numpy().tolist()) <= {0, 1}
+      (TensorShape([4]), tf.int64, True)
+
+      Every row of the split, once per epoch:
+
+      >>> evaluation = make_dataset("out/example", "eval", batch_size=1024, shuffle_buffer=0)
+      >>> sum(int(label.shape[0]) for _, label in evaluation), RunDirectory("out/example").read_summary().rows.written
+      (10055, {'eval': 10055, 'train': 39945})
     """
     run_dir = os.fspath(run_dir)
     if not object_store.tensorflow_opens(run_dir):  # tf.data cannot read s3:// in TF 2.21: read a local copy

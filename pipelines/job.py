@@ -40,6 +40,24 @@ from skewless.safe_names import most_frequent_filename
 
 @dataclass
 class RunResult:
+    """What `run` returns: the row counts, shards and seconds of run.json, and each feature's statistics.
+
+    Examples:
+        >>> import os
+        >>> from skewless.config import load_config
+        >>> from skewless.pipelines.job import run
+        >>> result = run(load_config("configs/example.yaml", overrides=["input.rows=1000", "output.shards=2"],
+        ...                          output_dir=os.path.abspath("out/tiny")))
+        >>> {split: len(shards) for split, shards in result.shards.items()}
+        {'train': 2, 'eval': 2}
+        >>> round(result.rows["written"]["train"] / result.rows["read"], 1)   # output.splits: train 0.8
+        0.8
+        >>> os.path.relpath(result.graph_dir)
+        'out/tiny/transform_graph'
+        >>> result.summary()
+        '/.../out/tiny: read 1,000 rows, wrote ... in 4 shards, quarantined 0; ... s'
+    """
+
     output_dir: str
     rows: dict
     shards: dict
@@ -91,6 +109,19 @@ def run(
     `process_started` (a `time.time()` value), when given, is when the process that runs the job started:
     run.json's total seconds then count from there, and `startup` is the time until the job began (for
     `skewless run`, mostly importing TensorFlow, tf.Transform and Beam).
+
+    Examples:
+        configs/example.yaml on 2,000 of its synthetic rows; each row goes to one split, or to quarantine:
+
+        >>> import os
+        >>> from skewless.config import load_config
+        >>> from skewless.pipelines.job import run
+        >>> result = run(load_config("configs/example.yaml", overrides=["input.rows=2000"],
+        ...                          output_dir=os.path.abspath("out/small")))
+        >>> result.rows["read"], sum(result.rows["written"].values()) + result.rows["quarantined"]
+        (2000, 2000)
+        >>> sorted(os.listdir("out/small"))
+        ['config.yaml', 'data', 'run.json', 'statistics', 'transform_graph']
     """
     if not isinstance(config, JobConfig):
         config = load_config(config)

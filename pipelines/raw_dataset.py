@@ -83,6 +83,18 @@ def make_raw_dataset(
     Raises:
       ConfigError: bad arguments, an unknown label, or data paths of an unknown format.
       InputError: the input cannot be read.
+
+    Examples:
+      After ``skewless run configs/example.yaml -o out/example``, the raw rows of the run's input the job
+      wrote to its eval split, with the label mapped as the job maps it (``<=50K`` is 0):
+
+      >>> from skewless.pipelines.raw_dataset import make_raw_dataset
+      >>> evaluation = make_raw_dataset("out/example", split="eval", batch_size=1024)
+      >>> features, label = next(iter(evaluation))
+      >>> features["workclass"][:2].numpy().tolist(), label.dtype, set(label.numpy().tolist())
+      ([b'Private', b'Private'], tf.int64, {0, 1})
+      >>> sum(int(label.shape[0]) for _, label in evaluation)   # run.json's rows.written.eval
+      10055
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")

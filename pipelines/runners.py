@@ -15,12 +15,14 @@ harness) is cancelled after `start_timeout`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import socket
 import time
 from typing import Callable
 
 import apache_beam as beam
+import apache_beam.pipeline as beam_pipeline
 from apache_beam.options.pipeline_options import PortableOptions, StandardOptions
 from apache_beam.runners.runner import PipelineRunner, PipelineState
 
@@ -40,7 +42,7 @@ def pipeline(options, start_timeout: float | None = None, started: Callable[[], 
     name = options.view_as(StandardOptions).runner
     # Beam reads runner names case-insensitively, with or without the "Runner" suffix
     if name is None or name.lower().removesuffix("runner") in ("direct", "switchingdirect"):
-        return beam.Pipeline(runner=_in_process_runner(options), options=options)
+        return _JobPipeline(runner=_in_process_runner(options), options=options)
     _check_runner(name)
     _check_job_endpoint(options)
     watched = None if start_timeout is None or started is None else (start_timeout, started)
@@ -86,7 +88,39 @@ def _check_job_endpoint(options) -> None:
         ) from None
 
 
-class _WatchedPipeline(beam.Pipeline):
+@contextlib.contextmanager
+def _no_interactive_beam():
+    """Beam, as the job's pipeline is built and run, sees no IPython session.
+
+    In a notebook's kernel Beam renames each transform applied after the cell it was applied in, and the first
+    time starts Interactive Beam, whose environment displays a script loading jQuery and DataTables from CDNs
+    (code.jquery.com, cdn.datatables.net) into the notebook: a job run from a notebook fetched from the network,
+    and left its temporary folder to Interactive Beam to clean up. `apache_beam.pipeline` asks through the two
+    functions it imported; they are swapped for the job's own calls only, so a user's own pipeline in the same
+    notebook stays interactive.
+    """
+    saved = beam_pipeline.alter_label_if_ipython, beam_pipeline.is_in_ipython
+    beam_pipeline.alter_label_if_ipython = lambda transform, pvalueish: None
+    beam_pipeline.is_in_ipython = lambda: False
+    try:
+        yield
+    finally:
+        beam_pipeline.alter_label_if_ipython, beam_pipeline.is_in_ipython = saved
+
+
+class _JobPipeline(beam.Pipeline):
+    """`beam.Pipeline`, built and run without Interactive Beam (`_no_interactive_beam`)."""
+
+    def apply(self, transform, pvalueish=None, label=None):
+        with _no_interactive_beam():
+            return super().apply(transform, pvalueish, label)
+
+    def run(self, test_runner_api="AUTO"):
+        with _no_interactive_beam():
+            return super().run(test_runner_api)
+
+
+class _WatchedPipeline(_JobPipeline):
     """Waits for the job like `beam.Pipeline`, but cancels it when no work has started in time."""
 
     def __init__(self, options, watched):

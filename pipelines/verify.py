@@ -78,6 +78,19 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     preprocessor (`skewless.layers.keras_preprocessor`) is checked against the graph on the same rows;
     features it cannot reproduce are reported, not counted. A check that fails to run is reported in
     `VerifyResult.unchecked`; the others still run.
+
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``: the graph on 200 sampled rows (and their
+        copies with unseen categories and missing values) in the batch job and at serving:
+
+        >>> from skewless.pipelines.verify import verify
+        >>> result = verify("out/example", sample=200, native=False)
+        >>> result.rows, result.differences, result.exit_code
+        (200, 0, 0)
+        >>> sorted(check.name for check in result.features)
+        ['age', 'capital_gain', 'education', 'fnlwgt', 'hours_per_week', 'label', 'native_country', 'occupation', 'workclass']
+        >>> all(check.rows == 200 + result.unseen_rows for check in result.features)
+        True
     """
     from skewless.config import load_config
     from skewless.pipelines.plan import plan, sample_rows

@@ -6,4 +6,9 @@ part may import which, and where an import goes inside a function: docs/design.m
 (tests/architecture/test_import_rules.py checks it).
 """
 
+from skewless.keras_registry import register_lazily
+
 __version__ = "0.1.0"
+
+# a .keras file holding skewless layers loads after `import skewless` alone (skewless/keras_registry.py)
+register_lazily()

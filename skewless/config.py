@@ -411,7 +411,20 @@ def load_config(
     """Loads and validates a job config from a YAML path or a dict.
 
     `overrides` are ``key.path=value`` strings (the CLI's ``--set``); the value is parsed as YAML.
-    `output_dir` replaces ``output.dir``.
+    `output_dir` replaces ``output.dir``. Relative paths in a YAML file are relative to its folder.
+
+    Examples:
+        >>> import os
+        >>> from skewless.config import load_config
+        >>> config = load_config("configs/example.yaml", overrides=["input.rows=2000"])
+        >>> config.input.rows, config.features["age"].transform, config.output.splits
+        (2000, 'z_score', {'train': 0.8, 'eval': 0.2})
+        >>> os.path.relpath(config.output.dir)   # "../out/example" in configs/example.yaml
+        'out/example'
+        >>> load_config("configs/example.yaml", overrides=["features.age.transform=zscore"])
+        Traceback (most recent call last):
+        ...
+        skewless.errors.ConfigError: --set features.age.transform=zscore: unknown value 'zscore' (input should be ...)
     """
     lines: dict[tuple, int] = {}
     if isinstance(source, dict):

@@ -92,6 +92,26 @@ def progress_name(stage: str, unit: str) -> str:
 
 @dataclass(frozen=True)
 class RunDirectory:
+    """The paths of a run directory's parts (the graph, the shards, run.json ...) and readers of its small files.
+
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example``:
+
+        >>> from skewless.run_directory import RunDirectory
+        >>> run = RunDirectory("out/example")
+        >>> run.graph_dir, run.report_file
+        ('out/example/transform_graph', 'out/example/report.html')
+        >>> summary = run.read_summary()
+        >>> summary.rows.read, summary.rows.written, summary.label_column
+        (50000, {'eval': 10055, 'train': 39945}, 'label')
+        >>> run.read_config()["features"]["age"]
+        {'transform': 'z_score'}
+        >>> RunDirectory("out").read_summary()
+        Traceback (most recent call last):
+        ...
+        skewless.errors.InputError: out/run.json: not found; is out the output directory of `skewless run`?
+    """
+
     path: str
 
     @classmethod

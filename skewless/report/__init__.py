@@ -5,7 +5,7 @@ It reads only the run directory's small files (`RunDirectory`: run summary, conf
 statistics protos), never TensorFlow or Apache Beam, so it renders in well under a second and anywhere the run
 can be read.
 
-Example:
+Examples:
 
 ```python
 from skewless.report import render_report
@@ -35,6 +35,19 @@ def render_report(run_dir: str | os.PathLike) -> str:
     the path returned is then the store's.
 
     Raises InputError when RUN_DIR has no readable run summary.
+
+    Examples:
+        After ``skewless run configs/example.yaml -o out/example`` (which renders it too):
+
+        >>> import os
+        >>> from skewless.report import render_report
+        >>> os.remove("out/example/report.html")
+        >>> page = render_report("out/example")
+        >>> os.path.relpath(page)
+        'out/example/report.html'
+        >>> text = open(page).read()
+        >>> text.startswith("<!DOCTYPE html>"), "50,000" in text, "native_country" in text
+        (True, True, True)
     """
     run_dir = os.fspath(run_dir)
     if not files.is_local(run_dir):

@@ -1,6 +1,8 @@
 """The fenced code blocks of the README and the docs site, as the docs tests read them."""
 
+import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,3 +47,11 @@ def blocks(page: Path) -> list[Block]:
             index = end
         index += 1
     return found
+
+
+def reader_environment() -> dict:
+    """The environment a reader's shell has: the `skewless` and `saved_model_cli` installed beside this Python."""
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "SKEWLESS_DEBUG")}
+    environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + environment["PATH"]
+    environment["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    return environment

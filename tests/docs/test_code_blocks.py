@@ -1,9 +1,8 @@
 """Every code block of the README and the docs site runs here, or says above it why it is not run (issue 32).
 
 Each page's `bash` and `python` blocks run in order, as a reader would type them, in a scratch folder holding
-`configs/` and a run of configs/example.yaml in `out/example`; `yaml` blocks must parse."""
+`configs/` and a run of configs/example.yaml in `out/example` (conftest.py); `yaml` blocks must parse."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from doc_blocks import NOT_CODE, PARSED, RUN, blocks, pages
+from doc_blocks import NOT_CODE, PARSED, RUN, blocks, pages, reader_environment
 from example_job import REPO
 
 RUNNABLE_PAGES = [page for page in pages() if any(b.language in RUN and b.not_run is None for b in blocks(page))]
@@ -39,25 +38,6 @@ def test_yaml_blocks_parse(page):
             assert isinstance(yaml.safe_load(block.code), dict), block.where()
 
 
-@pytest.fixture(scope="module")
-def example_run_dir(tmp_path_factory):
-    """`skewless run configs/example.yaml` as the README's set-up runs it, once for every page."""
-    folder = tmp_path_factory.mktemp("docs-run")
-    shutil.copytree(REPO / "configs", folder / "configs")
-    done = subprocess.run(["skewless", "run", "configs/example.yaml", "--output", "out/example"], cwd=folder,
-                          env=_environment(), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return folder / "out" / "example"
-
-
-def _environment() -> dict:
-    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "SKEWLESS_DEBUG")}
-    # `skewless` and `saved_model_cli` are the scripts installed beside this interpreter
-    environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + environment["PATH"]
-    environment["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    return environment
-
-
 # One interpreter per page runs its blocks in order (TensorFlow is imported once, not once per block): each
 # python block in a namespace of its own, as a reader's fresh `python`, each bash block through bash.
 _RUN_PAGE = """
@@ -83,6 +63,6 @@ def test_page_code_runs_in_order(page, example_run_dir, tmp_path):
     shutil.copytree(example_run_dir, tmp_path / "out" / "example")
     runnable = [(b.where(), b.language, b.code) for b in blocks(page) if b.language in RUN and not b.not_run]
     script = f"BLOCKS = {runnable!r}\n{_RUN_PAGE}"
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=_environment(), capture_output=True,
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=reader_environment(), capture_output=True,
                           text=True, timeout=1100)
     assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"

@@ -25,10 +25,19 @@ def test_stored_without_outputs():
         assert cell.outputs == [] and cell.execution_count is None, cell.source[:80]
 
 
+# the last cell, added by the test: which of Beam's Interactive modules the kernel imported
+_INTERACTIVE_MODULES = (
+    "import sys\n"
+    "print('interactive modules:', sorted(m for m in sys.modules if m.startswith('apache_beam.runners.interactive')))"
+)
+
+
 def test_runs_top_to_bottom(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")
+    # what a reader's kernel has: the notebook itself keeps TensorFlow's start-up lines out of its cells
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
     notebook = nbformat.read(NOTEBOOK, as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell(_INTERACTIVE_MODULES))
     client = nbclient.NotebookClient(
         notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
@@ -36,6 +45,15 @@ def test_runs_top_to_bottom(tmp_path, monkeypatch):
 
     outputs = [output for cell in code_cells(notebook) for output in cell.outputs]
     assert not [output for output in outputs if output.output_type == "error"]
+    # nothing on stderr: no TensorFlow start-up lines, no library warnings
+    assert not [output.text for output in outputs if output.output_type == "stream" and output.name == "stderr"]
+    # the plots of the transformed features and of training are there (matplotlib is required, not optional)
+    images = [output for output in outputs if "image/png" in output.get("data", {})]
+    assert len(images) == 2, [sorted(output.get("data", {})) for output in outputs]
+    # nothing fetched: Beam's Interactive environment (jQuery and DataTables from CDNs) never started
+    assert "interactive modules: []" in "".join(output.get("text", "") for output in outputs)
+    shown = "".join(str(output.get("data", {})) for output in outputs)
+    assert "code.jquery.com" not in shown and "<script" not in shown
     # rich (the skew check's table) shows itself as display data in a kernel, print() as a stream
     printed = "".join(output.get("text", "") + output.get("data", {}).get("text/plain", "") for output in outputs)
     assert "read 10,000 rows" in printed  # the job ran on the configured rows

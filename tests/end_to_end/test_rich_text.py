@@ -152,6 +152,14 @@ def test_verify_finds_no_difference_with_unseen_texts(text_run):
     assert check.unseen_rows == 50 and check.differences == 0
     assert {c.name for c in check.features} == {"id", "body", "bow", "bow_weights", "tfidf", "tfidf_weights",
                                                 "fixed", "label"}
+    # a text's weights are named by the feature that writes them (issue 32), not "an extra output"
+    reasons = {f.name: (f.transform, f.reason) for f in check.native.features if f.name.endswith("_weights")}
+    assert reasons == {
+        "bow_weights": ("text_vocabulary", "the bag_of_words weights of feature 'bow': no exact Keras equivalent in "
+                                           "skewless yet"),
+        "tfidf_weights": ("text_vocabulary", "the tfidf weights of feature 'tfidf': no exact Keras equivalent in "
+                                             "skewless yet"),
+    }
 
 
 def test_a_tfidf_run_logs_no_retracing_warning(tmp_path):
