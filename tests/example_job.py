@@ -29,6 +29,21 @@ EXAMPLE_CONFIG = {
 }
 
 
+# The example's columns as real configs transform them: every option the native preprocessor reproduces
+# (clip, log, a min-max range whose width float32 rounds, fills computed by analyzers, missing indicators, a cross)
+NATIVE_FEATURES = {
+    "age": {"transform": "log", "clip": [18, 80]},
+    "hours_per_week": {"transform": "scale_by_min_max", "range": [0.1, 0.7]},
+    "fnlwgt": {"transform": "z_score", "clip": [20000, 400000]},
+    "capital_gain": {"transform": "z_score", "fill": "median", "missing_indicator": True},
+    "workclass": {"transform": "vocabulary"},
+    "education": {"transform": "hash", "hash_buckets": 7},
+    "occupation": {"transform": "vocabulary", "fill": "most_frequent", "missing_indicator": True},
+    "native_country": {"transform": "passthrough"},
+    "workclass_x_occupation": {"transform": "cross", "columns": ["workclass", "occupation"], "hash_buckets": 50},
+}
+
+
 def example_config(output_dir, **changes) -> dict:
     """The small synthetic job config, writing to `output_dir`, with top-level keys replaced by `changes`."""
     config = {**EXAMPLE_CONFIG, **changes}

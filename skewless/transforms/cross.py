@@ -18,6 +18,8 @@ class Cross(Transform):
     lists = False
     missing = False
     new_output = True
+    native_ops = frozenset({"SparseCross"})
+    native_options = ("hash_buckets", "columns")
 
     def check(self, feature) -> str | None:
         if feature.columns is None or len(feature.columns) < 2:
@@ -50,6 +52,18 @@ class Cross(Transform):
                                          num_buckets=buckets)
         return {name: with_buckets(tf.squeeze(tft.sparse_tensor_to_dense_with_shape(crossed, [None, 1]), axis=1),
                                    buckets)}
+
+    def native(self, plan, graph) -> str | None:
+        """Keras' `HashedCrossing` runs the same `tf.sparse.cross_hashed` on the (filled) columns."""
+        import keras
+
+        from skewless.layers.native_plan import not_built_by
+
+        if "SparseCross" not in graph.op_types:
+            return not_built_by("cross_hashed")
+        plan.layers = [keras.layers.HashedCrossing(num_bins=plan.options["hash_buckets"], output_mode="int",
+                                                   name=f"{plan.layer_name}_hashed_crossing")]
+        return None
 
     def run_fields(self, name: str, feature, graph) -> dict:
         return {"columns": feature.columns, "hash_buckets": feature.hash_buckets}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from skewless.transforms.numeric import NumericTransform
+from skewless.transforms.z_score import TRANSFORM as Z_SCORE
 from skewless.transforms.values import each
 
 
 class Log(NumericTransform):
     name = "log"
     doc = "log1p then `tft.scale_to_z_score`; values must be above -1 (`clip` them)"
+    native_ops = Z_SCORE.native_ops | {"Log1p"}
+    native_options = ("clip",)
 
     def raw_above(self, feature) -> float | None:
         # log1p is finite above -1 only; a clip above -1 makes every value fit
@@ -24,6 +27,25 @@ class Log(NumericTransform):
             return tf.cast(tf.math.log1p(tf.cast(x, tf.float64)), tf.float32)
 
         return tft.scale_to_z_score(each(log1p, value))
+
+
+    def native_scale(self, plan, graph) -> str | None:
+        """`Log1p` (float64 inside, TensorFlow's kernel on every backend) then `Standardize`."""
+        import numpy as np
+
+        from skewless.layers.log1p import Log1p
+        from skewless.layers.native_plan import not_built_by
+        from skewless.transforms.z_score import standardized
+
+        if "Log1p" not in graph.op_types:
+            return not_built_by("log1p")
+        reason = standardized(plan, graph, "z_score")
+        if reason is None:
+            plan.layers = [Log1p(name=f"{plan.layer_name}_log1p"), *plan.layers]
+            # the probes are raw values: around the values whose log1p is the mean
+            mean = plan.probe["points"][0]
+            plan.probe = {"points": [0.0, float(np.expm1(mean))], "scale": float(np.expm1(mean)) or 1.0}
+        return reason
 
 
 TRANSFORM = Log()

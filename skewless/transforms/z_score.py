@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skewless.transforms.numeric import CLIP, KEY, NumericTransform
+from skewless.transforms.numeric import CLIP, CLIP_OPS, KEY, NumericTransform
 
 
 class ZScore(NumericTransform):
@@ -10,14 +10,15 @@ class ZScore(NumericTransform):
     doc = ("`tft.scale_to_z_score`: (x - mean) / standard deviation (x - mean when the deviation is 0); with `key`, "
            "`tft.scale_to_z_score_per_key`")
     options = (CLIP, KEY)
-    native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"})
+    native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"}) | CLIP_OPS
+    native_options = ("clip",)
 
     def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
         return tft.scale_to_z_score(value) if key is None else tft.scale_to_z_score_per_key(value, key)
 
-    def native(self, plan, graph) -> str | None:
+    def native_scale(self, plan, graph) -> str | None:
         return standardized(plan, graph, "z_score")
 
 
