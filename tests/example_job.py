@@ -39,7 +39,7 @@ NATIVE_FEATURES = {
     "workclass": {"transform": "vocabulary"},
     "education": {"transform": "hash", "hash_buckets": 7},
     "occupation": {"transform": "vocabulary", "fill": "most_frequent", "missing_indicator": True},
-    "native_country": {"transform": "passthrough"},
+    "native_country": {"transform": "hash", "hash_buckets": 20},
     "workclass_x_occupation": {"transform": "cross", "columns": ["workclass", "occupation"], "hash_buckets": 50},
 }
 
