@@ -158,7 +158,8 @@ def unhandled_options(feature) -> list[str]:
     them (``range``, ``list``: not the field names)."""
     handled = {*HANDLED_OPTIONS, *feature.transform_kind.native_options}
     fields = type(feature).model_fields
-    return [fields[option].alias or option for option in sorted(set(feature.model_dump(exclude_defaults=True)) - handled)]
+    unhandled = sorted(set(feature.model_dump(exclude_defaults=True)) - handled)
+    return [fields[option].alias or option for option in unhandled]
 
 
 def _plan_inputs(plan: FeaturePlan, columns: list[str], plans: dict, raw_spec) -> None:

@@ -58,7 +58,8 @@ class FeaturePlan:
         return keras_layer_name(self.name)
 
 
-def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec, options: dict | None = None) -> FeaturePlan:
+def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec,
+                 options: dict | None = None) -> FeaturePlan:
     """The layers for one declared feature (`transform` from the config, `options` its options by field
     name), checked against the graph."""
     raw_dtype = raw_spec.dtype if raw_spec is not None else None  # None: a new output (a cross)

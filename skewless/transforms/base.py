@@ -48,6 +48,7 @@ class Transform:
     - `counts_oov`: the job counts the rows its vocabulary does not know.
     - `native_ops`: the ops tf.Transform 1.21 emits for it, which `native` reads; None with `native_reason`.
     - `native_options`: its options the native layers reproduce (any other set option refuses the feature).
+    - `native_layers`: the Keras layers that reproduce it and how exactly (docs/portable.md's table).
     - `report_options`: its options the report shows beside its name.
     """
 
@@ -66,6 +67,7 @@ class Transform:
     native_ops: frozenset[str] | None = None
     native_reason: str | None = None
     native_options: tuple[str, ...] = ()
+    native_layers: str = ""
     report_options: tuple[str, ...] = ()
 
     def validate(self, feature) -> str | None:

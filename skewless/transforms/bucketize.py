@@ -20,6 +20,7 @@ class Bucketize(NumericTransform):
     required = ("num_buckets",)
     ids = True
     native_ops = frozenset({"Reshape", "Shape", "UpperBound"}) | CLIP_OPS
+    native_layers = 'Keras `Discretization(bin_boundaries)`, `Cast("int64")`: exactly'
     # epsilon only moves the boundaries, which the native layer reads from the graph
     native_options = ("num_buckets", "epsilon", "clip")
     report_options = ("num_buckets",)

@@ -19,6 +19,7 @@ class Cross(Transform):
     missing = False
     new_output = True
     native_ops = frozenset({"SparseCross"})
+    native_layers = 'Keras `HashedCrossing(num_bins)` on the columns, each filled as its own feature fills it: exactly'
     native_options = ("hash_buckets", "columns")
 
     def check(self, feature) -> str | None:

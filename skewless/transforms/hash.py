@@ -24,6 +24,8 @@ class Hash(Transform):
     categories = True
     ids = True
     native_ops = frozenset({"AsString", "StringToHashBucketFast", "StringToHashBucketStrong"})
+    native_layers = ('Keras `Hashing(num_bins)`; with `key`, `Hashing(num_bins, salt=key)` (SipHash): exactly (float '
+                     'values are refused: Keras hashes `int64(x)`)')
     native_options = ("hash_buckets", "key")
     report_options = ("hash_buckets",)
 

@@ -11,6 +11,7 @@ class Log(NumericTransform):
     name = "log"
     doc = "log1p then `tft.scale_to_z_score`; values must be above -1 (`clip` them)"
     native_ops = Z_SCORE.native_ops | {"Log1p"}
+    native_layers = "`Log1p` (float64, TensorFlow's kernel on every backend), `Standardize`: bit for bit"
     native_options = ("clip",)
 
     def raw_above(self, feature) -> float | None:

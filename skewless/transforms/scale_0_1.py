@@ -10,6 +10,8 @@ class Scale01(NumericTransform):
     doc = "`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`"
     options = (CLIP, KEY)
     native_ops = frozenset({"Sub", "ZerosLike", "Less", "AddV2", "RealDiv", "Sigmoid", "SelectV2", "Mul"}) | CLIP_OPS
+    native_layers = ("`Standardize(positive_zero=True)`: bit for bit (a constant feature is refused: tf.Transform's "
+                     "sigmoid rounds differently per backend)")
     native_options = ("clip",)
 
     def scale(self, value, options: dict, key=None):

@@ -17,6 +17,8 @@ class ScaleByMinMax(NumericTransform):
     doc = "`tft.scale_by_min_max`: the dataset's [min, max] mapped onto `range`; with `key`, `tft.scale_by_min_max_per_key`"
     options = (CLIP, RANGE, KEY)
     native_ops = SCALE_0_1.native_ops
+    native_layers = ("`Standardize`, Keras `Rescaling(high - low, low)`: bit for bit, the graph's two float32 "
+                     "roundings (a constant feature is refused, as for `scale_0_1`)")
     native_options = ("clip", "output_range")
 
     def check(self, feature) -> str | None:

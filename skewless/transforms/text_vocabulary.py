@@ -30,6 +30,9 @@ class TextVocabulary(Transform):
     options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, *TEXT_OPTIONS)
     needs = "string"
     lists = False
+    native_reason = ("no native layers yet: Keras' TextVectorization strips, splits and makes n-grams as the graph does "
+                     "but numbers its vocabulary and OOV tokens otherwise and weighs TF-IDF otherwise; matching "
+                     "tf.Transform's ids and weights bit for bit is not built (on JAX it would run TensorFlow inside)")
 
     def check(self, feature) -> str | None:
         low, high = feature.ngram_range

@@ -25,6 +25,8 @@ class Vocabulary(Transform):
     counts_oov = True
     native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
                             "AddV2", "SelectV2"})
+    native_layers = ('Keras `StringLookup` / `IntegerLookup(oov_method="farmhash")`, `VocabularyFirst`: exactly, '
+                     "unseen values included (float values are refused: tf.Transform looks up their text)")
     native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value")
     report_options = ("top_k", "frequency_threshold", "num_oov_buckets")
 

@@ -11,6 +11,7 @@ class ZScore(NumericTransform):
            "`tft.scale_to_z_score_per_key`")
     options = (CLIP, KEY)
     native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"}) | CLIP_OPS
+    native_layers = '`Standardize` (skewless, `keras.ops`): bit for bit'
     native_options = ("clip",)
 
     def scale(self, value, options: dict, key=None):

@@ -7,7 +7,7 @@ import json
 import keras
 import numpy as np
 import tensorflow as tf
-from example_job import NATIVE_FEATURES, ODD_ROWS, example_rows
+from example_job import NATIVE_FEATURES, ODD_ROWS, REPO, example_rows
 
 from skewless.config import FeatureConfig
 from skewless.layers import (
@@ -22,6 +22,7 @@ from skewless.layers import (
     transform_raw_rows,
 )
 from skewless.layers.keras_preprocessor import unhandled_options
+from skewless.transforms import TRANSFORMS, portable_table
 
 OUTPUTS = [*NATIVE_FEATURES, "capital_gain_missing", "occupation_missing"]
 
@@ -117,6 +118,14 @@ def test_new_layers_round_trip_their_config(native_run):
     for layer in (Log1p(), MissingIndicator("missing", ["NA"]), FillMissing(1.5, cast_to="float32")):
         config = layer.get_config()
         assert type(layer).from_config(config).get_config() == config
+
+
+def test_the_portable_page_holds_the_registrys_table():
+    page = (REPO / "docs" / "portable.md").read_text()
+    assert portable_table() in page, "docs/portable.md's table differs from skewless.transforms.portable_table()"
+    for name, transform in TRANSFORMS.items():
+        row = portable_table().split(f"| `{name}` |")[1].split("\n")[0]
+        assert row.startswith(" refused: ") == (transform.native_ops is None), name
 
 
 def test_refusals_name_the_option_as_the_config_writes_it():
