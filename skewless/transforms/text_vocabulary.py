@@ -21,6 +21,9 @@ TEXT_OPTIONS = (
     Option("ngram_separator", str, Field(default=" "), "joins the words of an n-gram"),
     Option("output", Literal["ids", "bag_of_words", "tfidf"], Field(default="ids"),
            "`ids`, `bag_of_words` or `tfidf` (the last two add `<name>_weights`)"),
+    Option("smooth", bool, Field(default=True),
+           "TF-IDF's inverse document frequency `1 + log((n + 1) / (df + 1))`; `false`: `1 + log(n / df)` "
+           "(`tft.tfidf(smooth=...)`)"),
 )
 
 
@@ -38,6 +41,8 @@ class TextVocabulary(Transform):
         low, high = feature.ngram_range
         if not 1 <= low <= high:
             return f"ngram_range [{low}, {high}] needs 1 <= low <= high"
+        if not feature.smooth and feature.output != "tfidf":
+            return "smooth applies to output: tfidf"
         return None
 
     def pads_single_values(self, feature) -> bool:
