@@ -94,6 +94,20 @@ def test_real_config_transforms_are_exact_on_jax(native_run, tmp_path):
     _assert_exact_and_reloaded(report, rows)
 
 
+def test_computed_fills_are_exact_on_jax(tmp_path):
+    """fill: mean of an int column (float32), median, most_frequent of floats and strings, ±inf missing: on JAX."""
+    pytest.importorskip("jax")
+    from example_job import GAPS_FEATURES, gaps_run
+
+    (tmp_path / "job").mkdir()
+    result, rows = gaps_run(tmp_path / "job")
+    labels = [float(row["id"] % 2) for row in rows]
+    report, checked = _run_on_jax(result.output_dir, rows, labels, [], tmp_path)
+
+    assert sorted(report["built"]) == sorted([*GAPS_FEATURES, "x_missing", "f_missing"])
+    _assert_exact_and_reloaded(report, checked)
+
+
 def _run_on_jax(run_dir, training: list, labels: list, extra_rows: list, tmp_path) -> tuple[dict, list]:
     """Writes rows and the TF graph's outputs for them, runs the JAX child on a copy of the run."""
     from skewless.layers import TransformLayer, transform_raw_rows

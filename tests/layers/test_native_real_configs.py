@@ -36,6 +36,23 @@ def test_every_real_config_transform_equals_the_graph(native_run):
         assert (feature.status, feature.differences, feature.rows) == ("exact", 0, 1000 + len(ODD_ROWS) + 1500)
 
 
+def test_fills_of_ints_floats_and_strings_with_infinities_missing_equal_the_graph(tmp_path):
+    from example_job import GAPS_FEATURES, gaps_run
+
+    result, rows = gaps_run(tmp_path)
+    check = check_preprocessor(result.output_dir, rows=rows, sample=1500)
+
+    outputs = [*GAPS_FEATURES, "x_missing", "f_missing"]
+    assert sorted(f.name for f in check.features) == sorted(outputs)
+    assert check.not_exact() == {}
+    preprocessor = keras_preprocessor(result.output_dir)
+    k = preprocessor.feature_layers["k"][0]
+    present = [row["k"] for row in rows if row["k"] is not None]
+    assert k.cast_to == "float32" and np.float32(k.default) == np.float32(np.mean(present, dtype=np.float64))
+    f = preprocessor.feature_layers["f"][0]
+    assert (f.default, f.nonfinite) == (2.25, "missing")
+
+
 def test_layers_hold_the_configs_values(native_run):
     """The layers against NumPy: the clip bounds, the median fill, the most frequent occupation, the range."""
     preprocessor = keras_preprocessor(native_run.output_dir)
