@@ -5,12 +5,15 @@ for it (its `native_ops` in the registry, skewless/transforms/), and its `native
 Keras layers with the constants read from the graph (`graph_analyzers`). Where Keras cannot reproduce
 tf.Transform bit for bit the feature gets a reason instead of layers (each builder says when).
 
-Optional features start with `FillMissing` holding the graph's default.
+Optional features start with `FillMissing` holding the graph's fill value (a `default`, or the one its
+analyzers computed for `fill: mean | median | most_frequent`); a missing indicator is `MissingIndicator`; a
+cross reads its columns, each filled as its own feature fills it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import tensorflow as tf
 
@@ -68,7 +71,7 @@ def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec,
     kind = TRANSFORMS[transform]
     if kind.native_ops is None:  # whatever the graph holds, the transform itself is the reason
         return _refuse(plan, kind.native_reason or f"transform {transform} has no exact Keras equivalent in skewless yet")
-    expected = {name} if not kind.new_output else set(kind.reads(_Options(plan.options)))
+    expected = {name} if not kind.new_output else set(kind.reads(SimpleNamespace(**plan.options)))
     if graph.raw_inputs != expected:
         return _refuse(plan, f"the graph computes it from {sorted(graph.raw_inputs)}, not from {name!r} alone")
     foreign = graph.op_types - INPUT_OPS - kind.native_ops
@@ -112,13 +115,6 @@ def plan_missing_indicator(name: str, source: str, graph: GraphFeature, raw_spec
     nonfinite = "missing" if "IsFinite" in graph.op_types else "quarantine"
     plan.layers = [MissingIndicator(nonfinite, graph.missing_tokens, name=f"{keras_layer_name(name)}_indicator")]
     return plan
-
-
-class _Options:
-    """A feature's options by field name as attributes (what `Transform.reads` takes)."""
-
-    def __init__(self, options: dict):
-        self.__dict__.update(options)
 
 
 def refused(name: str, transform: str, graph: GraphFeature, raw_spec, reason: str | None) -> FeaturePlan:
