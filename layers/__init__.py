@@ -13,6 +13,8 @@ from skewless.layers.export import (
 )
 from skewless.layers.feature_encoder import FeatureEncoder
 from skewless.layers.fill_missing import FillMissing
+from skewless.layers.log1p import Log1p
+from skewless.layers.missing_indicator import MissingIndicator
 from skewless.layers.keras_preprocessor import (
     NativeFeatureCheck,
     PreprocessorCheck,
@@ -35,6 +37,8 @@ __all__ = [
     "Clip",
     "FeatureEncoder",
     "FillMissing",
+    "Log1p",
+    "MissingIndicator",
     "NativeFeatureCheck",
     "NativePreprocessor",
     "PreprocessorCheck",

@@ -47,6 +47,13 @@ def as_tensor(value):
     return keras.ops.convert_to_tensor(array)
 
 
+def as_tf(value):
+    """`value` (TF, backend or NumPy) as a TF tensor: for the layers that run TensorFlow inside."""
+    if is_tf(value):
+        return value
+    return tf.convert_to_tensor(keras.ops.convert_to_numpy(value) if keras.ops.is_tensor(value) else value)
+
+
 def uniform_inputs(inputs):
     """A dict of raw features Keras accepts as one call argument (it refuses tensors mixed with arrays).
 

@@ -12,7 +12,8 @@ from skewless.layers.backend_tensors import is_tf
 class Clip(keras.layers.Layer):
     """Casts its input to float32 and clips it to ``[low, high]`` (min and max: exact on every backend).
 
-    This is ``transform: quantile_clip`` with the two quantiles the graph holds. A TF input (a
+    This is ``transform: quantile_clip`` with the two quantiles the graph holds, and a numeric
+    transform's ``clip: [low, high]`` (the graph's ``tf.clip_by_value`` first). A TF input (a
     ``tf.data`` pipeline on any backend) is clipped with TF, others with ``keras.ops``.
 
     Args:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from skewless.layers.backend_tensors import to_backend
+from skewless.layers.backend_tensors import ops_for, to_backend
 from skewless.value_rules import is_missing_text
 
 
@@ -27,6 +27,8 @@ class FillMissing(keras.layers.Layer):
         default: the fill value (a number, or a string for a string feature).
         nonfinite: "quarantine" (only NaN is missing) or "missing" (±inf are missing too).
         missing_tokens: text read as missing besides the empty string (whitespace around it stripped).
+        cast_to: the dtype values are cast to before filling (``"float32"`` where ``fill: mean`` or
+            ``median`` fills an int column with a float, as the graph does), or None.
 
     Examples:
         Row 1 has no value, row 3 an NA token, row 4 an empty string: all take the default.
@@ -40,13 +42,15 @@ class FillMissing(keras.layers.Layer):
         [1.5, 0.0, 0.0]
     """
 
-    def __init__(self, default, nonfinite: str = "quarantine", missing_tokens=(), **kwargs):
+    def __init__(self, default, nonfinite: str = "quarantine", missing_tokens=(), cast_to: str | None = None,
+                 **kwargs):
         kwargs.setdefault("trainable", False)
         kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.default = default
         self.nonfinite = nonfinite
         self.missing_tokens = list(missing_tokens)
+        self.cast_to = cast_to
         # Strings are not backend tensors on JAX or PyTorch: take inputs as they come.
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
@@ -59,6 +63,8 @@ class FillMissing(keras.layers.Layer):
             if inputs.dtype == tf.string:
                 tokens = {token.encode() for token in self.missing_tokens}
                 inputs = tf.sparse.retain(inputs, tf.logical_not(is_missing_text(inputs.values, tokens)))
+            if self.cast_to is not None:
+                inputs = tf.SparseTensor(inputs.indices, tf.cast(inputs.values, self.cast_to), inputs.dense_shape)
             one_column = tf.stack([inputs.dense_shape[0], tf.constant(1, tf.int64)])
             narrowed = tf.SparseTensor(inputs.indices, inputs.values, one_column)
             default = tf.constant(self.default, dtype=inputs.dtype)
@@ -68,13 +74,16 @@ class FillMissing(keras.layers.Layer):
                 dense = tf.where(value, dense, default)
             return to_backend(dense)
         if len(inputs.shape) == 2 and inputs.shape[-1] == 1:
-            return inputs[:, 0]
+            inputs = inputs[:, 0]
+        if self.cast_to is not None:
+            inputs = ops_for(inputs).cast(inputs, self.cast_to)
         return inputs
 
     def compute_output_spec(self, inputs):
-        return keras.KerasTensor(inputs.shape[:1], dtype=inputs.dtype)
+        return keras.KerasTensor(inputs.shape[:1], dtype=self.cast_to or inputs.dtype)
 
     def get_config(self):
         config = super().get_config()
-        config.update(default=self.default, nonfinite=self.nonfinite, missing_tokens=self.missing_tokens)
+        config.update(default=self.default, nonfinite=self.nonfinite, missing_tokens=self.missing_tokens,
+                      cast_to=self.cast_to)
         return config

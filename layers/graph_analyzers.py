@@ -41,7 +41,9 @@ class GraphFeature:
         tables: ``(keys, ids)`` of each lookup table it reads, keys in id order.
         hash_buckets: ``num_buckets`` of each string hashing op.
         hash_keys: the ``key`` of each keyed (SipHash) string hashing op.
-        defaults: the fill values of missing (sparse) raw values.
+        defaults: the fill values of missing (sparse) raw values: constants, or values the graph computes
+            from analyzer outputs only (`fill: mean|median|most_frequent`), evaluated once here.
+        fill_dtypes: the dtype of each filled value (float32 where `fill: mean|median` fills an int column).
         missing_tokens: the NA tokens (``input.na_values``) the graph reads as missing text.
         one_hot_depths: the ``depth`` of each one-hot op (ids encoded: skewless/transforms/encoded.py).
     """
@@ -55,6 +57,7 @@ class GraphFeature:
     hash_buckets: list[int] = field(default_factory=list)
     hash_keys: list[list[int]] = field(default_factory=list)
     defaults: list = field(default_factory=list)
+    fill_dtypes: list = field(default_factory=list)
     missing_tokens: list = field(default_factory=list)
     one_hot_depths: list = field(default_factory=list)
 
@@ -101,13 +104,12 @@ def _raw_input_names(graph) -> dict:
 
 def _walk(name: str, output, captured: dict, raw_names: dict) -> GraphFeature:
     feature = GraphFeature(name, output.dtype.name)
-    seen, pending = set(), [output.op]
+    seen, pending, fill_ops = {}, [output.op], set()
     while pending:
         op = pending.pop()
         if op.name in seen:
             continue
-        seen.add(op.name)
-        feature.op_types.add(op.type)
+        seen[op.name] = op.type
         if op.type in ("StringToHashBucketFast", "StringToHashBucketStrong"):
             feature.hash_buckets.append(int(op.get_attr("num_buckets")))
         if op.type == "StringToHashBucketStrong":
@@ -115,7 +117,14 @@ def _walk(name: str, output, captured: dict, raw_names: dict) -> GraphFeature:
         if op.type == "OneHot":
             feature.one_hot_depths.append(_const_value(op.inputs[1]))
         if op.type == "SparseToDense":
-            feature.defaults.append(_const_value(op.inputs[3]))
+            feature.fill_dtypes.append(op.outputs[0].dtype.name)
+            default = _const_value(op.inputs[3])
+            if default is None and _upstream_ops(op.inputs[3], raw_names) is not None:
+                # a fill computed from analyzer outputs alone (`fill: mean|median|most_frequent`) is one constant
+                # for the native layers: the ops computing it are not the transform's
+                default = _computed_value(op.inputs[3])
+                fill_ops |= _upstream_ops(op.inputs[3], raw_names)
+            feature.defaults.append(default)
         if op.type == "Const" and TOKENS_NAME in op.name.rsplit("/", 1)[-1]:
             feature.missing_tokens = [token.decode() for token in _const_value(op.outputs[0]).tolist()]
         for index, tensor in enumerate(op.inputs):
@@ -124,6 +133,7 @@ def _walk(name: str, output, captured: dict, raw_names: dict) -> GraphFeature:
             elif tensor.ref() in captured:
                 _read_capture(feature, op, index, captured[tensor.ref()])
             pending.append(tensor.op)
+    feature.op_types = {op_type for op_name, op_type in seen.items() if op_name not in fill_ops}
     return feature
 
 
@@ -140,6 +150,41 @@ def _export_table(handle, key_dtype, value_dtype) -> tuple[list, np.ndarray]:
     keys, ids = tf.raw_ops.LookupTableExportV2(table_handle=handle, Tkeys=key_dtype, Tvalues=value_dtype)
     order = np.argsort(ids.numpy(), kind="stable")
     return keys.numpy()[order].tolist(), ids.numpy()[order]
+
+
+def _upstream_ops(tensor, raw_names: dict) -> set[str] | None:
+    """The names of the ops computing `tensor`, or None if it depends on a raw input of the graph."""
+    seen, pending = set(), [tensor]
+    while pending:
+        current = pending.pop()
+        if current.ref() in raw_names:
+            return None
+        if current.op.name not in seen:
+            seen.add(current.op.name)
+            pending.extend(current.op.inputs)
+    return seen
+
+
+def _computed_value(tensor):
+    """The value of a graph tensor computed from captured constants only (its resources and raw inputs unfed).
+
+    The function's graph is imported into a plain graph with each captured analyzer output fed as a
+    constant, and the tensor evaluated there; None if that fails (it needs a lookup table, say).
+    """
+    graph = tensor.graph
+    feeds = {internal.name: external.numpy() for external, internal in graph.captures
+             if external.dtype != tf.resource}
+    with tf.Graph().as_default() as plain:
+        input_map = {name: tf.constant(value) for name, value in feeds.items()}
+        try:
+            (result,) = tf.import_graph_def(graph.as_graph_def(), input_map=input_map,
+                                            return_elements=[tensor.name], name="")
+            with tf.compat.v1.Session(graph=plain) as session:
+                value = session.run(result)
+        except (tf.errors.OpError, ValueError):
+            return None
+    value = np.asarray(value)
+    return value.item() if value.ndim == 0 else value
 
 
 def _const_value(tensor):

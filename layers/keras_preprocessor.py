@@ -22,7 +22,8 @@ import tensorflow as tf
 from skewless.errors import InputError, NotPortableError
 from skewless.layers.export import parse_raw_examples, serialize_raw_examples, transform_raw_rows
 from skewless.layers.graph_analyzers import read_graph_features
-from skewless.layers.native_plan import FeaturePlan, plan_feature, refused
+from skewless.layers.fill_missing import FillMissing
+from skewless.layers.native_plan import FeaturePlan, plan_feature, plan_missing_indicator, refused
 from skewless.layers.native_preprocessor import NativePreprocessor
 from skewless.layers.probe_rows import probe_rows
 from skewless.layers.transform_graph import find_graph_dir
@@ -31,8 +32,9 @@ from skewless.run_directory import CONFIG_FILE, RunDirectory
 from skewless.safe_names import missing_indicator_name
 
 # Besides each transform's `native_options`, the options native layers reproduce (FillMissing holds the
-# default); any other option set in the config refuses the feature.
-HANDLED_OPTIONS = ("transform", "default")
+# default or the fill value the graph computed, MissingIndicator the indicator); any other option set in the
+# config refuses the feature.
+HANDLED_OPTIONS = ("transform", "default", "fill", "missing_indicator")
 
 
 @dataclass
@@ -128,34 +130,41 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
     raw_spec = tft.TFTransformOutput(graph_dir).raw_feature_spec()
     label = config.label.column if config.label else None
     plans = {}
-    # the outputs a feature writes besides its own (a datetime's parts): a transform that says why it has no
-    # native layers says it for them too
-    owners = {output: name for name in config.features for output in config.features[name].outputs(name)
-              if output != name}
-    for name, graph in sorted(read_graph_features(graph_dir).items()):
+    # the outputs a feature writes besides its own (a datetime's parts, a missing indicator): a transform that
+    # says why it has no native layers says it for them too
+    owners = {output: (name, config.features[name]) for name in config.features
+              for output in config.features[name].outputs(name) if output != name}
+    graphs = read_graph_features(graph_dir)
+    for name, graph in sorted(graphs.items()):
         if name == label or label in graph.raw_inputs:
             continue
-        feature, owner = config.features.get(name), config.features.get(owners.get(name))
+        feature, (source, owner) = config.features.get(name), owners.get(name, (None, None))
         if feature is not None and feature.transform_kind.native_ops is None:
-            plans[name] = plan_feature(name, feature.transform, graph, raw_spec[name])  # refused: its transform's reason
+            plans[name] = refused(name, feature.transform, graph, raw_spec.get(name),
+                                  feature.transform_kind.native_reason)
         elif owner is not None and owner.transform_kind.native_reason is not None:
             plans[name] = refused(name, owner.transform, graph, None, owner.transform_kind.native_reason)
+        elif owner is not None and name == missing_indicator_name(source):
+            plans[name] = plan_missing_indicator(name, source, graph, raw_spec[source])
         elif owner is not None:
             # a missing indicator, a text's bag-of-words or TF-IDF weights: named by the feature that writes it
-            reason = f"{_output_of(name, owners[name], owner)}: no exact Keras equivalent in skewless yet"
+            reason = f"{_output_of(name, source, owner)}: no exact Keras equivalent in skewless yet"
             plans[name] = refused(name, owner.transform, graph, None, reason)
         elif feature is not None:
-            handled = {*HANDLED_OPTIONS, *feature.transform_kind.native_options}
-            options = sorted(set(feature.model_dump(exclude_defaults=True)) - handled)
+            options = unhandled_options(feature)
             if options:
                 reason = f"option {', '.join(options)} has no exact Keras equivalent in skewless yet"
                 plans[name] = refused(name, feature.transform, graph, raw_spec.get(name), reason)
             else:
-                plans[name] = plan_feature(name, feature.transform, graph, raw_spec[name])
+                plans[name] = plan_feature(name, feature.transform, graph, raw_spec.get(name), dict(feature))
         else:
             reason = "not a declared feature of the config (an extra output"
             reason += f" of preprocessing_fn {config.preprocessing_fn})" if config.preprocessing_fn else ")"
             plans[name] = refused(name, "preprocessing_fn", graph, raw_spec.get(name), reason)
+    for name, plan in plans.items():
+        feature = config.features.get(name)
+        if plan.layers is not None and feature is not None and feature.transform_kind.new_output:
+            _plan_inputs(plan, feature.transform_kind.reads(feature), plans, raw_spec)
     return plans
 
 
@@ -166,6 +175,29 @@ def _output_of(output: str, owner_name: str, owner) -> str:
     if output == f"{owner_name}_weights":
         return f"the {owner.output} weights of feature {owner_name!r}"
     return f"an output of feature {owner_name!r}"
+def unhandled_options(feature) -> list[str]:
+    """The options `feature` (a FeatureConfig) sets that its native layers do not reproduce, as a config writes
+    them (``range``, ``list``: not the field names)."""
+    handled = {*HANDLED_OPTIONS, *feature.transform_kind.native_options}
+    fields = type(feature).model_fields
+    unhandled = sorted(set(feature.model_dump(exclude_defaults=True)) - handled)
+    return [fields[option].alias or option for option in unhandled]
+
+
+def _plan_inputs(plan: FeaturePlan, columns: list[str], plans: dict, raw_spec) -> None:
+    """The raw columns a new output (a cross) reads, each filled as the column's own feature fills it."""
+    plan.inputs = list(columns)
+    for column in columns:
+        if not isinstance(raw_spec[column], tf.io.VarLenFeature):
+            continue
+        own = plans.get(column)
+        fill = own.layers[0] if own is not None and own.layers and isinstance(own.layers[0], FillMissing) else None
+        if fill is None:
+            plan.layers, plan.reason = None, (f"column {column!r} may be missing and its own feature has no native "
+                                              "fill of it")
+            return
+        config = {**fill.get_config(), "name": f"{plan.layer_name}_{fill.name}"}
+        plan.input_layers[column] = [FillMissing.from_config(config)]
 
 
 def check_preprocessor(
@@ -234,7 +266,8 @@ def raw_feature_batch(rows: Iterable[Mapping], raw_spec: Mapping) -> dict:
 
 def _build(plans: dict[str, FeaturePlan]) -> NativePreprocessor:
     features = {
-        name: {"transform": plan.transform, "dtype": plan.dtype, "layers": plan.layers}
+        name: {"transform": plan.transform, "dtype": plan.dtype, "layers": plan.layers,
+               "inputs": plan.inputs, "input_layers": plan.input_layers}
         for name, plan in plans.items()
         if plan.layers is not None
     }

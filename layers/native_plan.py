@@ -5,19 +5,24 @@ for it (its `native_ops` in the registry, skewless/transforms/), and its `native
 Keras layers with the constants read from the graph (`graph_analyzers`). Where Keras cannot reproduce
 tf.Transform bit for bit the feature gets a reason instead of layers (each builder says when).
 
-Optional features start with `FillMissing` holding the graph's default.
+Optional features start with `FillMissing` holding the graph's fill value (a `default`, or the one its
+analyzers computed for `fill: mean | median | most_frequent`); a missing indicator is `MissingIndicator`; a
+cross reads its columns, each filled as its own feature fills it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import tensorflow as tf
 
 from skewless.layers.fill_missing import FillMissing
 from skewless.layers.graph_analyzers import GraphFeature
+from skewless.layers.missing_indicator import MissingIndicator
 from skewless.safe_names import keras_layer_name
 from skewless.transforms import TRANSFORMS
+from skewless.transforms.base import not_built_by
 
 
 # The ops tf.Transform 1.21 emits for a raw input's densifying and filling (each transform's own: its
@@ -47,6 +52,9 @@ class FeaturePlan:
     layers: list | None = None
     reason: str | None = None
     probe: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)  # the feature's config options by field name, defaults included
+    inputs: list[str] | None = None  # the raw features it reads when not its own (a cross's columns)
+    input_layers: dict = field(default_factory=dict)  # {raw feature: layers} applied to each of `inputs` first
 
     @property
     def layer_name(self) -> str:
@@ -54,15 +62,18 @@ class FeaturePlan:
         return keras_layer_name(self.name)
 
 
-def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec) -> FeaturePlan:
-    """The layers for one declared feature (`transform` from the config), checked against the graph."""
-    raw_dtype = raw_spec.dtype
+def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec,
+                 options: dict | None = None) -> FeaturePlan:
+    """The layers for one declared feature (`transform` from the config, `options` its options by field
+    name), checked against the graph."""
+    raw_dtype = raw_spec.dtype if raw_spec is not None else None  # None: a new output (a cross)
     optional = isinstance(raw_spec, tf.io.VarLenFeature)
-    plan = FeaturePlan(name, transform, raw_dtype, optional, graph.dtype)
+    plan = FeaturePlan(name, transform, raw_dtype, optional, graph.dtype, options=dict(options or {}))
     kind = TRANSFORMS[transform]
     if kind.native_ops is None:  # whatever the graph holds, the transform itself is the reason
         return _refuse(plan, kind.native_reason or f"transform {transform} has no exact Keras equivalent in skewless yet")
-    if graph.raw_inputs != {name}:
+    expected = {name} if not kind.new_output else set(kind.reads(SimpleNamespace(**plan.options)))
+    if graph.raw_inputs != expected:
         return _refuse(plan, f"the graph computes it from {sorted(graph.raw_inputs)}, not from {name!r} alone")
     foreign = graph.op_types - INPUT_OPS - kind.native_ops
     if foreign:
@@ -72,12 +83,10 @@ def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec) -> Fe
     if optional:
         if len(graph.defaults) != 1:
             return _refuse(plan, "the graph does not fill its missing values with one default")
-        default = graph.defaults[0]
-        if default is None:
-            return _refuse(plan, "the graph computes the fill value of its missing values (not a constant default)")
-        nonfinite = "missing" if "IsFinite" in graph.op_types else "quarantine"
-        prefix = [FillMissing(default.decode("utf-8") if isinstance(default, bytes) else default, nonfinite,
-                              missing_tokens=graph.missing_tokens, name=f"{keras_layer_name(name)}_fill_missing")]
+        fill, reason = fill_missing_layer(name, graph, graph.defaults[0], graph.fill_dtypes[0], raw_dtype)
+        if reason is not None:
+            return _refuse(plan, reason)
+        prefix = [fill]
     reason = kind.native(plan, graph)
     if reason is not None:
         return _refuse(plan, reason)
@@ -85,10 +94,35 @@ def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec) -> Fe
     return plan
 
 
-def refused(name: str, transform: str, graph: GraphFeature, raw_spec, reason: str) -> FeaturePlan:
+def fill_missing_layer(name: str, graph: GraphFeature, default, fill_dtype: str, raw_dtype: tf.DType):
+    """(`FillMissing` for raw feature `name` with the graph's fill value, None), or (None, why not)."""
+    if default is None:
+        return None, "the graph computes the fill value of its missing values from the row (not a constant)"
+    cast_to = fill_dtype if fill_dtype != raw_dtype.name else None
+    nonfinite = "missing" if "IsFinite" in graph.op_types else "quarantine"
+    value = default.decode("utf-8") if isinstance(default, bytes) else default
+    return FillMissing(value, nonfinite, missing_tokens=graph.missing_tokens, cast_to=cast_to,
+                       name=f"{keras_layer_name(name)}_fill_missing"), None
+
+
+def plan_missing_indicator(name: str, source: str, graph: GraphFeature, raw_spec) -> FeaturePlan:
+    """`MissingIndicator` for `name`, the indicator the config's ``missing_indicator: true`` adds to `source`."""
+    plan = FeaturePlan(name, "missing_indicator", raw_spec.dtype, True, graph.dtype, inputs=[source])
+    if graph.raw_inputs != {source}:
+        return _refuse(plan, f"the graph computes it from {sorted(graph.raw_inputs)}, not from {source!r} alone")
+    foreign = graph.op_types - INPUT_OPS - {"OnesLike", "Sub"}
+    if foreign or graph.defaults != [0] or graph.dtype != "int64":
+        return _refuse(plan, not_built_by("missing indicator"))
+    nonfinite = "missing" if "IsFinite" in graph.op_types else "quarantine"
+    plan.layers = [MissingIndicator(nonfinite, graph.missing_tokens, name=f"{keras_layer_name(name)}_indicator")]
+    return plan
+
+
+def refused(name: str, transform: str, graph: GraphFeature, raw_spec, reason: str | None) -> FeaturePlan:
     """A feature with no Keras layers, for `reason`."""
     raw_dtype = raw_spec.dtype if raw_spec is not None else None
     optional = isinstance(raw_spec, tf.io.VarLenFeature)
+    reason = reason or f"transform {transform} has no exact Keras equivalent in skewless yet"
     return _refuse(FeaturePlan(name, transform, raw_dtype, optional, graph.dtype), reason)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 
 from skewless.errors import InputError
-from skewless.layers.backend_tensors import as_tensor, uniform_inputs
+from skewless.layers.backend_tensors import as_tensor, as_tf, uniform_inputs
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -25,7 +25,10 @@ class NativePreprocessor(keras.Model):
 
     Args:
         features: ``{name: {"transform": ..., "dtype": output dtype, "layers": [keras layers]}}``;
-            each output applies its layers in order to the raw feature of the same name.
+            each output applies its layers in order to the raw feature of the same name, or, where the
+            spec has ``"inputs": [raw features]`` (a cross, a missing indicator), to those: each first
+            through its ``"input_layers"`` (``{raw feature: [keras layers]}``), then all of them (a list
+            when there are several) through ``"layers"``.
         unsupported: ``{name: reason}`` for the features left out (see `keras_preprocessor`).
 
     Examples:
@@ -53,9 +56,12 @@ class NativePreprocessor(keras.Model):
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)
         self.feature_specs = {
-            name: {"transform": spec["transform"], "dtype": spec["dtype"]} for name, spec in features.items()
+            name: {"transform": spec["transform"], "dtype": spec["dtype"], "inputs": list(spec.get("inputs") or [name])}
+            for name, spec in features.items()
         }
         self.feature_layers = {name: list(spec["layers"]) for name, spec in features.items()}
+        self.input_layers = {name: {raw: list(layers) for raw, layers in (spec.get("input_layers") or {}).items()}
+                             for name, spec in features.items()}
         self.unsupported = dict(unsupported or {})
         # String inputs cannot become JAX or PyTorch tensors: take inputs as they are (the lookup
         # layers convert them as they need).
@@ -76,7 +82,14 @@ class NativePreprocessor(keras.Model):
         self._check_inputs(inputs, names)
         outputs = {}
         for name in names:
-            value = inputs[name]
+            values = []
+            for raw in self.feature_specs[name]["inputs"]:
+                value = inputs[raw]
+                for layer in self.input_layers[name].get(raw, []):
+                    value = layer(value)
+                values.append(value)
+            # several inputs (a cross) go to a layer running TF inside; Keras refuses a list mixing TF and NumPy
+            value = values[0] if len(values) == 1 else [as_tf(value) for value in values]
             for layer in self.feature_layers[name]:
                 value = layer(value)
             outputs[name] = as_tensor(value)
@@ -89,7 +102,9 @@ class NativePreprocessor(keras.Model):
         config = super().get_config()
         serialize = keras.saving.serialize_keras_object
         features = {
-            name: {**spec, "layers": [serialize(layer) for layer in self.feature_layers[name]]}
+            name: {**spec, "layers": [serialize(layer) for layer in self.feature_layers[name]],
+                   "input_layers": {raw: [serialize(layer) for layer in layers]
+                                    for raw, layers in self.input_layers[name].items()}}
             for name, spec in self.feature_specs.items()
         }
         config.update(features=features, unsupported=self.unsupported)
@@ -98,8 +113,11 @@ class NativePreprocessor(keras.Model):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        deserialize = keras.saving.deserialize_keras_object
         config["features"] = {
-            name: {**spec, "layers": [keras.saving.deserialize_keras_object(layer) for layer in spec["layers"]]}
+            name: {**spec, "layers": [deserialize(layer) for layer in spec["layers"]],
+                   "input_layers": {raw: [deserialize(layer) for layer in layers]
+                                    for raw, layers in spec.get("input_layers", {}).items()}}
             for name, spec in config["features"].items()
         }
         return cls(**config)
@@ -111,5 +129,6 @@ class NativePreprocessor(keras.Model):
             if name not in self.feature_layers:
                 raise InputError(f"feature {name!r} is not computed by this preprocessor"
                                  f" (it computes {', '.join(sorted(self.feature_layers))})")
-            if name not in inputs:
-                raise InputError(f"raw feature {name!r} is missing from the inputs (got {sorted(inputs)})")
+            for raw in self.feature_specs[name]["inputs"]:
+                if raw not in inputs:
+                    raise InputError(f"raw feature {raw!r} is missing from the inputs (got {sorted(inputs)})")

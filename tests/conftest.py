@@ -7,7 +7,7 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import pytest  # noqa: E402
-from example_job import CENSUS, census_config, example_config  # noqa: E402
+from example_job import CENSUS, NATIVE_FEATURES, census_config, example_config  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -16,6 +16,15 @@ def example_run(tmp_path_factory):
     from skewless.pipelines import run
 
     return run(example_config(tmp_path_factory.mktemp("example") / "run"))
+
+
+@pytest.fixture(scope="session")
+def native_run(tmp_path_factory):
+    """The synthetic job with the transforms of real configs (NATIVE_FEATURES), for the native preprocessor."""
+    from skewless.pipelines import run
+
+    return run(example_config(tmp_path_factory.mktemp("native") / "run", features=NATIVE_FEATURES,
+                              input={"format": "synthetic", "rows": 1500, "seed": 7}))
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,52 @@ EXAMPLE_CONFIG = {
 }
 
 
+# The example's columns as real configs transform them: every option the native preprocessor reproduces
+# (clip, log, a min-max range whose width float32 rounds, fills computed by analyzers, missing indicators, a cross)
+NATIVE_FEATURES = {
+    "age": {"transform": "log", "clip": [18, 80]},
+    "hours_per_week": {"transform": "scale_by_min_max", "range": [0.1, 0.7]},
+    "fnlwgt": {"transform": "z_score", "clip": [20000, 400000]},
+    "capital_gain": {"transform": "z_score", "fill": "median", "missing_indicator": True},
+    "workclass": {"transform": "vocabulary"},
+    "education": {"transform": "hash", "hash_buckets": 7},
+    "occupation": {"transform": "vocabulary", "fill": "most_frequent", "missing_indicator": True},
+    "native_country": {"transform": "hash", "hash_buckets": 20},
+    "workclass_x_occupation": {"transform": "cross", "columns": ["workclass", "occupation"], "hash_buckets": 50},
+}
+
+
+# Columns with gaps (rich_rows.columns_with_gaps) as real configs fill them, for the native preprocessor: fills
+# computed by analyzers on floats, on an int column (which becomes float32) and on strings, indicators, ±inf missing
+GAPS_FEATURES = {
+    "id": {"transform": "passthrough"},
+    "x": {"transform": "z_score", "fill": "mean", "missing_indicator": True},
+    "m": {"transform": "scale_by_min_max", "range": [-1, 1], "clip": [5, 95], "fill": "median"},
+    "k": {"transform": "z_score", "fill": "mean"},
+    "f": {"transform": "passthrough", "fill": "most_frequent", "missing_indicator": True},
+    "c": {"transform": "vocabulary", "fill": "most_frequent"},
+    "d": {"transform": "hash", "hash_buckets": 11, "default": "none"},
+    "s": {"transform": "log"},
+    "r": {"transform": "bucketize", "num_buckets": 5, "clip": [-6, 6]},
+    "c_x_d": {"transform": "cross", "columns": ["c", "d"], "hash_buckets": 30},
+}
+
+
+def gaps_run(folder, rows: int = 600):
+    """The job on `rows` rows of rich_rows.columns_with_gaps with GAPS_FEATURES (±inf missing): (result, rows)."""
+    import numpy as np
+    from rich_rows import columns_with_gaps, write_csv
+
+    from skewless.pipelines import run
+
+    raw = columns_with_gaps(np.random.default_rng(21), rows)
+    write_csv(folder / "rows.csv", raw)
+    result = run({"name": "gaps", "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
+                                            "nonfinite": "missing"},
+                  "features": GAPS_FEATURES, "output": {"dir": str(folder / "out")}})
+    return result, [{name: raw[name][i] for name in raw} for i in range(rows)]
+
+
 def example_config(output_dir, **changes) -> dict:
     """The small synthetic job config, writing to `output_dir`, with top-level keys replaced by `changes`."""
     config = {**EXAMPLE_CONFIG, **changes}

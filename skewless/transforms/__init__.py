@@ -71,6 +71,25 @@ def reference_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def portable_table() -> str:
+    """docs/portable.md's table (Markdown): per transform, the native Keras layers that reproduce it and how
+    exactly, or why it is refused, and the options the native preprocessor refuses."""
+    rows = [("transform", "native Keras layers (TF and JAX)", "options refused")]
+    common = ("is_list", "sequence", "max_length", "pad_value")  # fill, default, missing_indicator: FillMissing
+    for transform in TRANSFORMS.values():
+        if transform.native_ops is None:
+            rows.append((f"`{transform.name}`", f"refused: {transform.native_reason}", "-"))
+            continue
+        own = [option.key for option in transform.options if option.name not in transform.native_options]
+        shared = [{"is_list": "list"}.get(option, option) for option in common
+                  if transform.lists or option not in ("is_list", "sequence")]
+        refused = ", ".join(f"`{key}`" for key in own + (shared if transform.missing or transform.lists else []))
+        rows.append((f"`{transform.name}`", transform.native_layers, refused or "-"))
+    lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    lines.insert(1, "|---" * len(rows[0]) + "|")
+    return "\n".join(lines) + "\n"
+
+
 def _default(option: Option) -> str:
     value = option.field.get_default(call_default_factory=True)
     return "none" if value is None else f"`{json.dumps(value)}`"

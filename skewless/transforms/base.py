@@ -55,6 +55,7 @@ class Transform:
     - `reads_as`: how config errors name the columns `reads` gives (noun, verb).
     - `native_ops`: the ops tf.Transform 1.21 emits for it, which `native` reads; None with `native_reason`.
     - `native_options`: its options the native layers reproduce (any other set option refuses the feature).
+    - `native_layers`: the Keras layers that reproduce it and how exactly (docs/portable.md's table).
     - `report_options`: its options the report shows beside its name.
     - `quantile_buckets`: the option holding how many buckets it cuts the raw values into at quantiles (the
       report warns of buckets likely empty); None when it cuts none.
@@ -79,6 +80,7 @@ class Transform:
     native_ops: frozenset[str] | None = None
     native_reason: str | None = None
     native_options: tuple[str, ...] = ()
+    native_layers: str = ""
     report_options: tuple[str, ...] = ()
     quantile_buckets: str | None = None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.transforms.base import Option, not_built_by
-from skewless.transforms.numeric import CLIP, KEY, NumericTransform
+from skewless.transforms.numeric import CLIP, CLIP_OPS, KEY, NumericTransform
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
 EPSILON = Option("epsilon", float | None, Field(default=None, gt=0, lt=1),
@@ -19,9 +19,10 @@ class Bucketize(NumericTransform):
     options = (NUM_BUCKETS, CLIP, KEY, EPSILON)
     required = ("num_buckets",)
     ids = True
-    native_ops = frozenset({"Reshape", "Shape", "UpperBound"})
+    native_ops = frozenset({"Reshape", "Shape", "UpperBound"}) | CLIP_OPS
+    native_layers = 'Keras `Discretization(bin_boundaries)`, `Cast("int64")`: exactly'
     # epsilon only moves the boundaries, which the native layer reads from the graph
-    native_options = ("num_buckets", "epsilon")
+    native_options = ("num_buckets", "epsilon", "clip")
     report_options = ("num_buckets",)
     quantile_buckets = "num_buckets"
 
@@ -32,7 +33,7 @@ class Bucketize(NumericTransform):
             return tft.bucketize(value, options["num_buckets"], epsilon=options["epsilon"])
         return tft.bucketize_per_key(value, key, options["num_buckets"], epsilon=options["epsilon"])
 
-    def native(self, plan, graph) -> str | None:
+    def native_scale(self, plan, graph) -> str | None:
         """Discretization(bin_boundaries) counts the boundaries <= x as tf.Transform's UpperBound does."""
         import keras
         import numpy as np

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
-from skewless.transforms.base import Option, Transform
+from skewless.transforms.base import Option, Transform, not_built_by
 from skewless.transforms.hash import HASH_BUCKETS
 
 
@@ -19,6 +19,9 @@ class Cross(Transform):
     missing = False
     new_output = True
     reads_as = ("cross", "cross")
+    native_ops = frozenset({"SparseCross"})
+    native_layers = 'Keras `HashedCrossing(num_bins)` on the columns, each filled as its own feature fills it: exactly'
+    native_options = ("hash_buckets", "columns")
 
     def check(self, feature) -> str | None:
         if feature.columns is None or len(feature.columns) < 2:
@@ -51,6 +54,17 @@ class Cross(Transform):
                                          num_buckets=buckets)
         return {name: with_buckets(tf.squeeze(tft.sparse_tensor_to_dense_with_shape(crossed, [None, 1]), axis=1),
                                    buckets)}
+
+    def native(self, plan, graph) -> str | None:
+        """Keras' `HashedCrossing` runs the same `tf.sparse.cross_hashed` on the (filled) columns."""
+        import keras
+
+
+        if "SparseCross" not in graph.op_types:
+            return not_built_by("cross_hashed")
+        plan.layers = [keras.layers.HashedCrossing(num_bins=plan.options["hash_buckets"], output_mode="int",
+                                                   name=f"{plan.layer_name}_hashed_crossing")]
+        return None
 
     def run_fields(self, name: str, feature, graph) -> dict:
         return {"columns": feature.columns, "hash_buckets": feature.hash_buckets}

@@ -29,6 +29,8 @@ class Hash(Transform):
     categories = True
     ids = True
     native_ops = frozenset({"AsString", "StringToHashBucketFast", "StringToHashBucketStrong", "OneHot"})
+    native_layers = ('Keras `Hashing(num_bins)`; with `key`, `Hashing(num_bins, salt=key)` (SipHash); with `output: '
+                     'one_hot`, `CategoryEncoding`: exactly (float values are refused: Keras hashes `int64(x)`)')
     native_options = ("hash_buckets", "key", "output")
     report_options = ("hash_buckets",)
 

@@ -21,6 +21,7 @@ class Image(Transform):
     needs = "string"
     lists = False
     missing = False
+    native_reason = "decoding and resizing images (tf.io.decode_image, tf.image.resize) has no Keras layers"
     image = True
 
     def check(self, feature) -> str | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import NumericTransform
 from skewless.transforms.values import each
+from skewless.transforms.z_score import TRANSFORM as Z_SCORE
 from skewless.transforms.z_score import mean_and_deviation, undo_z_score
 
 
@@ -11,6 +13,9 @@ class Log(NumericTransform):
     name = "log"
     doc = "log1p then `tft.scale_to_z_score`; values must be above -1 (`clip` them)"
     label_transform = True
+    native_ops = Z_SCORE.native_ops | {"Log1p"}
+    native_layers = "`Log1p` (float64, TensorFlow's kernel on every backend), `Standardize`: bit for bit"
+    native_options = ("clip",)
 
     def raw_above(self, feature) -> float | None:
         # log1p is finite above -1 only; a clip above -1 makes every value fit
@@ -34,6 +39,24 @@ class Log(NumericTransform):
         import tensorflow as tf
 
         return tf.math.expm1(undo_z_score(value, statistics))
+
+
+    def native_scale(self, plan, graph) -> str | None:
+        """`Log1p` (float64 inside, TensorFlow's kernel on every backend) then `Standardize`."""
+        import numpy as np
+
+        from skewless.layers.log1p import Log1p
+        from skewless.transforms.z_score import standardized
+
+        if "Log1p" not in graph.op_types:
+            return not_built_by("log1p")
+        reason = standardized(plan, graph, "z_score")
+        if reason is None:
+            plan.layers = [Log1p(name=f"{plan.layer_name}_log1p"), *plan.layers]
+            # the probes are raw values: around the values whose log1p is the mean
+            mean = plan.probe["points"][0]
+            plan.probe = {"points": [0.0, float(np.expm1(mean))], "scale": float(np.expm1(mean)) or 1.0}
+        return reason
 
 
 TRANSFORM = Log()

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
-from skewless.transforms.base import Option, Transform
+from skewless.transforms.base import Option, Transform, not_built_by
 from skewless.transforms.values import as_strings, each
+
+# the ops tf.clip_by_value emits: `clip` in the graph
+CLIP_OPS = frozenset({"Minimum", "Maximum"})
 
 CLIP = Option("clip", list[float] | None, Field(default=None, min_length=2, max_length=2),
               "`[lo, hi]`: values are clipped to it before the transform")
@@ -57,3 +60,20 @@ class NumericTransform(Transform):
     def scale(self, value, options: dict, key=None):
         """The tf.Transform call on the float32 (clipped) values; `key`: their string keys, or None."""
         raise NotImplementedError
+
+    def native(self, plan, graph) -> str | None:
+        """`native_scale`'s layers, after `Clip` when the config clips (the graph's clip_by_value)."""
+        from skewless.layers.clip import Clip
+
+        clip = plan.options.get("clip")
+        if clip is None and CLIP_OPS & graph.op_types:
+            return not_built_by(self.name)
+        reason = self.native_scale(plan, graph)
+        if reason is None and clip is not None:
+            plan.layers = [Clip(*clip, name=f"{plan.layer_name}_clip"), *plan.layers]
+            plan.probe = {**plan.probe, "points": [*plan.probe.get("points", []), *clip]}
+        return reason
+
+    def native_scale(self, plan, graph) -> str | None:
+        """Sets `plan.layers` for `scale` on float32 values (read from the graph), or returns why not."""
+        return self.native_reason

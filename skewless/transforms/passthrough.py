@@ -9,6 +9,7 @@ class Passthrough(Transform):
     name = "passthrough"
     doc = "the raw value, unchanged"
     native_ops = frozenset()
+    native_layers = 'none: exactly'
 
     def transform(self, value, options: dict, vocabulary=None, columns=None):
         return value

@@ -26,6 +26,7 @@ class QuantileClip(NumericTransform):
     options = (QUANTILE,)
     lists = False
     native_ops = frozenset({"Reshape", "StridedSlice", "Minimum", "Maximum"})
+    native_layers = '`Clip(low, high)`: exactly'
     native_options = ("quantile",)
 
     def check(self, feature) -> str | None:

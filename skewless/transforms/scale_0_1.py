@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skewless.transforms.base import not_built_by
-from skewless.transforms.numeric import CLIP, KEY, NumericTransform
+from skewless.transforms.numeric import CLIP, CLIP_OPS, KEY, NumericTransform
 
 
 class Scale01(NumericTransform):
@@ -11,36 +11,48 @@ class Scale01(NumericTransform):
     doc = "`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`"
     options = (CLIP, KEY)
     label_transform = True
-    native_ops = frozenset({"Sub", "ZerosLike", "Less", "AddV2", "RealDiv", "Sigmoid", "SelectV2", "Mul"})
+    native_ops = frozenset({"Sub", "ZerosLike", "Less", "AddV2", "RealDiv", "Sigmoid", "SelectV2", "Mul"}) | CLIP_OPS
+    native_layers = ("`Standardize(positive_zero=True)`: bit for bit (a constant feature is refused: tf.Transform's "
+                     "sigmoid rounds differently per backend)")
+    native_options = ("clip",)
 
     def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
         return tft.scale_to_0_1(value) if key is None else tft.scale_to_0_1_per_key(value, key)
 
-    def native(self, plan, graph) -> str | None:
-        import numpy as np
+    def native_scale(self, plan, graph) -> str | None:
+        return min_max_scaled(plan, graph, "scale_0_1", positive_zero=True)
 
-        from skewless.layers.standardize import Standardize
 
-        negated_min, maximum = graph.constant("Sub", 1), graph.constant("Less", 1)
-        if negated_min is None or maximum is None or "Sigmoid" not in graph.op_types:
-            return not_built_by("scale_to_0_1")
-        # The graph's own float32 steps: min = 0 - (-min), range = max - min.
-        minimum = np.float32(0) - np.float32(negated_min)
-        maximum = np.float32(maximum)
-        if not (np.isfinite(minimum) and np.isfinite(maximum)):
-            return f"its min ({minimum}) or max ({maximum}) is not finite"
-        if not minimum < maximum:
-            # a constant feature goes through a sigmoid in scale_to_0_1
-            return (f"min {minimum} >= max {maximum}: tf.Transform then maps values through a sigmoid, "
-                    "whose float rounding differs between backends")
-        span = maximum - minimum
-        if not np.isfinite(span):
-            return f"its range max - min overflows float32 ({maximum} - {minimum})"
-        plan.layers = [Standardize(minimum, span, positive_zero=True, name=f"{plan.layer_name}_scale_0_1")]
-        plan.probe = {"points": [float(minimum), float(maximum)], "scale": float(span)}
-        return None
+def min_max_scaled(plan, graph, layer: str, positive_zero: bool) -> str | None:
+    """`Standardize` with the graph's min and max - min (`layer` names it), or why not.
+
+    tf.Transform's scale_to_0_1 and scale_by_min_max compute ``(x - min) / (max - min)`` then
+    ``* (high - low) + low``; `positive_zero` stands for the ``* 1 + 0`` of [0, 1], which turns -0.0 into +0.0.
+    """
+    import numpy as np
+
+    from skewless.layers.standardize import Standardize
+
+    negated_min, maximum = graph.constant("Sub", 1), graph.constant("Less", 1)
+    if negated_min is None or maximum is None or "Sigmoid" not in graph.op_types:
+        return not_built_by("scale_by_min_max")
+    # The graph's own float32 steps: min = 0 - (-min), range = max - min.
+    minimum = np.float32(0) - np.float32(negated_min)
+    maximum = np.float32(maximum)
+    if not (np.isfinite(minimum) and np.isfinite(maximum)):
+        return f"its min ({minimum}) or max ({maximum}) is not finite"
+    if not minimum < maximum:
+        # a constant feature goes through a sigmoid in tf.Transform's min-max scaling
+        return (f"min {minimum} >= max {maximum}: tf.Transform then maps values through a sigmoid, "
+                "whose float rounding differs between backends")
+    span = maximum - minimum
+    if not np.isfinite(span):
+        return f"its range max - min overflows float32 ({maximum} - {minimum})"
+    plan.layers = [Standardize(minimum, span, positive_zero=positive_zero, name=f"{plan.layer_name}_{layer}")]
+    plan.probe = {"points": [float(minimum), float(maximum)], "scale": float(span)}
+    return None
 
     def label_statistics(self, graph) -> dict[str, float] | None:
         import numpy as np

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from skewless.transforms.base import Option
 from skewless.transforms.numeric import CLIP, KEY, NumericTransform
+from skewless.transforms.scale_0_1 import TRANSFORM as SCALE_0_1
 
 RANGE = Option("output_range", list[float] | None, Field(default=None, min_length=2, max_length=2, alias="range"),
                "`[lo, hi]`: the output range (none: `[0, 1]`)")
@@ -15,6 +16,10 @@ class ScaleByMinMax(NumericTransform):
     name = "scale_by_min_max"
     doc = "`tft.scale_by_min_max`: the dataset's [min, max] mapped onto `range`; with `key`, `tft.scale_by_min_max_per_key`"
     options = (CLIP, RANGE, KEY)
+    native_ops = SCALE_0_1.native_ops
+    native_layers = ("`Standardize`, Keras `Rescaling(high - low, low)`: bit for bit, the graph's two float32 "
+                     "roundings (a constant feature is refused, as for `scale_0_1`)")
+    native_options = ("clip", "output_range")
 
     def check(self, feature) -> str | None:
         problem = super().check(feature)
@@ -30,6 +35,21 @@ class ScaleByMinMax(NumericTransform):
         if key is None:
             return tft.scale_by_min_max(value, output_min=low, output_max=high)
         return tft.scale_by_min_max_per_key(value, key, output_min=low, output_max=high)
+
+
+    def native_scale(self, plan, graph) -> str | None:
+        """`Standardize` as for scale_0_1, then Keras' `Rescaling`: ``* (high - low) + low`` as the graph
+        multiplies and adds (two float32 roundings; the float32 of Python's high - low)."""
+        import keras
+
+        from skewless.transforms.scale_0_1 import min_max_scaled
+
+        low, high = plan.options.get("output_range") or (0.0, 1.0)
+        reason = min_max_scaled(plan, graph, "scale_by_min_max", positive_zero=False)
+        if reason is None:
+            plan.layers.append(keras.layers.Rescaling(scale=float(high) - float(low), offset=float(low),
+                                                      dtype="float32", name=f"{plan.layer_name}_range"))
+        return reason
 
 
 TRANSFORM = ScaleByMinMax()

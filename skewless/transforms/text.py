@@ -77,7 +77,7 @@ def text_features(name: str, tokens, vocabulary, options: dict) -> dict:
         # tft.tfidf squeezes its per-term document counts: with fewer than two buckets (an empty or one-token
         # vocabulary without OOV buckets) that vector becomes a scalar and the graph cannot be built. Weights are
         # per term id, so a bucket no id reaches changes none of them.
-        distinct, weights = tft.tfidf(ids, tf.maximum(num_buckets, 2))
+        distinct, weights = tft.tfidf(ids, tf.maximum(num_buckets, 2), smooth=options["smooth"])
         return {name: with_buckets(distinct, num_buckets), f"{name}_weights": weights}
     counts = tf.sparse.bincount(ids, axis=-1)  # (batch, vocabulary) counts, ids ascending within a row
     return {name: with_buckets(_per_row(counts, counts.indices[:, 1]), num_buckets),

@@ -1,11 +1,18 @@
-"""`transform: text_vocabulary`: text to token ids, bags of words or TF-IDF (skewless/transforms/text.py)."""
+"""`transform: text_vocabulary`: text to token ids, bags of words or TF-IDF (skewless/transforms/text.py).
+
+With `list: true` the column is a list of tokens already, e.g. integer item ids: its values (integers by their
+decimal text) are the tokens, as tft.tfidf and a bag of words take ids, with no lowercasing, stripping,
+splitting or n-grams.
+"""
 
 from __future__ import annotations
 
 from pydantic import Field
 
+from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform
 from skewless.transforms.encoded import OUTPUT_VALUES, check_encoding
+from skewless.transforms.values import as_strings
 from skewless.transforms.vocabulary import FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, vocabulary_fields
 
 # the default strip_regex: ASCII punctuation (RE2 syntax, as tf.strings.regex_replace takes it)
@@ -20,6 +27,9 @@ TEXT_OPTIONS = (
     Option("ngram_separator", str, Field(default=" "), "joins the words of an n-gram"),
     Option("output", OUTPUT_VALUES, Field(default="ids"),
            "`ids`, `bag_of_words` or `tfidf` (the last two add `<name>_weights`)"),
+    Option("smooth", bool, Field(default=True),
+           "TF-IDF's inverse document frequency `1 + log((n + 1) / (df + 1))`; `false`: `1 + log(n / df)` "
+           "(`tft.tfidf(smooth=...)`)"),
 )
 
 
@@ -28,13 +38,34 @@ class TextVocabulary(Transform):
     doc = "lowercase, strip, split on whitespace, n-grams, then a vocabulary: token ids, bag of words or TF-IDF"
     options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, *TEXT_OPTIONS)
     needs = "string"
-    lists = False
+    native_reason = ("no native layers yet: Keras' TextVectorization strips, splits and makes n-grams as the graph does "
+                     "but numbers its vocabulary and OOV tokens otherwise and weighs TF-IDF otherwise; matching "
+                     "tf.Transform's ids and weights bit for bit is not built (on JAX it would run TensorFlow inside)")
 
     def check(self, feature) -> str | None:
         low, high = feature.ngram_range
         if not 1 <= low <= high:
             return f"ngram_range [{low}, {high}] needs 1 <= low <= high"
+        if not feature.smooth and feature.output != "tfidf":
+            return "smooth applies to output: tfidf"
+        if feature.sequence:
+            return "text_vocabulary takes texts, or lists of tokens (list: true), not feature lists (sequence: true)"
+        if feature.is_list and feature.max_length is not None and feature.output != "ids":
+            return "max_length pads ids (output: ids), not a bag of words or TF-IDF"
+        if feature.is_list:
+            text_options = [option.key for option in TEXT_OPTIONS[:4]
+                            if getattr(feature, option.name) != option.field.get_default(call_default_factory=True)]
+            if text_options:
+                return (f"{', '.join(text_options)} apply to texts; with list: true the list's values are the "
+                        "tokens (no lowercasing, stripping, splitting or n-grams)")
         return check_encoding(feature, ("ids", "bag_of_words", "tfidf"))
+
+    def check_columns(self, name: str, feature, kinds: dict[str, str]) -> None:
+        if feature.is_list and kinds[name] == "int":  # integer ids are tokens by their decimal text
+            return
+        if kinds[name] != "bytes":
+            raise ConfigError(f"features.{name}: transform {self.name} needs a string (bytes) column, or a list "
+                              f"of integer ids (list: true), {name} is {kinds[name]}")
 
     def pads_single_values(self, feature) -> bool:
         return feature.output == "ids"
@@ -45,6 +76,8 @@ class TextVocabulary(Transform):
     def vocabulary_tokens(self, value, options: dict):
         from skewless.transforms.text import text_tokens
 
+        if options["is_list"]:  # a (batch, n) SparseTensor of tokens already
+            return as_strings(value)
         return text_tokens(value, options)
 
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:

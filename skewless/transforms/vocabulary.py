@@ -45,6 +45,9 @@ class Vocabulary(Transform):
     reads_as = ("weights", "weigh by")
     native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
                             "AddV2", "SelectV2", "OneHot"})
+    native_layers = ('Keras `StringLookup` / `IntegerLookup(oov_method="farmhash")`, `VocabularyFirst`; with `output: '
+                     'one_hot`, `CategoryEncoding`: exactly, unseen values included (float values are refused: '
+                     "tf.Transform looks up their text)")
     # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
     native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value", "labels",
                       "adjusted_mutual_info", "min_diff_from_avg", "weights", "output")

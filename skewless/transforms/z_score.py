@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skewless.transforms.base import not_built_by
-from skewless.transforms.numeric import CLIP, KEY, NumericTransform
+from skewless.transforms.numeric import CLIP, CLIP_OPS, KEY, NumericTransform
 
 
 class ZScore(NumericTransform):
@@ -12,14 +12,16 @@ class ZScore(NumericTransform):
            "`tft.scale_to_z_score_per_key`")
     options = (CLIP, KEY)
     label_transform = True
-    native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"})
+    native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"}) | CLIP_OPS
+    native_layers = '`Standardize` (skewless, `keras.ops`): bit for bit'
+    native_options = ("clip",)
 
     def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
         return tft.scale_to_z_score(value) if key is None else tft.scale_to_z_score_per_key(value, key)
 
-    def native(self, plan, graph) -> str | None:
+    def native_scale(self, plan, graph) -> str | None:
         return standardized(plan, graph, "z_score")
 
     def label_statistics(self, graph) -> dict[str, float] | None:

@@ -80,6 +80,34 @@ def test_issue_31_options_are_exact_on_jax(tmp_path):
     _assert_exact_and_reloaded(report, rows)
 
 
+def test_real_config_transforms_are_exact_on_jax(native_run, tmp_path):
+    """clip, log, scale_by_min_max with a range, fill: median / most_frequent, missing indicators and a cross
+    (example_job.NATIVE_FEATURES): on JAX, the graph's values bit for bit, before and after a reload."""
+    pytest.importorskip("jax")
+    from example_job import NATIVE_FEATURES, ODD_ROWS, example_rows
+
+    training = example_rows(1000)
+    labels = [float(row["label"] == b">50K") for row in training]
+    report, rows = _run_on_jax(native_run.output_dir, training, labels, ODD_ROWS, tmp_path)
+
+    assert sorted(report["built"]) == sorted([*NATIVE_FEATURES, "capital_gain_missing", "occupation_missing"])
+    _assert_exact_and_reloaded(report, rows)
+
+
+def test_computed_fills_are_exact_on_jax(tmp_path):
+    """fill: mean of an int column (float32), median, most_frequent of floats and strings, ±inf missing: on JAX."""
+    pytest.importorskip("jax")
+    from example_job import GAPS_FEATURES, gaps_run
+
+    (tmp_path / "job").mkdir()
+    result, rows = gaps_run(tmp_path / "job")
+    labels = [float(row["id"] % 2) for row in rows]
+    report, checked = _run_on_jax(result.output_dir, rows, labels, [], tmp_path)
+
+    assert sorted(report["built"]) == sorted([*GAPS_FEATURES, "x_missing", "f_missing"])
+    _assert_exact_and_reloaded(report, checked)
+
+
 def _run_on_jax(run_dir, training: list, labels: list, extra_rows: list, tmp_path) -> tuple[dict, list]:
     """Writes rows and the TF graph's outputs for them, runs the JAX child on a copy of the run."""
     from skewless.layers import TransformLayer, transform_raw_rows

@@ -136,10 +136,9 @@ def test_native_preprocessor_refuses_keyed_features_with_a_reason(keyed_run):
     result, raw = keyed_run
     rows = [{name: raw[name][i] for name in raw if name != "label"} for i in range(0, ROWS, 5)]
     statuses = {f.name: (f.status, f.reason) for f in check_preprocessor(result.output_dir, rows=rows, sample=200).features}
-    for name in ("p_z", "p_01", "p_b"):
+    # scale_by_min_max has native layers now (its range and clip too), but not with a key
+    for name in ("p_z", "p_01", "p_mm", "p_b"):
         assert statuses[name] == ("unsupported", "option key has no exact Keras equivalent in skewless yet"), name
-    # scale_by_min_max has no native layers with or without a key
-    assert statuses["p_mm"] == ("unsupported", "transform scale_by_min_max has no exact Keras equivalent in skewless yet")
     assert statuses["c"] == ("exact", None)
 
 

@@ -35,7 +35,7 @@ def test_feature_config_has_every_registered_option_and_the_common_ones():
 # a value other than the default for every option a transform declares (a new option needs one here)
 SAMPLES = {"num_buckets": 3, "top_k": 5, "frequency_threshold": 2, "num_oov_buckets": 2, "hash_buckets": 8,
            "clip": [0.0, 1.0], "range": [0.0, 2.0], "columns": ["age", "education"], "lowercase": False,
-           "strip_regex": "x", "ngram_range": [1, 2], "ngram_separator": "_", "output": "tfidf", "size": [4, 4],
+           "strip_regex": "x", "ngram_range": [1, 2], "ngram_separator": "_", "output": "tfidf", "smooth": False, "size": [4, 4],
            "channels": 1, "quantile": 0.1, "key": "age", "epsilon": 0.05, "default_value": 7,
            "parts": ["hour", "days"], "cyclical": True, "timezone": "Europe/Paris", "labels": True,
            "adjusted_mutual_info": True, "min_diff_from_avg": 1.5, "weights": "education"}

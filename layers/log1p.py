@@ -1,0 +1,49 @@
+"""`Log1p`: ``log(1 + x)`` in float64, rounded to float32, as the job's ``transform: log`` computes it."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from skewless.layers.backend_tensors import to_backend
+
+
+@keras.saving.register_keras_serializable(package="skewless")
+class Log1p(keras.layers.Layer):
+    """Casts its input to float32 then float64, takes ``log1p`` with TensorFlow's kernel, rounds to float32.
+
+    The first cast is the job's: numeric transforms take their raw values as float32.
+
+    The graph of ``transform: log`` computes in float64 because float32 ``log1p`` rounds a value
+    differently depending on where it sits in the batch (SIMD lanes against the scalar tail). The
+    float64 result rounded to float32 is what the graph writes; another library's ``log1p`` (XLA's
+    on JAX) may round the last float64 bit differently, which the float32 rounding can expose, so
+    this layer runs TensorFlow's kernel on every backend, as Keras' own string layers run TF inside.
+
+    Example:
+
+    ```python
+    import numpy as np
+    from skewless.layers import Log1p
+
+    Log1p()(np.array([0.0, 1.0, 99.0]))   # [0., 0.6931472, 4.6051702]
+    ```
+    """
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("autocast", False)
+        kwargs.setdefault("dtype", "float32")
+        super().__init__(**kwargs)
+        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def call(self, inputs):
+        if not isinstance(inputs, tf.Tensor):
+            inputs = tf.convert_to_tensor(keras.ops.convert_to_numpy(inputs))
+        return to_backend(tf.cast(tf.math.log1p(tf.cast(tf.cast(inputs, tf.float32), tf.float64)), tf.float32))
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor(inputs.shape, dtype="float32")

@@ -1,0 +1,76 @@
+"""`MissingIndicator`: 1 where a row of an optional raw feature has no value, else 0 (``missing_indicator: true``)."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from skewless.layers.backend_tensors import to_backend
+from skewless.value_rules import is_missing_text, is_value
+
+
+@keras.saving.register_keras_serializable(package="skewless")
+class MissingIndicator(keras.layers.Layer):
+    """The int64 indicator the job writes as ``<feature>_missing`` beside an optional feature.
+
+    A sparse (or ragged) input of shape ``(batch, n)``, as ``tf.io.parse_example`` gives a
+    VarLenFeature, gives 1 for a row without a value and 0 for a row with one. As in the job's
+    graph (skewless/pipelines/missing.py) a float NaN is missing (±inf too with
+    ``nonfinite="missing"``), and so is an empty string or one of `missing_tokens`. A dense input has
+    a value in every row: 0, or 1 for a missing float.
+
+    Args:
+        nonfinite: "quarantine" (only NaN is missing) or "missing" (±inf are missing too).
+        missing_tokens: text read as missing besides the empty string (whitespace around it stripped).
+
+    Example:
+
+    ```python
+    import tensorflow as tf
+    from skewless.layers import MissingIndicator
+
+    values = tf.SparseTensor([[0, 0], [2, 0]], [1.5, float("nan")], [3, 1])
+    MissingIndicator()(values)   # [0, 1, 1]
+    ```
+    """
+
+    def __init__(self, nonfinite: str = "quarantine", missing_tokens=(), **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+        self.nonfinite = nonfinite
+        self.missing_tokens = list(missing_tokens)
+        # Strings are not backend tensors on JAX or PyTorch: take inputs as they come.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def call(self, inputs):
+        if isinstance(inputs, tf.RaggedTensor):
+            inputs = inputs.to_sparse()
+        if isinstance(inputs, tf.SparseTensor):
+            values = inputs.values
+            if values.dtype == tf.string:
+                present = tf.logical_not(is_missing_text(values, {token.encode() for token in self.missing_tokens}))
+            elif values.dtype.is_floating:
+                present = is_value(values, self.nonfinite)
+            else:
+                present = tf.ones_like(values, tf.bool)
+            one_column = tf.stack([inputs.dense_shape[0], tf.constant(1, tf.int64)])
+            kept = tf.sparse.retain(tf.SparseTensor(inputs.indices, tf.ones_like(inputs.indices[:, 0]), one_column),
+                                    present)
+            return to_backend(1 - tf.squeeze(tf.sparse.to_dense(kept), axis=1))
+        values = tf.convert_to_tensor(inputs)
+        if len(values.shape) == 2 and values.shape[-1] == 1:
+            values = values[:, 0]
+        if values.dtype.is_floating:
+            return to_backend(tf.cast(tf.logical_not(is_value(values, self.nonfinite)), tf.int64))
+        return to_backend(tf.zeros(tf.shape(values)[:1], tf.int64))
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor(inputs.shape[:1], dtype="int64")
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(nonfinite=self.nonfinite, missing_tokens=self.missing_tokens)
+        return config
