@@ -143,11 +143,12 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
             plans[name] = refused(name, feature.transform, graph, raw_spec.get(name),
                                   feature.transform_kind.native_reason)
         elif owner is not None and owner.transform_kind.native_reason is not None:
-            plans[name] = refused(name, owner.transform, graph, None, owner.transform_kind.native_reason)
+            # a text's bag-of-words or TF-IDF weights, a datetime's parts: named by the feature that writes them
+            reason = f"{_output_of(name, source, owner)}: {owner.transform_kind.native_reason}"
+            plans[name] = refused(name, owner.transform, graph, None, reason)
         elif owner is not None and name == missing_indicator_name(source):
             plans[name] = plan_missing_indicator(name, source, graph, raw_spec[source])
         elif owner is not None:
-            # a missing indicator, a text's bag-of-words or TF-IDF weights: named by the feature that writes it
             reason = f"{_output_of(name, source, owner)}: no exact Keras equivalent in skewless yet"
             plans[name] = refused(name, owner.transform, graph, None, reason)
         elif feature is not None:

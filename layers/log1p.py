@@ -20,14 +20,15 @@ class Log1p(keras.layers.Layer):
     on JAX) may round the last float64 bit differently, which the float32 rounding can expose, so
     this layer runs TensorFlow's kernel on every backend, as Keras' own string layers run TF inside.
 
-    Example:
-
-    ```python
-    import numpy as np
-    from skewless.layers import Log1p
-
-    Log1p()(np.array([0.0, 1.0, 99.0]))   # [0., 0.6931472, 4.6051702]
-    ```
+    Examples:
+        >>> import keras
+        >>> import numpy as np
+        >>> from skewless.layers import Log1p
+        >>> logged = keras.ops.convert_to_numpy(Log1p()(np.array([0.0, 1.0, 99.0])))
+        >>> logged.tolist() == np.log1p(np.array([0.0, 1.0, 99.0])).astype(np.float32).tolist()
+        True
+        >>> logged.tolist()
+        [0.0, 0.6931471824645996, 4.605170249938965]
     """
 
     def __init__(self, **kwargs):

@@ -23,15 +23,21 @@ class MissingIndicator(keras.layers.Layer):
         nonfinite: "quarantine" (only NaN is missing) or "missing" (±inf are missing too).
         missing_tokens: text read as missing besides the empty string (whitespace around it stripped).
 
-    Example:
+    Examples:
+        Row 0 holds 1.5, row 1 no value, row 2 a NaN:
 
-    ```python
-    import tensorflow as tf
-    from skewless.layers import MissingIndicator
+        >>> import keras
+        >>> import tensorflow as tf
+        >>> from skewless.layers import MissingIndicator
+        >>> values = tf.SparseTensor([[0, 0], [2, 0]], [1.5, float("nan")], [3, 1])
+        >>> keras.ops.convert_to_numpy(MissingIndicator()(values)).tolist()
+        [0, 1, 1]
 
-    values = tf.SparseTensor([[0, 0], [2, 0]], [1.5, float("nan")], [3, 1])
-    MissingIndicator()(values)   # [0, 1, 1]
-    ```
+        Text: the empty string and a declared token are missing, row 3 has no value:
+
+        >>> texts = tf.SparseTensor([[0, 0], [1, 0], [2, 0]], [b"a", b"NA", b""], [4, 1])
+        >>> keras.ops.convert_to_numpy(MissingIndicator(missing_tokens=["NA"])(texts)).tolist()
+        [0, 1, 1, 1]
     """
 
     def __init__(self, nonfinite: str = "quarantine", missing_tokens=(), **kwargs):

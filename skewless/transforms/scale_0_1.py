@@ -24,6 +24,19 @@ class Scale01(NumericTransform):
     def native_scale(self, plan, graph) -> str | None:
         return min_max_scaled(plan, graph, "scale_0_1", positive_zero=True)
 
+    def label_statistics(self, graph) -> dict[str, float] | None:
+        import numpy as np
+
+        negated_min, maximum = graph.constant("Sub", 1), graph.constant("Less", 1)
+        if negated_min is None or maximum is None:
+            return None
+        # the graph's own float32 steps: min = 0 - (-min)
+        return {"min": float(np.float32(0) - np.float32(negated_min)), "max": float(np.float32(maximum))}
+
+    def original_units(self, value, statistics: dict):
+        # a label of one value (max = min) gives that value back
+        return value * (statistics["max"] - statistics["min"]) + statistics["min"]
+
 
 def min_max_scaled(plan, graph, layer: str, positive_zero: bool) -> str | None:
     """`Standardize` with the graph's min and max - min (`layer` names it), or why not.
@@ -53,19 +66,6 @@ def min_max_scaled(plan, graph, layer: str, positive_zero: bool) -> str | None:
     plan.layers = [Standardize(minimum, span, positive_zero=positive_zero, name=f"{plan.layer_name}_{layer}")]
     plan.probe = {"points": [float(minimum), float(maximum)], "scale": float(span)}
     return None
-
-    def label_statistics(self, graph) -> dict[str, float] | None:
-        import numpy as np
-
-        negated_min, maximum = graph.constant("Sub", 1), graph.constant("Less", 1)
-        if negated_min is None or maximum is None:
-            return None
-        # the graph's own float32 steps: min = 0 - (-min)
-        return {"min": float(np.float32(0) - np.float32(negated_min)), "max": float(np.float32(maximum))}
-
-    def original_units(self, value, statistics: dict):
-        # a label of one value (max = min) gives that value back
-        return value * (statistics["max"] - statistics["min"]) + statistics["min"]
 
 
 TRANSFORM = Scale01()

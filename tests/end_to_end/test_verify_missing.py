@@ -115,10 +115,10 @@ def test_verify_probes_real_rows_and_compares_missing_values_on_every_path(missi
     named = [line for line in lines if "w_missing" in line or "missing indicator of" in line]
     assert len(named) == len(result.groups) + 1 + 1  # the skew tables and the native table
     assert all("w_missing (missing indicator of w)" in line for line in named)
-    # the native table's reason names the feature the indicator comes from (issue 32), not "an extra output"
+    # the indicator has native layers of its own (MissingIndicator), equal to the graph's (issue 31)
     native = {feature.name: feature for feature in result.native.features}
     assert (native["w_missing"].status, native["w_missing"].transform, native["w_missing"].reason) == (
-        "unsupported", "z_score", "the missing indicator of feature 'w': no exact Keras equivalent in skewless yet")
+        "exact", "missing_indicator", None)
 
 
 def test_predict_raw_takes_nan_as_a_missing_float(missing_run, tmp_path):
