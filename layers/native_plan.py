@@ -28,7 +28,7 @@ from skewless.transforms.base import not_built_by
 # The ops tf.Transform 1.21 emits for a raw input's densifying and filling (each transform's own: its
 # `native_ops`); a graph with any other op upstream of a feature computes something else (a preprocessing_fn).
 INPUT_OPS = {"Placeholder", "Identity", "Const", "Cast", "NoOp", "SparseToDense", "Squeeze", "StridedSlice", "Pack",
-             # a float NaN (±inf with input.nonfinite: missing) takes the default: pipelines/missing.py
+             # a float NaN (±inf with input.nonfinite: missing) takes the default: pipelines/analyze/missing.py
              "IsNan", "IsFinite", "LogicalNot", "SelectV2",
              # the job's value rules (skewless/value_rules.py): a NaN or ±inf refused, empty text and NA tokens
              # taken out of an optional string feature (tf.sparse.retain)

@@ -7,15 +7,15 @@ Names are imported on first use for that reason.
 from importlib import import_module
 
 _EXPORTS = {
-    "run": "skewless.pipelines.job",
-    "apply": "skewless.pipelines.apply_graph",
-    "ApplyResult": "skewless.pipelines.apply_graph",
-    "RunResult": "skewless.pipelines.job",
-    "predict": "skewless.pipelines.batch_prediction",
-    "PredictResult": "skewless.pipelines.batch_prediction",
-    "make_dataset": "skewless.pipelines.dataset",
-    "make_raw_dataset": "skewless.pipelines.raw_dataset",
-    "verify": "skewless.pipelines.verify",
+    "run": "skewless.pipelines.commands.job",
+    "apply": "skewless.pipelines.commands.apply_graph",
+    "ApplyResult": "skewless.pipelines.commands.apply_graph",
+    "RunResult": "skewless.pipelines.commands.job",
+    "predict": "skewless.pipelines.commands.batch_prediction",
+    "PredictResult": "skewless.pipelines.commands.batch_prediction",
+    "make_dataset": "skewless.pipelines.tfdata.dataset",
+    "make_raw_dataset": "skewless.pipelines.tfdata.raw_dataset",
+    "verify": "skewless.pipelines.commands.verify",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -30,7 +30,7 @@ EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, sch
 INTERRUPTED = 130
 # the --format choices of the commands that read files: the input formats whose entries take input.paths
 _FILE_FORMATS = " | ".join(FILE_FORMATS)
-# what `predict` writes (pipelines/prediction_files.py, which imports pyarrow: named here for a fast check)
+# what `predict` writes (pipelines/write/prediction_files.py, which imports pyarrow: named here for a fast check)
 _PREDICTION_FORMATS = ("csv", "parquet", "jsonl")
 
 
@@ -275,7 +275,7 @@ def run(
     typer.echo(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
-    from skewless.pipelines.job import run as run_job
+    from skewless.pipelines.commands.job import run as run_job
     from skewless.progress import show_progress
     from skewless.report import render_report
 
@@ -329,7 +329,7 @@ def apply(
             raise output_exists(output)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
-    from skewless.pipelines.apply_graph import apply as apply_graph
+    from skewless.pipelines.commands.apply_graph import apply as apply_graph
     from skewless.progress import show_progress
     from skewless.report import render_report
 
@@ -377,7 +377,7 @@ def predict(
             raise output_exists(output)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")
-    from skewless.pipelines.batch_prediction import predict as predict_rows
+    from skewless.pipelines.commands.batch_prediction import predict as predict_rows
 
     result = predict_rows(export_dir, inputs, output, output_format=format, keys=keys, input_format=input_format,
                           columns=columns.split(",") if columns else None, overwrite=overwrite,
@@ -476,7 +476,7 @@ def export(
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
     runtime.import_frozen("tensorflow", "keras")
     from skewless.layers import export_serving_model
-    from skewless.pipelines import object_store
+    from skewless.pipelines.output import object_store
 
     if not object_store.tensorflow_opens(out):
         fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
@@ -500,7 +500,7 @@ def verify(
     """
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.console.verify_tables import print_result
-    from skewless.pipelines.verify import verify as run_verify
+    from skewless.pipelines.commands.verify import verify as run_verify
 
     result = run_verify(run_dir, sample=sample, export_dir=export_dir)
     print_result(result)
@@ -621,7 +621,7 @@ def clean(
 ) -> None:
     """Remove what runs of OUTPUT left beside it: OUTPUT.staging (whatever it holds) and the claim folders of
     runs that are gone. OUTPUT itself is never touched; refused while a running skewless writes OUTPUT."""
-    from skewless.pipelines.staging import clean as clean_staging
+    from skewless.pipelines.output.staging import clean as clean_staging
 
     if "://" not in output:
         output = os.path.abspath(output)

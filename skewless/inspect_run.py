@@ -37,7 +37,7 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
     split_statistics (per split, `statistics_files.describe_statistics` of its FeatureStats.pb), compression,
     seconds, versions.
     """
-    from skewless.pipelines import files, object_store
+    from skewless.pipelines.output import files, object_store
 
     shown = os.fspath(run_dir) if not files.is_local(os.fspath(run_dir)) else os.path.abspath(run_dir)
     run_dir = object_store.local_run(run_dir)

@@ -1,4 +1,4 @@
-"""What a running job reports of its progress: the job (pipelines/progress.py) makes `Snapshot`s and the
+"""What a running job reports of its progress: the job (pipelines/output/progress.py) makes `Snapshot`s and the
 command line's display (skewless/progress.py) draws them; this module sits between so neither imports the other.
 """
 

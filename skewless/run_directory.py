@@ -14,8 +14,8 @@ RUN_DIR/
 
 While the job runs, its staging directory also holds `tmp/`, `_stats/`, `_parts/` and `_progress/`, removed before
 publishing. Nothing here imports Beam or TensorFlow at module level: the serving side and the light
-commands import it. The job writes through Beam's filesystems (pipelines/files.py); the readers here read
-a local directory (object-store runs are fetched to one first, pipelines/object_store.py) or a store
+commands import it. The job writes through Beam's filesystems (pipelines/output/files.py); the readers here read
+a local directory (object-store runs are fetched to one first, pipelines/output/object_store.py) or a store
 TensorFlow opens (gs://, for the serving side).
 """
 

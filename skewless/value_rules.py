@@ -9,7 +9,7 @@ follow the same rules (docs/values.md):
   optional feature or a list, which the graph then fills or leaves out as it does an absent value; in a
   required feature it fails the request with an InvalidArgumentError naming the feature;
 - a float NaN in a required feature, and ±inf anywhere unless ``input.nonfinite: missing``, fail the
-  request likewise (NaN in an optional feature is filled by `pipelines.missing.fill_missing`).
+  request likewise (NaN in an optional feature is filled by `pipelines.analyze.missing.fill_missing`).
 
 In the batch job none of these fire: such rows are quarantined, or their values are already missing.
 TensorFlow is imported here at module level: only the graph's builders and the Keras layers import this

@@ -93,7 +93,7 @@ def census_config(census_path, output_dir):
 
 def example_rows(count=None):
     """The raw rows of the example run, as its synthetic source made them (bytes values, None = missing)."""
-    from skewless.pipelines.synthetic import synthetic_rows
+    from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
     seed, rows = EXAMPLE_CONFIG["input"]["seed"], EXAMPLE_CONFIG["input"]["rows"]
     return [row for _, table in synthetic_rows(seed, 0, count or rows) for row in table.to_pylist()]
@@ -122,9 +122,9 @@ def census_frame(path):
 
 def split_of_each_row(config) -> np.ndarray:
     """The split index of every input row, in file order: the job's split rule on the keys its reader gives them."""
-    from skewless.pipelines.plan import plan
-    from skewless.pipelines.sources import RowReader
-    from skewless.pipelines.transform import split_of
+    from skewless.pipelines.plan.plan import plan
+    from skewless.pipelines.reading.sources import RowReader
+    from skewless.pipelines.write.transform import split_of
 
     job_plan = plan(config)
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)

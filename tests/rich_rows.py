@@ -16,7 +16,7 @@ import tensorflow as tf
 
 def written_rows(run_dir, key: str = "id") -> dict[str, list]:
     """Every row of every split of a run, read with make_dataset, ordered by the `key` feature."""
-    from skewless.pipelines.dataset import make_dataset
+    from skewless.pipelines.tfdata.dataset import make_dataset
 
     with open(os.path.join(run_dir, "run.json")) as handle:
         splits = [split for split, rows in json.load(handle)["rows"]["written"].items() if rows]

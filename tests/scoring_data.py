@@ -26,7 +26,7 @@ def small_export(run_dir, export_dir) -> str:
 def write_scoring_csv(path, rows: int, seed: int = 5) -> list[dict]:
     """`rows` synthetic raw rows (missing values included) keyed by an `id` column, then one row whose age
     is not an int (id "bad-row"), written to `path` with a header; returns the good rows as dicts."""
-    from skewless.pipelines.synthetic import synthetic_rows
+    from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
     generated = [row for _, table in synthetic_rows(seed, 0, rows) for row in table.to_pylist()]
     good = [{"id": f"row-{i}", **{name: row[name] for name in FEATURES}} for i, row in enumerate(generated)]

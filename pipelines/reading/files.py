@@ -18,7 +18,7 @@ from typing import BinaryIO, Sequence
 
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import INPUT_FORMATS
-from skewless.pipelines.files import is_local
+from skewless.pipelines.output.files import is_local
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_SUFFIXES = (".gz", ".gzip")

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
-from skewless.pipelines.columns import ARROW_TYPES
+from skewless.pipelines.reading.columns import ARROW_TYPES
 from skewless.pipelines.reading.batches import row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment, WorkUnit
 from skewless.references import import_function

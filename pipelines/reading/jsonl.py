@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from skewless.config import InputConfig
-from skewless.pipelines.columns import arrow_kind
+from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
 from skewless.pipelines.reading.csv import line_bounds
 from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input

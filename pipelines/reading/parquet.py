@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
-from skewless.pipelines.columns import arrow_kind
+from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import SourceBatch, row_as_json
 from skewless.pipelines.reading.files import open_input
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment

@@ -1,4 +1,4 @@
-"""The bundled synthetic census-like dataset (`pipelines.synthetic`) as an input format: rows cut by number."""
+"""The bundled synthetic census-like dataset (`pipelines.reading.synthetic_rows`) as an input format: rows cut by number."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pyarrow as pa
 from skewless.config import InputConfig
 from skewless.pipelines.reading.batches import row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment, WorkUnit
-from skewless.pipelines.synthetic import COLUMNS, synthetic_rows
+from skewless.pipelines.reading.synthetic_rows import COLUMNS, synthetic_rows
 
 SOURCE = "synthetic"  # the one input's name, in work units and quarantine
 

@@ -21,12 +21,12 @@ import pyarrow as pa
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
-from skewless.pipelines.columns import arrow_kind, values_type
+from skewless.pipelines.reading.columns import arrow_kind, values_type
 from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
 from skewless.pipelines.reading.files import GunzippedFile, open_input
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
-from skewless.pipelines.sequence_input import lift_feature_lists
-from skewless.pipelines.shards import masked_crc
+from skewless.pipelines.reading.sequence_input import lift_feature_lists
+from skewless.pipelines.output.tfrecord_crc import masked_crc
 from skewless.schemas.row_checks import RowProblem
 from skewless.sequence_specs import SEQUENCE_COLUMN
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from skewless.pipelines.verify import FeatureCheck, VerifyResult
+from skewless.pipelines.commands.verify import FeatureCheck, VerifyResult
 
 
 def print_result(result: VerifyResult, console=None) -> None:

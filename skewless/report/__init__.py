@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from skewless.pipelines import files
+from skewless.pipelines.output import files
 from skewless.report.applied_page import render_applied_page
 from skewless.report.page import render_page
 from skewless.report.run_files import quarantine_reasons, run_statistics, split_order, vocabulary
@@ -56,7 +56,7 @@ def render_report(run_dir: str | os.PathLike) -> str:
 
 
 def _render_remote(run_dir: str) -> str:
-    from skewless.pipelines import object_store  # Beam, imported only for a run on a store
+    from skewless.pipelines.output import object_store  # Beam, imported only for a run on a store
 
     path = _render(object_store.local_run(run_dir), run_dir)
     target = f"{run_dir.rstrip('/')}/{REPORT_FILE}"

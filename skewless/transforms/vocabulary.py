@@ -85,7 +85,7 @@ class Vocabulary(Transform):
     def label_vocabulary(self, tokens, options: dict, file: str, labels=None, weights=None):
         """The deferred path of the vocabulary file `file` of `tokens` ordered by mutual information with
         `labels` (int64 class ids, one per row) and/or counted with `weights` (one per row): an analyzer of its
-        own, as the shared one (pipelines/vocabularies.py) counts plain occurrences only."""
+        own, as the shared one (pipelines/analyze/vocabularies.py) counts plain occurrences only."""
         import tensorflow as tf
         import tensorflow_transform as tft
 

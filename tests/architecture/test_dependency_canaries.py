@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 import tensorflow as tf
 
-# --- pipelines/vocabularies.py: one cacheable tf.Transform analyzer built from tft's private nodes ------------
+# --- pipelines/analyze/vocabularies.py: one cacheable tf.Transform analyzer built from tft's private nodes ------------
 
 
 def test_tft_analyzer_nodes_still_build_a_ptransform_analyzer():
@@ -27,12 +27,12 @@ def test_tft_analyzer_nodes_still_build_a_ptransform_analyzer():
         found = getattr(analyzer_nodes, name, None)
         assert found is not None and found._fields == fields, (
             f"tf.Transform analyzer_nodes.{name} no longer has the fields {fields} "
-            f"(found {getattr(found, '_fields', None)}): pipelines/vocabularies.py builds its analyzer from them")
+            f"(found {getattr(found, '_fields', None)}): pipelines/analyze/vocabularies.py builds its analyzer from them")
     for module, function in ((analyzer_nodes, "get_input_tensors_value_nodes"), (analyzer_nodes, "wrap_as_tensor"),
                              (nodes, "apply_multi_output_operation")):
         assert callable(getattr(module, function, None)), (
             f"tf.Transform {module.__name__}.{function} is gone: "
-            "pipelines/vocabularies.py chains its analyzer's steps with it")
+            "pipelines/analyze/vocabularies.py chains its analyzer's steps with it")
 
 
 def test_tft_keys_cached_analyzer_steps_by_their_text():
@@ -40,17 +40,17 @@ def test_tft_keys_cached_analyzer_steps_by_their_text():
     and the coder's repr must not hold an object address, or no rerun would find its cache."""
     from tensorflow_transform import analyzer_nodes
 
-    from skewless.pipelines.vocabularies import CountsCoder, CountTokens
+    from skewless.pipelines.analyze.vocabularies import CountsCoder, CountTokens
 
     tokens = CountTokens(2)
     with tf.compat.v1.Graph().as_default():
         step = analyzer_nodes.PTransform(tokens, [], is_partitionable=True, cache_coder=CountsCoder())
     assert step.get_field_str("ptransform") is tokens, (
         "tf.Transform PTransform.get_field_str no longer returns the PTransform itself: the analyzer cache key of "
-        "pipelines/vocabularies.py's steps (their __repr__) is now made some other way")
+        "pipelines/analyze/vocabularies.py's steps (their __repr__) is now made some other way")
     assert repr(CountsCoder()) == "<CountsCoder>", (
         f"tf.Transform CacheCoder.__repr__ no longer gives the class name ({CountsCoder()!r}): the analyzer cache "
-        "key of pipelines/vocabularies.py's cached step would change on every run")
+        "key of pipelines/analyze/vocabularies.py's cached step would change on every run")
 
 
 def test_tft_gives_a_ptransform_analyzer_a_folder_inside_its_temp_dir():
@@ -62,7 +62,7 @@ def test_tft_gives_a_ptransform_analyzer_a_folder_inside_its_temp_dir():
     folder = common.get_unique_temp_path("/tmp/tft-temp")
     assert os.path.dirname(folder) == "/tmp/tft-temp", (
         f"tf.Transform get_unique_temp_path no longer makes a folder directly inside the temp dir ({folder}): "
-        "pipelines/vocabularies.py WriteVocabularies takes its parent for tf.Transform's temp dir")
+        "pipelines/analyze/vocabularies.py WriteVocabularies takes its parent for tf.Transform's temp dir")
     analyzer = PTransformAnalyzer()
     analyzer.base_temp_dir = folder
     assert analyzer.base_temp_dir == folder, "tf.Transform PTransformAnalyzer no longer has a settable base_temp_dir"
@@ -76,11 +76,11 @@ def test_tft_vocabulary_file_rules_are_still_public_helpers():
     matches = tf.strings.regex_full_match(tf.constant(unwritable + [b"x", b"a b"]), regex).numpy().tolist()
     assert matches == [True, True, True, False, False], (
         f"tf.Transform get_vocab_newline_characters_regex no longer matches exactly the empty tokens and those with "
-        f"line breaks ({regex!r}): pipelines/vocabularies.py drops what it matches, as tft.vocabulary does")
+        f"line breaks ({regex!r}): pipelines/analyze/vocabularies.py drops what it matches, as tft.vocabulary does")
     placeholder = tft.analyzers.get_empy_vocabulary_dummy_value(tf.string)[1]
     assert isinstance(placeholder, bytes) and placeholder and b"\n" not in placeholder, (
         f"tf.Transform get_empy_vocabulary_dummy_value(tf.string)[1] is no longer one line of bytes ({placeholder!r}): "
-        "pipelines/vocabularies.py writes it into an empty vocabulary, as tft.vocabulary does")
+        "pipelines/analyze/vocabularies.py writes it into an empty vocabulary, as tft.vocabulary does")
 
 
 # --- layers/graph_analyzers.py + native_plan.py: analyzer values read back by op type and input position ------
@@ -95,7 +95,7 @@ UNSEEN_ID = 42
 
 
 def canary_preprocessing_fn(inputs):
-    """One output per declarative transform, written as pipelines/preprocessing.py and missing.py call tf.Transform."""
+    """One output per declarative transform, written as pipelines/analyze/preprocessing.py and missing.py call tf.Transform."""
     import tensorflow_transform as tft
 
     return {
@@ -239,7 +239,7 @@ def test_tft_sparse_to_dense_holds_the_default_at_input_3(graph_features):
         f"(found {defaults}): layers/native_plan.py builds FillMissing from it")
 
 
-# --- pipelines/canonical_graph.py: SavedModel names rewritten canonically ------------------------------------
+# --- pipelines/analyze/canonical_graph.py: SavedModel names rewritten canonically ------------------------------------
 
 SAVED_MODEL_FIELDS = {  # message: the fields canonicalize reads or rewrites
     "SavedModel": ["meta_graphs"],
@@ -272,11 +272,11 @@ def test_savedmodel_protos_keep_the_fields_canonicalize_rewrites():
     for name, fields in SAVED_MODEL_FIELDS.items():
         missing = [field for field in fields if name not in messages or field not in messages[name].fields_by_name]
         assert not missing, (
-            f"TensorFlow's {name} proto no longer has {missing}: pipelines/canonical_graph.py renames functions there")
+            f"TensorFlow's {name} proto no longer has {missing}: pipelines/analyze/canonical_graph.py renames functions there")
 
 
 def test_tensorflow_numbers_traced_functions_with_a_growing_counter():
-    from skewless.pipelines.canonical_graph import _NUMBERED
+    from skewless.pipelines.analyze.canonical_graph import _NUMBERED
 
     def traced():
         return tf.function(lambda x: x + 1).get_concrete_function(tf.TensorSpec([], tf.float32)).name.decode()
@@ -285,7 +285,7 @@ def test_tensorflow_numbers_traced_functions_with_a_growing_counter():
     matches = [_NUMBERED.match(name) for name in (first, second)]
     assert all(matches) and matches[0][1] == matches[1][1] and int(matches[0][2]) < int(matches[1][2]), (
         f"TensorFlow no longer names traced functions stem_N with a per-process counter ({first}, {second}): "
-        "pipelines/canonical_graph.py replaces N by its rank to make the SavedModel the same in any process")
+        "pipelines/analyze/canonical_graph.py replaces N by its rank to make the SavedModel the same in any process")
 
 
 def test_tensorflow_saves_only_files_canonicalize_knows(tmp_path):
@@ -297,7 +297,7 @@ def test_tensorflow_saves_only_files_canonicalize_knows(tmp_path):
     tf.saved_model.save(Module(), str(tmp_path))
     written = sorted(os.listdir(tmp_path))
     assert set(written) <= {"saved_model.pb", "fingerprint.pb", "variables", "assets"}, (
-        f"TensorFlow's SavedModel now holds {written}: pipelines/canonical_graph.py rewrites saved_model.pb and drops "
+        f"TensorFlow's SavedModel now holds {written}: pipelines/analyze/canonical_graph.py rewrites saved_model.pb and drops "
         "fingerprint.pb; any other file may differ between identical runs")
     from tensorflow.core.protobuf import saved_model_pb2
 
@@ -306,10 +306,10 @@ def test_tensorflow_saves_only_files_canonicalize_knows(tmp_path):
              for attrs in function.arg_attr.values() if "_user_specified_name" in attrs.attr}
     assert b"x" in names, (
         "TensorFlow no longer records a traced argument's name as the `_user_specified_name` arg attr: "
-        "pipelines/canonical_graph.py renumbers the counter-made ones there")
+        "pipelines/analyze/canonical_graph.py renumbers the counter-made ones there")
 
 
-# --- pipelines/example_encoder.py and shards.py: protobuf wire format and TFRecord framing written by hand ---
+# --- pipelines/write/example_encoder.py and shards.py: protobuf wire format and TFRecord framing written by hand ---
 
 EXAMPLE_FIELDS = {  # message: {field: number} the encoder writes as tag bytes
     tf.train.Example: {"features": 1},
@@ -330,7 +330,7 @@ def test_example_protos_keep_the_field_numbers_the_encoder_writes():
                  for name in fields if name in message.DESCRIPTOR.fields_by_name}
         assert found == fields, (
             f"TensorFlow's {message.DESCRIPTOR.full_name} proto no longer numbers its fields {fields} (found {found}): "
-            "pipelines/example_encoder.py writes those numbers as tag bytes")
+            "pipelines/write/example_encoder.py writes those numbers as tag bytes")
 
 
 def canary_batch() -> pa.RecordBatch:
@@ -344,7 +344,7 @@ def canary_batch() -> pa.RecordBatch:
 
 
 def test_example_encoder_bytes_equal_protobufs_deterministic_serialization():
-    from skewless.pipelines.example_encoder import encode_examples
+    from skewless.pipelines.write.example_encoder import encode_examples
 
     batch = canary_batch().drop_columns(["steps"])
     expected = []
@@ -357,11 +357,11 @@ def test_example_encoder_bytes_equal_protobufs_deterministic_serialization():
         expected.append(example.SerializeToString(deterministic=True))
     assert encode_examples(batch).to_list() == expected, (
         "protobuf's deterministic serialization of tf.train.Example (features sorted by name, packed numbers) "
-        "no longer gives the bytes pipelines/example_encoder.py writes: shards would differ from TensorFlow's")
+        "no longer gives the bytes pipelines/write/example_encoder.py writes: shards would differ from TensorFlow's")
 
 
 def test_sequence_example_encoder_bytes_equal_protobufs_deterministic_serialization():
-    from skewless.pipelines.example_encoder import encode_sequence_examples
+    from skewless.pipelines.write.example_encoder import encode_sequence_examples
 
     batch = canary_batch()
     expected = []
@@ -378,12 +378,12 @@ def test_sequence_example_encoder_bytes_equal_protobufs_deterministic_serializat
         expected.append(example.SerializeToString(deterministic=True))
     assert encode_sequence_examples(batch).to_list() == expected, (
         "protobuf's deterministic serialization of tf.train.SequenceExample no longer gives the bytes "
-        "pipelines/example_encoder.py writes")
+        "pipelines/write/example_encoder.py writes")
 
 
 def test_tfrecord_framing_equals_tensorflows_writer(tmp_path):
-    from skewless.pipelines.example_encoder import Records
-    from skewless.pipelines.shards import tfrecord_frames
+    from skewless.pipelines.write.example_encoder import Records
+    from skewless.pipelines.write.shards import tfrecord_frames
 
     records = [b"", b"a", b"x" * 300, bytes(range(256))]
     with tf.io.TFRecordWriter(str(tmp_path / "tf.tfrecord")) as writer:
@@ -392,7 +392,7 @@ def test_tfrecord_framing_equals_tensorflows_writer(tmp_path):
     framed = tfrecord_frames(Records(np.frombuffer(b"".join(records), np.uint8), np.array([len(r) for r in records])))
     assert framed.tobytes() == (tmp_path / "tf.tfrecord").read_bytes(), (
         "TensorFlow's TFRecord framing (uint64 length, masked CRC32C of it, data, masked CRC32C of the data) no longer "
-        "matches pipelines/shards.py tfrecord_frames")
+        "matches pipelines/write/shards.py tfrecord_frames")
 
 
 # --- layers/serving_head.py: TensorFlow's private variable-to-constant converter, with an allowlist ------------

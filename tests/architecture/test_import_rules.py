@@ -3,6 +3,8 @@
 - no cycles between project modules, imports inside functions counted (one there only hides a cycle until
   the function runs);
 - the serving path (skewless.layers) and skewless.schemas never import skewless.pipelines or Beam;
+- skewless.pipelines is folders by stage, each importing only the stages below it (docs/design.md):
+  output, runner, reading, analyze, write, plan, tfdata, commands;
 - skewless.pipelines never imports the CLI, the report or the progress drawing (`run()` takes a
   progress callback and returns its result; the CLI draws and renders);
 - only the CLI side (skewless.cli, skewless.cli_reference, the progress display, skewless.console) imports rich
@@ -34,7 +36,7 @@ def _is_type_checking(node: ast.If) -> bool:
 def _imported(module: str, path: Path) -> set[str]:
     """The modules `module` imports: project modules by their most specific name, others by their top name.
 
-    `from skewless.pipelines import files` names the submodule when there is one, the package otherwise.
+    `from skewless.pipelines.output import files` names the submodule when there is one, the package otherwise.
     Imports inside functions count; imports under `if TYPE_CHECKING:` never run and are left out.
     """
     is_package = path.name == "__init__.py"
@@ -150,11 +152,11 @@ def _fmt(chain: list[str]) -> str:
 
 
 def test_the_walk_sees_the_project_and_its_imports(tmp_path):
-    assert {"skewless.cli", "skewless.pipelines.job", "skewless.layers.export", "skewless.report.page"} <= set(MODULES)
+    assert {"skewless.cli", "skewless.pipelines.commands.job", "skewless.layers.export", "skewless.report.page"} <= set(MODULES)
     source = tmp_path / "example.py"
     source.write_text(
         "from typing import TYPE_CHECKING\n"
-        "from skewless.pipelines import files\n"
+        "from skewless.pipelines.output import files\n"
         "from . import svg\n"
         "import skewless.layers.export.padded\n"
         "if TYPE_CHECKING:\n"
@@ -163,7 +165,7 @@ def test_the_walk_sees_the_project_and_its_imports(tmp_path):
         "    import apache_beam.io\n"
     )
     assert _imported("skewless.report.example", source) == {
-        "typing", "skewless.pipelines.files", "skewless.report.svg", "skewless.layers.export", "apache_beam"}
+        "typing", "skewless.pipelines.output.files", "skewless.report.svg", "skewless.layers.export", "apache_beam"}
 
 
 def test_the_checks_find_a_cycle_and_a_forbidden_chain():
@@ -192,6 +194,25 @@ def test_layers_schemas_and_transforms_never_import_pipelines_or_beam():
 def test_pipelines_never_import_the_cli_report_or_progress_drawing():
     broken = _broken(("skewless.pipelines",), ("skewless.cli", "skewless.report", "skewless.progress"))
     assert not broken, "pipelines reach the command-line face:\n" + "\n".join(broken)
+
+
+# pipelines/ by stage, lowest first: a stage imports only those before it (so the input formats in reading/ never
+# import the analysis or the writing, and nothing but a command imports a command)
+STAGES = ("output", "runner", "reading", "analyze", "write", "plan", "tfdata", "commands")
+
+
+def test_pipelines_is_folders_by_stage():
+    loose = sorted(m for m in MODULES if _within(m, "skewless.pipelines") and m != "skewless.pipelines"
+                   and m.split(".")[2] not in STAGES)
+    assert not loose, f"modules of skewless.pipelines outside its stage folders {STAGES}: {loose}"
+
+
+def test_each_pipelines_stage_imports_only_the_stages_below_it():
+    broken = []
+    for index, stage in enumerate(STAGES[:-1]):
+        above = tuple(f"skewless.pipelines.{later}" for later in STAGES[index + 1:])
+        broken += _broken((f"skewless.pipelines.{stage}",), above)
+    assert not broken, "a pipelines stage imports a stage above it:\n" + "\n".join(broken)
 
 
 CLI_SIDE = ("skewless.cli", "skewless.cli_reference", "skewless.progress", "skewless.console")

@@ -32,7 +32,7 @@ from census_data import CATEGORICAL_COLUMNS, LABEL_COLUMN, MILLION_ROWS, NUMERIC
 from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io, schema_utils  # noqa: E402
 from tfx_bsl.coders import example_coder  # noqa: E402
 
-from skewless.pipelines.dataset import make_dataset, split_shards  # noqa: E402
+from skewless.pipelines.tfdata.dataset import make_dataset, split_shards  # noqa: E402
 
 SHARDS = 4
 

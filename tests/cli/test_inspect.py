@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from skewless.cli import app
 from skewless.layers.transform_graph import spec_from_json
-from skewless.pipelines.synthetic import synthetic_rows
+from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from skewless.cli import app
 from skewless.config import JobConfig
 from skewless.drift import SKEW, Thresholds, compare, reference_edges
 from skewless.encoding_advice import advise
-from skewless.pipelines.synthetic import COLUMNS, synthetic_rows
+from skewless.pipelines.reading.synthetic_rows import COLUMNS, synthetic_rows
 from skewless.report import REPORT_FILE, render_report
 from skewless.report.data_warnings import bucket_boundaries
 

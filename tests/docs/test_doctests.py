@@ -47,7 +47,7 @@ def _resolve(dotted: str):
 
 
 def test_the_list_holds_the_api_page_and_the_layers():
-    assert {"skewless.pipelines.job.run", "skewless.layers.TransformLayer", "skewless.layers.Cast",
+    assert {"skewless.pipelines.commands.job.run", "skewless.layers.TransformLayer", "skewless.layers.Cast",
             "skewless.layers.NativePreprocessor"} <= set(DOCUMENTED)
     assert "skewless.layers.raw_inputs" in DOCUMENTED and "skewless.layers.keras_layer_name" not in DOCUMENTED
 

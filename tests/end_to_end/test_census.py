@@ -14,7 +14,7 @@ import pytest
 from example_job import CENSUS_COLUMNS, CENSUS_NUMERIC, census_config, split_of_each_row
 from run_output import read_split
 
-from skewless.pipelines.stats import EXACT_NUMBERS
+from skewless.pipelines.analyze.stats import EXACT_NUMBERS
 
 VOCABULARIES = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex"]
 
@@ -88,7 +88,7 @@ def test_census_writes_every_row_and_equals_plain_tf_transform(census_run, censu
 
 def test_skew_check_on_the_census_run(census_run):
     """`skewless verify` on the census run: zero differences, the native Keras layers included."""
-    from skewless.pipelines.verify import verify
+    from skewless.pipelines.commands.verify import verify
 
     result = verify(census_run.output_dir, sample=500)
     assert result.rows == 500 and result.unseen_rows == 50

@@ -14,7 +14,8 @@ from commands import cli
 from example_job import example_config
 from skewless.cli import app
 from skewless.errors import OutputError
-from skewless.pipelines import job, staging
+from skewless.pipelines.commands import job
+from skewless.pipelines.output import staging
 
 SMALL = {
     "input": {"format": "synthetic", "rows": 300, "seed": 1},

@@ -82,7 +82,7 @@ def test_run_json_describes_the_cross(cross_run):
 
 
 def test_cross_config_errors(tmp_path):
-    from skewless.pipelines.plan import plan
+    from skewless.pipelines.plan.plan import plan
 
     base = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)},
             "label": {"column": "label", "map": {"<=50K": 0, ">50K": 1}}}
@@ -100,7 +100,7 @@ def test_cross_config_errors(tmp_path):
         load_config(features(age={"transform": "z_score", "default": 0, "missing_indicator": True},
                              age_missing={"transform": "cross", "columns": ["education", "workclass"],
                                           "hash_buckets": 5}))
-    from skewless.pipelines.preprocessing import build_preprocessing_fn
+    from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
 
     config = load_config(features(x={"transform": "cross", "columns": ["education", "fnlwgt"], "hash_buckets": 5}))
     with pytest.raises(ConfigError, match="features.x.columns: fnlwgt holds floats"):

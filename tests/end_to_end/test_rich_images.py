@@ -103,7 +103,7 @@ def test_bytes_that_are_no_image_go_to_quarantine(image_run):
 
 def test_shards_equal_serving_and_verify(image_run):
     from skewless.layers import TransformLayer
-    from skewless.pipelines.verify import verify
+    from skewless.pipelines.commands.verify import verify
 
     result, _, records, written = image_run
     parsed = [tf.train.Example.FromString(record).features.feature for record in records]
@@ -116,7 +116,7 @@ def test_shards_equal_serving_and_verify(image_run):
 
 def test_train_a_tiny_model_and_serve_serialized_examples(image_run, tmp_path):
     from skewless.layers import export_serving_model
-    from skewless.pipelines.dataset import make_dataset
+    from skewless.pipelines.tfdata.dataset import make_dataset
 
     result, _, records, written = image_run
     keras.utils.set_random_seed(0)

@@ -87,7 +87,7 @@ def test_max_length_pads_and_truncates(list_run, rows):
 def test_specs_and_make_dataset(list_run):
     import tensorflow_transform as tft
 
-    from skewless.pipelines.dataset import make_dataset
+    from skewless.pipelines.tfdata.dataset import make_dataset
 
     result, _ = list_run
     graph = tft.TFTransformOutput(result.graph_dir)
@@ -102,7 +102,7 @@ def test_specs_and_make_dataset(list_run):
 
 def test_shards_equal_serving_and_unseen_values_go_to_oov(list_run, rows):
     from skewless.layers import TransformLayer
-    from skewless.pipelines.verify import verify
+    from skewless.pipelines.commands.verify import verify
 
     result, written = list_run
     layer = TransformLayer(result.output_dir)
@@ -119,9 +119,9 @@ def test_shards_equal_serving_and_unseen_values_go_to_oov(list_run, rows):
 
 def test_tfrecord_lists_and_parquet_list_columns_read_as_the_csv(list_run, rows, tmp_path):
     from skewless.config import load_config
-    from skewless.pipelines.plan import plan
-    from skewless.pipelines.sources import RowReader
-    from skewless.pipelines.transform import ChunkTransformer
+    from skewless.pipelines.plan.plan import plan
+    from skewless.pipelines.reading.sources import RowReader
+    from skewless.pipelines.write.transform import ChunkTransformer
 
     result, written = list_run
     with tf.io.TFRecordWriter(str(tmp_path / "rows.tfrecord")) as writer:

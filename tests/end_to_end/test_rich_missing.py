@@ -120,7 +120,7 @@ def test_serving_fills_and_scales_as_the_shards(missing_run, written):
 
 
 def test_config_errors_name_the_feature(tmp_path):
-    from skewless.pipelines.plan import plan
+    from skewless.pipelines.plan.plan import plan
 
     base = {"name": "t", "input": {"format": "synthetic", "rows": 10}, "output": {"dir": str(tmp_path)}}
     cases = {

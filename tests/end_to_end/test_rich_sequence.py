@@ -191,7 +191,7 @@ def served(layer, rows: list[dict]) -> dict[str, list]:
 
 def test_serving_equals_the_shards_and_unseen_tokens_go_to_oov_buckets(sequence_run, documents):
     from skewless.layers import TransformLayer
-    from skewless.pipelines.verify import verify
+    from skewless.pipelines.commands.verify import verify
 
     _, result = sequence_run
     layer = TransformLayer(result.output_dir)
@@ -237,7 +237,7 @@ def test_export_serves_raw_sequence_examples(sequence_run, documents, tmp_path):
 
 
 def test_make_dataset_gives_ragged_feature_lists(sequence_run, documents):
-    from skewless.pipelines.dataset import make_dataset
+    from skewless.pipelines.tfdata.dataset import make_dataset
 
     _, result = sequence_run
     with open(os.path.join(result.output_dir, "sequence_example.json")) as handle:
@@ -366,7 +366,7 @@ def test_config_errors_name_the_key(tmp_path):
 def test_sequence_example_encoder_writes_protobuf_bytes():
     import pyarrow as pa
 
-    from skewless.pipelines.example_encoder import encode_sequence_examples
+    from skewless.pipelines.write.example_encoder import encode_sequence_examples
 
     rng = np.random.default_rng(1)
     rows = [{"id": [i], "ids": [[int(v) for v in rng.integers(-3, 500, rng.integers(0, 4))] for _ in range(i % 4)],
@@ -396,7 +396,7 @@ def test_sequence_example_encoder_writes_protobuf_bytes():
 def test_schema_and_config_must_agree_on_feature_lists(tmp_path, documents):
     from skewless.config import load_config
     from skewless.errors import ConfigError
-    from skewless.pipelines.plan import plan
+    from skewless.pipelines.plan.plan import plan
 
     write_records(tmp_path / "docs-0.tfrecord", [sequence_example(doc).SerializeToString() for doc in documents[:3]])
     (tmp_path / "docs.pbtxt").write_text(SCHEMA)

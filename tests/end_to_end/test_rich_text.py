@@ -81,7 +81,7 @@ def test_ids_follow_the_vocabulary_of_the_tokenized_text(text_run):
 def test_var_len_spec_and_make_dataset_gives_ragged(text_run):
     import tensorflow_transform as tft
 
-    from skewless.pipelines.dataset import make_dataset
+    from skewless.pipelines.tfdata.dataset import make_dataset
 
     result, _, _ = text_run
     spec = tft.TFTransformOutput(result.graph_dir).transformed_feature_spec()
@@ -146,7 +146,7 @@ def test_shards_equal_serving_and_unseen_words_go_to_oov(text_run):
 
 
 def test_verify_finds_no_difference_with_unseen_texts(text_run):
-    from skewless.pipelines.verify import verify
+    from skewless.pipelines.commands.verify import verify
 
     result, _, _ = text_run
     check = verify(result.output_dir, sample=100)

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 from example_job import example_config
 from skewless.cli import app
 from skewless.layers import TransformLayer, export_serving_model, raw_inputs
-from skewless.pipelines.verify import verify
+from skewless.pipelines.commands.verify import verify
 
 
 def full_model(run_dir):

@@ -16,7 +16,7 @@ from rich_rows import write_csv
 from skewless.cli import app
 from skewless.layers import TransformLayer, export_serving_model, raw_inputs, serialize_raw_examples
 from skewless.console.verify_tables import print_result
-from skewless.pipelines.verify import verify
+from skewless.pipelines.commands.verify import verify
 
 ROWS = 150
 
@@ -82,7 +82,7 @@ def missing_run(tmp_path_factory):
 
 def test_run_config_holds_absolute_input_paths_so_verify_and_raw_dataset_work_from_any_cwd(
         missing_run, tmp_path, monkeypatch):
-    from skewless.pipelines.raw_dataset import make_raw_dataset
+    from skewless.pipelines.tfdata.raw_dataset import make_raw_dataset
 
     run_dir, raw = missing_run
     stored = yaml.safe_load(open(os.path.join(run_dir, "config.yaml")))

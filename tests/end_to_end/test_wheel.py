@@ -106,7 +106,7 @@ def test_wheel_holds_every_module_and_data_file_of_the_tree(wheel):
 _TRAIN_AND_READ = """
 import json, sys
 import keras
-from skewless.pipelines.dataset import make_dataset
+from skewless.pipelines.tfdata.dataset import make_dataset
 
 run = sys.argv[1]
 age = keras.Input((1,), name="age")

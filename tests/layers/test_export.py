@@ -22,7 +22,7 @@ from skewless.layers import (
     transform_raw_rows,
     transform_raw_rows_exported,
 )
-from skewless.pipelines.synthetic import synthetic_rows
+from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
 UNSEEN = {"workclass": b"Astronaut", "education": b"Kindergarten", "occupation": None, "capital_gain": None}
 

@@ -22,7 +22,7 @@ from skewless.layers import (
     read_spec_file,
     serialize_raw_examples,
 )
-from skewless.pipelines.synthetic import synthetic_rows
+from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
 TABLE_ROWS, TABLE_WIDTH = 200_000, 16  # 12.8 MB of float32: the rest of a model is noise beside it
 

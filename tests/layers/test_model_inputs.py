@@ -24,8 +24,8 @@ from skewless.layers import (
     serialize_raw_examples,
     transform_raw_rows,
 )
-from skewless.pipelines.dataset import make_dataset
-from skewless.pipelines.synthetic import synthetic_rows
+from skewless.pipelines.tfdata.dataset import make_dataset
+from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
 
 def test_advice_one_hot_up_to_fifty_ids_then_fastai_sized_embeddings():

@@ -13,7 +13,7 @@ def test_job_writes_an_exact_keras_preprocessor(tmp_path):
 
     from skewless.layers import transform_raw_rows
     from skewless.pipelines import run
-    from skewless.pipelines.synthetic import synthetic_rows
+    from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
     config = example_config(tmp_path / "run", input={"format": "synthetic", "rows": 1500, "seed": 4},
                             output={"shards": 1, "keras_preprocessor": True})
@@ -38,7 +38,7 @@ def test_job_writes_an_exact_keras_preprocessor(tmp_path):
 
 
 def test_verify_reports_the_native_layers(example_run):
-    from skewless.pipelines.verify import verify
+    from skewless.pipelines.commands.verify import verify
 
     result = verify(example_run.output_dir, sample=100)
     assert result.native is not None and result.native.exact

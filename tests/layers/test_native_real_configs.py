@@ -70,7 +70,7 @@ def test_layers_hold_the_configs_values(native_run):
 def test_fills_are_the_data_median_and_most_frequent(native_run):
     from collections import Counter
 
-    from skewless.pipelines.synthetic import synthetic_rows
+    from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
     rows = [row for _, table in synthetic_rows(7, 0, 1500) for row in table.to_pylist()]
     preprocessor = keras_preprocessor(native_run.output_dir)

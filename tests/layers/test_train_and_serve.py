@@ -16,8 +16,8 @@ import tensorflow as tf
 from example_job import EXAMPLE_CONFIG
 
 from skewless.layers import export_serving_model, read_spec_file, serialize_raw_examples
-from skewless.pipelines.dataset import make_dataset
-from skewless.pipelines.synthetic import synthetic_rows
+from skewless.pipelines.tfdata.dataset import make_dataset
+from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 
 # Runs in a fresh interpreter, as a serving container would: TensorFlow only, no skewless, no tf.Transform.
 SERVE = """

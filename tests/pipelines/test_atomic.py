@@ -97,7 +97,7 @@ def test_two_runs_write_byte_identical_shards_and_graph(folder, reference):
     """Shards, the SavedModel, vocabularies, variables, metadata and statistics are byte-identical between runs.
 
     (tf.Transform writes a function's nodes in an order that varies between runs; the job rewrites
-    saved_model.pb canonically, see pipelines/canonical_graph.py, so this holds for the graph too.)
+    saved_model.pb canonically, see pipelines/analyze/canonical_graph.py, so this holds for the graph too.)
     """
     finish(start(folder))
     again = files_of(folder / "out")

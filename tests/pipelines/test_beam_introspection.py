@@ -1,4 +1,4 @@
-"""Beam's introspection, memoized during a job (pipelines/beam_introspection.py), answers what Beam answers, and
+"""Beam's introspection, memoized during a job (pipelines/runner/beam_introspection.py), answers what Beam answers, and
 Beam is as shipped outside the block. The job's outputs staying byte-identical is the end-to-end tests' part."""
 
 import apache_beam as beam
@@ -6,7 +6,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.transforms import core, userstate
 from apache_beam.transforms.userstate import BagStateSpec, is_stateful_dofn
 
-from skewless.pipelines import beam_introspection
+from skewless.pipelines.runner import beam_introspection
 
 
 class _Stateful(beam.DoFn):

@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import tensorflow as tf
 
-from skewless.pipelines.canonical_graph import canonicalize, renumbered
+from skewless.pipelines.analyze.canonical_graph import canonicalize, renumbered
 
 
 def save_model(path, vocabulary_file):

@@ -88,7 +88,7 @@ def test_every_categorical_output_has_its_bucket_count_and_ids_below_it(categori
 
 
 def test_make_dataset_takes_the_label_from_run_json(categorical_run):
-    from skewless.pipelines.dataset import make_dataset
+    from skewless.pipelines.tfdata.dataset import make_dataset
 
     labels, ids = [], []
     for features, label in make_dataset(categorical_run.output_dir, "train", batch_size=64, shuffle_buffer=0):

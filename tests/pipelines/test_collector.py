@@ -2,7 +2,7 @@
 
 import gc
 
-from skewless.pipelines.collector import pre_existing_objects_frozen
+from skewless.pipelines.runner.collector import pre_existing_objects_frozen
 
 
 def test_the_heap_is_frozen_during_a_job_and_given_back_after():

@@ -17,7 +17,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from example_job import example_config
-from skewless.pipelines import runners
+from skewless.pipelines.runner import runners
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.slow  # documents a third-party bug; proves nothing the job needs

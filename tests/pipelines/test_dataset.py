@@ -18,7 +18,7 @@ import tensorflow as tf
 from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io, schema_utils
 
 from skewless.errors import ConfigError, InputError
-from skewless.pipelines.dataset import _READ_CHUNK, make_dataset
+from skewless.pipelines.tfdata.dataset import _READ_CHUNK, make_dataset
 
 TRAIN_SHARDS = [range(0, 50), range(50, 90), range(90, 127)]
 EVAL_SHARDS = [range(127, 160)]
@@ -264,7 +264,7 @@ def test_reading_does_not_import_beam(run_dir):
     """Training containers have TensorFlow and tf.Transform but no Apache Beam."""
     code = (
         "import sys\n"
-        "from skewless.pipelines.dataset import make_dataset\n"
+        "from skewless.pipelines.tfdata.dataset import make_dataset\n"
         f"next(iter(make_dataset({run_dir!r}, batch_size=4)))\n"
         "loaded = sorted(name for name in sys.modules if name.split('.')[0] == 'apache_beam')\n"
         "assert not loaded, loaded\n"

@@ -19,8 +19,8 @@ import pyarrow as pa
 import pytest
 
 from skewless.drift import INFINITY_NORM, JENSEN_SHANNON, SKEW, Thresholds, feature_distance
-from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.split_statistics import SplitStatistics, dataset_statistics
+from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.write.split_statistics import SplitStatistics, dataset_statistics
 
 UNITS = 4  # the job merges its work units' states; so do these protos
 NUMERIC = {

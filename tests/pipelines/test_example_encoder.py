@@ -5,7 +5,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skewless.pipelines.example_encoder import encode_examples
+from skewless.pipelines.write.example_encoder import encode_examples
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 FLOAT32 = st.floats(width=32, allow_nan=False)

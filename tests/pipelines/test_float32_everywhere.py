@@ -4,7 +4,7 @@ float32 in the raw spec the graph and serving parse, and int64 carries 64 bits e
 import numpy as np
 import tensorflow as tf
 
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn
 
 
 def test_a_float_list_holds_float32_only():

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from skewless.config import InputConfig
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading import jsonl
-from skewless.pipelines.sources import RowReader, input_sizes, plan_units
+from skewless.pipelines.reading.sources import RowReader, input_sizes, plan_units
 
 COLUMNS = [RawColumn("a", "int"), RawColumn("x", "float", optional=True),
            RawColumn("s", "bytes", optional=True), RawColumn("tags", "bytes", optional=True, is_list=True)]  # as the job makes lists
@@ -105,7 +105,7 @@ def test_a_gzip_file_is_one_unit_read_whole(tmp_path):
 
 
 def test_types_are_inferred_from_the_json_types(tmp_path):
-    from skewless.pipelines.raw_types import infer_types
+    from skewless.pipelines.plan.raw_types import infer_types
 
     path = tmp_path / "rows.jsonl"
     path.write_text('{"a": 1, "x": 2.5, "s": "v", "tags": ["t"], "n": 3}\n{"a": 2, "x": 3, "n": "4"}\n'

@@ -8,7 +8,7 @@ import pyarrow as pa
 import yaml
 from commands import cli
 
-from skewless.pipelines.stats import MAX_VALUE_BYTES, SHOWN_BYTES, capped, cut_value
+from skewless.pipelines.analyze.stats import MAX_VALUE_BYTES, SHOWN_BYTES, capped, cut_value
 from skewless.statistics_files import feature_name, read_statistics
 
 FIELD_BYTES = 5_000_000

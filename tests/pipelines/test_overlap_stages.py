@@ -7,15 +7,16 @@ import pytest
 from dirty_csv import job_config, make_inputs
 from run_output import files_of
 
-from skewless.pipelines.job import transform_pass_seconds
-from skewless.pipelines.unit_summary import Moment, UnitClock
+from skewless.pipelines.commands.job import transform_pass_seconds
+from skewless.pipelines.write.unit_summary import Moment, UnitClock
 
 
 @pytest.fixture
 def stage_threads(monkeypatch):
     """Makes the CSV reader's blocks and the chunks rows are regrouped in small (many chunks per work unit, so the
     threads really overlap) and records the threads that run the graph, read the kept chunks and gzip."""
-    from skewless.pipelines import parsed_units, shards, sources, transform
+    from skewless.pipelines.reading import parsed_units, sources
+    from skewless.pipelines.write import shards, transform
     from skewless.pipelines.reading import csv
 
     monkeypatch.setattr(csv, "CSV_BLOCK_BYTES", 512)

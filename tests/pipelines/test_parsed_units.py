@@ -7,8 +7,8 @@ import pyarrow as pa
 
 from dirty_csv import job_config, make_inputs
 
-from skewless.pipelines.parsed_units import kept, read_kept, stream_path
-from skewless.pipelines.sources import BadRow, Chunk, RowReader
+from skewless.pipelines.reading.parsed_units import kept, read_kept, stream_path
+from skewless.pipelines.reading.sources import BadRow, Chunk, RowReader
 
 
 def test_kept_chunks_read_back_equal_and_a_partial_stream_is_not_read(tmp_path):

@@ -27,7 +27,7 @@ def test_worker_run_equals_the_in_process_run(in_process, mode):
     """Shards, saved_model.pb, vocabularies, variables and metadata, byte for byte.
 
     saved_model.pb holds names TensorFlow numbers with per-process counters; the job rewrites them
-    canonically (pipelines/canonical_graph.py), so where the graph was traced does not show.
+    canonically (pipelines/analyze/canonical_graph.py), so where the graph was traced does not show.
     """
     import tensorflow_transform as tft
 

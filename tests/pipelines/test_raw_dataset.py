@@ -18,8 +18,8 @@ import pytest
 import tensorflow as tf
 
 from skewless.errors import ConfigError
-from skewless.pipelines.dataset import make_dataset
-from skewless.pipelines.raw_dataset import make_raw_dataset
+from skewless.pipelines.tfdata.dataset import make_dataset
+from skewless.pipelines.tfdata.raw_dataset import make_raw_dataset
 
 ROWS = 60
 

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from skewless.pipelines.read_ahead import read_ahead
+from skewless.pipelines.reading.read_ahead import read_ahead
 
 
 def test_items_arrive_in_order_from_another_thread():

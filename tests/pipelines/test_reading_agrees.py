@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from skewless.cli import app
 from skewless.config import load_config
-from skewless.pipelines.plan import plan
+from skewless.pipelines.plan.plan import plan
 from skewless.pipelines.reading import input_config, read_batches
-from skewless.pipelines.sources import RowReader
+from skewless.pipelines.reading.sources import RowReader
 from skewless.schemas import write_schema
 from skewless.schemas.validate import validate
 

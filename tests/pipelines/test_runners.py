@@ -3,7 +3,7 @@
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.portability.fn_api_runner.fn_runner import FnApiRunner
 
-from skewless.pipelines import runners
+from skewless.pipelines.runner import runners
 
 
 def test_direct_runner_is_the_in_process_fn_api_runner_with_the_job_options():

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 from example_job import REPO
 
 from skewless.config import InputConfig, load_config
-from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.shards import MB, auto_shard_count
+from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.write.shards import MB, auto_shard_count
 from skewless.run_directory import shard_name, shard_split
-from skewless.pipelines.sources import RowReader, plan_units
+from skewless.pipelines.reading.sources import RowReader, plan_units
 
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 
@@ -117,8 +117,8 @@ def test_shard_writer_writes_the_bytes_tensorflow_writes(tmp_path, compression):
     import numpy as np
     import tensorflow as tf
 
-    from skewless.pipelines.example_encoder import Records
-    from skewless.pipelines.shards import ShardWriter
+    from skewless.pipelines.write.example_encoder import Records
+    from skewless.pipelines.write.shards import ShardWriter
 
     rng = np.random.default_rng(7)
     records = [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in rng.integers(0, 300, 500)]

@@ -5,8 +5,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.split_statistics import SplitStatistics, dataset_statistics
+from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.write.split_statistics import SplitStatistics, dataset_statistics
 from skewless.statistics_files import feature_name
 
 COLUMNS = [

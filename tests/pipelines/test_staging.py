@@ -14,8 +14,8 @@ from apache_beam.io.filesystem import FileMetadata, FileSystem
 from apache_beam.io.localfilesystem import LocalFileSystem
 
 from run_output import minimal_summary
-from skewless.pipelines import files
-from skewless.pipelines.staging import claim, publish
+from skewless.pipelines.output import files
+from skewless.pipelines.output.staging import claim, publish
 
 PREFIX = "store://"
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from skewless.cli import app
 from skewless.config import load_config
-from skewless.pipelines.stats import EXACT_DISTINCT, TOP_BUCKETS
+from skewless.pipelines.analyze.stats import EXACT_DISTINCT, TOP_BUCKETS
 from skewless.statistics_files import feature_name, read_statistics
 
 FREQUENT = {"Whirlpool": 40, "X": 90, "Underground": 150, "Heat": 400}

@@ -9,7 +9,8 @@ from run_output import files_of
 
 
 def test_slices_write_the_same_bytes_statistics_and_counts_as_whole_chunks(tmp_path, monkeypatch):
-    from skewless.pipelines import run, transform
+    from skewless.pipelines import run
+    from skewless.pipelines.write import transform
 
     batch_rows = []
     original = transform.ChunkTransformer.transform

@@ -6,7 +6,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from skewless.pipelines.unit_summary import Moment, UnitClock, UnitSummary, read_unit_summary, write_unit_summary
+from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary, read_unit_summary, write_unit_summary
 from skewless.run_summary import Shard
 
 

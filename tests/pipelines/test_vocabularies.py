@@ -27,7 +27,7 @@ def preprocessing_fn(inputs):
     import tensorflow as tf
     import tensorflow_transform as tft
 
-    from skewless.pipelines.vocabularies import VocabularySpec, shared_vocabularies
+    from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
 
     columns = {"plain": inputs["s"], "top3": inputs["s"], "top4": inputs["s"], "at_least_3": inputs["s"],
                "top2_at_least_2": inputs["s"], "list": inputs["list"], "empty": inputs["blank"],
@@ -75,7 +75,7 @@ def test_files_and_ids_equal_tf_transform(analyzed, name):
 def test_order_and_filters_from_a_count():
     from collections import Counter
 
-    from skewless.pipelines.vocabularies import VocabularySpec, ordered_tokens
+    from skewless.pipelines.analyze.vocabularies import VocabularySpec, ordered_tokens
 
     counts = {token.encode(): n for token, n in Counter(TOKENS).items() if token and "\n" not in token and "\r" not in token}
     # by count, then by bytes, larger first: "ü" (0xc3 0xbc) > "y" > "x"
@@ -86,7 +86,7 @@ def test_order_and_filters_from_a_count():
 
 
 def test_cache_coder_round_trips_any_bytes():
-    from skewless.pipelines.vocabularies import CountsCoder
+    from skewless.pipelines.analyze.vocabularies import CountsCoder
 
     accumulator = [{b"\xff\x00": 3, "ü".encode(): 1}, {}, {b"": 2}]
     coder = CountsCoder()
@@ -97,7 +97,7 @@ def test_summing_accumulators_leaves_them_unchanged():
     """The merge step's inputs are also what tf.Transform encodes into its cache: summing must not change them."""
     import copy
 
-    from skewless.pipelines.vocabularies import _SumCounts
+    from skewless.pipelines.analyze.vocabularies import _SumCounts
 
     first, second = [{b"x": 2}, {}], [{b"x": 1, b"y": 4}, {b"z": 1}]
     merge = _SumCounts()

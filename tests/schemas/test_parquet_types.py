@@ -124,7 +124,7 @@ def test_a_column_of_unsupported_type_is_refused_in_one_line(tmp_path, with_sche
 
 
 def test_make_raw_dataset_and_schema_infer_read_the_same_plain_values(pandas_run, tmp_path):
-    from skewless.pipelines.raw_dataset import make_raw_dataset
+    from skewless.pipelines.tfdata.raw_dataset import make_raw_dataset
     from skewless.schemas.infer import infer_schema
     from skewless.pipelines.reading import input_config, read_batches
     from tensorflow_metadata.proto.v0 import schema_pb2

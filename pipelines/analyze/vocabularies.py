@@ -3,8 +3,8 @@
 Each `tft.vocabulary` call is an analyzer of its own: about 13 Beam stages, plus its share of pipeline
 construction and of the analysis graph. On the census benchmark that cost about 1 s per vocabulary
 whatever the data size, so the job's 8 vocabularies were a third of its time. `shared_vocabularies`
-asks tf.Transform for any number of them with one cacheable analyzer (pipelines/preprocessing.py: the
-config's vocabularies, in a second analyzer those of analyzer-filled values; pipelines/missing.py: each
+asks tf.Transform for any number of them with one cacheable analyzer (pipelines/analyze/preprocessing.py: the
+config's vocabularies, in a second analyzer those of analyzer-filled values; pipelines/analyze/missing.py: each
 `fill: most_frequent`):
 
     each batch, in the graph ──> per vocabulary: its distinct tokens and how often each occurs
@@ -37,7 +37,7 @@ import apache_beam as beam
 import tensorflow_transform as tft
 from tensorflow_transform.beam.experimental import PTransformAnalyzer
 
-from skewless.pipelines import files
+from skewless.pipelines.output import files
 from skewless.safe_names import safe_file_name
 
 

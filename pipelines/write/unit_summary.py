@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from skewless.pipelines import files
+from skewless.pipelines.output import files
 from skewless.run_summary import Shard
 
 

@@ -4,14 +4,14 @@
     work units ──TransformUnitFn: read, apply the graph, split, encode, write shards <───────────┘ written
                   └──> _parts/*.json (rows, shards, quarantine per unit) ──> run.json
 
-The input is read twice, once per pass (pipelines/analysis.py, pipelines/transform.py), rather than
+The input is read twice, once per pass (pipelines/analyze/analysis.py, pipelines/write/transform.py), rather than
 held between the passes: memory stays flat whatever the data size. Everything is written into a
 staging directory beside the output, which is renamed into place only when the pipeline succeeded and
 the quarantine is within bounds, so a killed job never leaves a directory that looks complete.
 
-Files go through Beam's filesystems (pipelines/files.py), so the output can be on any of them; how a
-run is claimed and published on a local disk and on an object store: pipelines/staging.py; on a store
-TensorFlow cannot write (s3://), the run is written locally and uploaded: pipelines/object_store.py.
+Files go through Beam's filesystems (pipelines/output/files.py), so the output can be on any of them; how a
+run is claimed and published on a local disk and on an object store: pipelines/output/staging.py; on a store
+TensorFlow cannot write (s3://), the run is written locally and uploaded: pipelines/output/object_store.py.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from typing import Callable
 
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
 from skewless.errors import ConfigError, InputError, TooManyBadRowsError
-from skewless.pipelines import files
-from skewless.pipelines.canonical_graph import canonicalize
-from skewless.pipelines.collector import pre_existing_objects_frozen
-from skewless.pipelines.plan import JobPlan, plan, sample_rows
-from skewless.pipelines.progress import snapshot
-from skewless.pipelines.staging import StagedOutput
-from skewless.pipelines.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
+from skewless.pipelines.output import files
+from skewless.pipelines.analyze.canonical_graph import canonicalize
+from skewless.pipelines.runner.collector import pre_existing_objects_frozen
+from skewless.pipelines.plan.plan import JobPlan, plan, sample_rows
+from skewless.pipelines.output.progress import snapshot
+from skewless.pipelines.output.staging import StagedOutput
+from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
 from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
@@ -45,7 +45,7 @@ class RunResult:
     Examples:
         >>> import os
         >>> from skewless.config import load_config
-        >>> from skewless.pipelines.job import run
+        >>> from skewless.pipelines.commands.job import run
         >>> result = run(load_config("configs/example.yaml", overrides=["input.rows=1000", "output.shards=2"],
         ...                          output_dir=os.path.abspath("out/tiny")))
         >>> {split: len(shards) for split, shards in result.shards.items()}
@@ -115,7 +115,7 @@ def run(
 
         >>> import os
         >>> from skewless.config import load_config
-        >>> from skewless.pipelines.job import run
+        >>> from skewless.pipelines.commands.job import run
         >>> result = run(load_config("configs/example.yaml", overrides=["input.rows=2000"],
         ...                          output_dir=os.path.abspath("out/small")))
         >>> result.rows["read"], sum(result.rows["written"].values()) + result.rows["quarantined"]
@@ -195,11 +195,11 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
 
-    from skewless.pipelines import beam_introspection, runners
-    from skewless.pipelines.analysis import AnalysisSpec, AnalyzeInputs
-    from skewless.pipelines.preprocessing import build_preprocessing_fn
-    from skewless.pipelines.sources import RowReader
-    from skewless.pipelines.stats import top_candidates
+    from skewless.pipelines.runner import beam_introspection, runners
+    from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
+    from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
+    from skewless.pipelines.reading.sources import RowReader
+    from skewless.pipelines.analyze.stats import top_candidates
 
     run = RunDirectory(staging)
     graph_dir = run.graph_dir
@@ -234,7 +234,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
 def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str, staging: str,
                     parsed_dir: str | None = None):
     """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`."""
-    from skewless.pipelines.transform import UnitWriteSpec
+    from skewless.pipelines.write.transform import UnitWriteSpec
 
     return UnitWriteSpec(
         reader=reader,
@@ -257,7 +257,7 @@ def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> No
     (`TransformUnitFn`), its summary to _parts/. `skewless apply` runs it alone, with a finished run's graph."""
     import apache_beam as beam
 
-    from skewless.pipelines.transform import TransformUnitFn
+    from skewless.pipelines.write.transform import TransformUnitFn
 
     staging = unit_writes.staging_dir
     _ = (
@@ -296,7 +296,7 @@ def sum_parts(config: JobConfig, parts: list[UnitSummary]) -> tuple[int, int, di
 def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
               process_started: float | None) -> RunSummary:
     """Sums the units' summaries into run.json and each split's statistics, and refuses output past max_bad_fraction."""
-    from skewless.pipelines.split_statistics import write_split_statistics
+    from skewless.pipelines.write.split_statistics import write_split_statistics
 
     run = RunDirectory(staging)
     parts = unit_parts(job_plan, staging)
@@ -383,9 +383,9 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str, parts: list[UnitS
     """
     from apache_beam.io.filesystems import FileSystems
 
-    from skewless.pipelines.analysis import STATS_CACHE, cached_stats
-    from skewless.pipelines.split_statistics import candidate_counts
-    from skewless.pipelines.stats import summarize
+    from skewless.pipelines.analyze.analysis import STATS_CACHE, cached_stats
+    from skewless.pipelines.write.split_statistics import candidate_counts
+    from skewless.pipelines.analyze.stats import summarize
 
     stats_dir = RunDirectory(staging).stats_dir
     partials = {}
@@ -439,7 +439,7 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
     import yaml
     from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
 
-    from skewless.pipelines.columns import raw_schema
+    from skewless.pipelines.reading.columns import raw_schema
 
     run = RunDirectory(staging)
     metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(columns)), run.raw_metadata_dir)

@@ -16,8 +16,8 @@ from skewless.config import JobConfig
 from skewless.errors import ConfigError
 from skewless.references import import_function
 from skewless.safe_names import missing_indicator_name, vocabulary_filename
-from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.missing import fill_missing, missing_indicator
+from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.analyze.missing import fill_missing, missing_indicator
 from skewless.transforms import TRANSFORMS
 from skewless.transforms.values import as_strings
 from skewless.value_rules import checked_raw_value
@@ -95,14 +95,14 @@ def _check_class_label(name: str, config: JobConfig, kinds: dict[str, str]) -> N
 def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None, label_value) -> tuple[dict, dict]:
     """({vocabulary file name: its string tokens}, {vocabulary file name: deferred path}) of the features'
     and the label's vocabularies, from as few tf.Transform analyzers as the graph allows
-    (pipelines/vocabularies.py).
+    (pipelines/analyze/vocabularies.py).
 
     A vocabulary of values filled by an analyzer (`fill`) can only be counted once that analyzer has
     run, so those share a second analyzer: with the others, all would wait for it. A vocabulary ordered by
     the label or counted with weights is an analyzer of its own (`tft.vocabulary`), given the label as the
     job writes it (class ids: after its map or its vocabulary).
     """
-    from skewless.pipelines.vocabularies import VocabularySpec, shared_vocabularies
+    from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
 
     tokens, specs, after_fill, alone = {}, [], set(), []
     for name, options in features.items():

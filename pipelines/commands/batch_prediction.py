@@ -15,7 +15,7 @@ The model sees exactly what TF Serving's `serving_default` sees: the same raw Ex
 same helper the export's clients use, so a prediction here equals the served one for the same row.
 Column types come from the export's raw spec (assets.extra/skewless_features.json), not from the new
 data: a value that does not parse as its feature's type goes to quarantine with its reason, as in the
-job. The output is staged and published whole, as a run is (pipelines/staging.py).
+job. The output is staged and published whole, as a run is (pipelines/output/staging.py).
 """
 
 from __future__ import annotations
@@ -35,18 +35,21 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import reader_of
 from skewless.layers.export import read_spec_file, serialize_raw_examples
-from skewless.pipelines import files, runners, shards, sources
-from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.job import package_versions, run_seconds
-from skewless.pipelines.plan import estimated_output_bytes
-from skewless.pipelines.prediction_files import FORMATS, OutputColumn, encode_shard
-from skewless.pipelines.raw_types import infer_types
+from skewless.pipelines.output import files
+from skewless.pipelines.reading import sources
+from skewless.pipelines.runner import runners
+from skewless.pipelines.write import shards
+from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.commands.job import package_versions, run_seconds
+from skewless.pipelines.plan.plan import estimated_output_bytes
+from skewless.pipelines.write.prediction_files import FORMATS, OutputColumn, encode_shard
+from skewless.pipelines.plan.raw_types import infer_types
 from skewless.pipelines.reading import input_config as make_input_config
 from skewless.pipelines.reading.files import expand_paths
-from skewless.pipelines.sources import RowReader
-from skewless.pipelines.staging import StagedOutput
-from skewless.pipelines.transform import write_quarantine
-from skewless.pipelines.unit_summary import PredictionUnitSummary, read_unit_summary, write_unit_summary
+from skewless.pipelines.reading.sources import RowReader
+from skewless.pipelines.output.staging import StagedOutput
+from skewless.pipelines.write.transform import write_quarantine
+from skewless.pipelines.write.unit_summary import PredictionUnitSummary, read_unit_summary, write_unit_summary
 from skewless.run_directory import RunDirectory, predictions_name
 from skewless.run_summary import PredictionSummary
 
@@ -107,7 +110,7 @@ def predict(
         >>> import keras
         >>> import tensorflow as tf
         >>> from skewless.layers import export_serving_model, model_inputs, read_spec_file, serialize_raw_examples
-        >>> from skewless.pipelines.batch_prediction import predict
+        >>> from skewless.pipelines.commands.batch_prediction import predict
         >>> inputs, encoded = model_inputs("out/example")
         >>> model = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(encoded))
         >>> _ = export_serving_model("out/example", model, "export/1")

@@ -22,7 +22,7 @@ import tempfile
 import uuid
 
 from skewless.errors import InputError
-from skewless.pipelines import files
+from skewless.pipelines.output import files
 from skewless.run_directory import DATA_DIR, GRAPH_DIR, RUN_FILE
 
 STAGING_ROOT = "skewless-staging"

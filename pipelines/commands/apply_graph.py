@@ -6,7 +6,7 @@
 
 No analyzer runs: mean, std, vocabularies and OOV ids are the run's, whatever the new data's distribution,
 since re-analyzing it would be exactly the skew the graph exists to prevent. Everything else is the job's
-(pipelines/job.py): its plan, reader, row checks and quarantine, encoder, shard names, split rule, staging
+(pipelines/commands/job.py): its plan, reader, row checks and quarantine, encoder, shard names, split rule, staging
 and publish, so applying a run to its own input writes its data/ byte for byte.
 
 The output holds a copy of the graph it applied (transform_graph/), so make_dataset, TransformLayer and
@@ -28,8 +28,8 @@ from typing import Callable
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import reader_of
-from skewless.pipelines import files, object_store
-from skewless.pipelines.job import (
+from skewless.pipelines.output import files, object_store
+from skewless.pipelines.commands.job import (
     pipeline_options,
     shared_summary_fields,
     sum_parts,
@@ -38,10 +38,10 @@ from skewless.pipelines.job import (
     unit_write_spec,
     work_started,
 )
-from skewless.pipelines.plan import JobPlan, plan
-from skewless.pipelines.progress import snapshot
-from skewless.pipelines.split_statistics import write_split_statistics
-from skewless.pipelines.staging import StagedOutput
+from skewless.pipelines.plan.plan import JobPlan, plan
+from skewless.pipelines.output.progress import snapshot
+from skewless.pipelines.write.split_statistics import write_split_statistics
+from skewless.pipelines.output.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RunDirectory
 from skewless.run_summary import Applied, AppliedInput, RunSummary
@@ -99,8 +99,8 @@ def apply(
 
         >>> import json
         >>> import numpy as np
-        >>> from skewless.pipelines.apply_graph import apply
-        >>> from skewless.pipelines.dataset import make_dataset
+        >>> from skewless.pipelines.commands.apply_graph import apply
+        >>> from skewless.pipelines.tfdata.dataset import make_dataset
         >>> _ = open("new.csv", "w").write(
         ...     "age,workclass,education,occupation,hours_per_week,fnlwgt,capital_gain,native_country\\n"
         ...     "25,Private,HS-grad,Sales,40,150000,0,Cuba\\n"
@@ -228,8 +228,8 @@ def _run_label(run_dir: str) -> str | None:
 
 
 def _run_pipeline(config: JobConfig, job_plan: JobPlan, graph_dir: str, staging: str, beam_args: list[str]) -> None:
-    from skewless.pipelines import runners
-    from skewless.pipelines.sources import RowReader
+    from skewless.pipelines.runner import runners
+    from skewless.pipelines.reading.sources import RowReader
 
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging)

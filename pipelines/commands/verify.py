@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from skewless.errors import InputError
-from skewless.pipelines import object_store
+from skewless.pipelines.output import object_store
 from skewless.run_directory import CONFIG_FILE, RunDirectory
 from skewless.safe_names import missing_indicator_name
 
@@ -83,7 +83,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         After ``skewless run configs/example.yaml -o out/example``: the graph on 200 sampled rows (and their
         copies with unseen categories and missing values) in the batch job and at serving:
 
-        >>> from skewless.pipelines.verify import verify
+        >>> from skewless.pipelines.commands.verify import verify
         >>> result = verify("out/example", sample=200, native=False)
         >>> result.rows, result.differences, result.exit_code
         (200, 0, 0)
@@ -93,7 +93,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         True
     """
     from skewless.config import load_config
-    from skewless.pipelines.plan import plan, sample_rows
+    from skewless.pipelines.plan.plan import plan, sample_rows
 
     run_dir = object_store.local_run(run_dir)
     run = RunDirectory.of(run_dir)
@@ -256,9 +256,9 @@ def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> d
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from skewless.layers.export import padded
-    from skewless.pipelines import runners
-    from skewless.pipelines.dataset import record_parser
-    from skewless.pipelines.transform import TransformTablesFn
+    from skewless.pipelines.runner import runners
+    from skewless.pipelines.tfdata.dataset import record_parser
+    from skewless.pipelines.write.transform import TransformTablesFn
 
     graph_dir = RunDirectory.of(run_dir).graph_dir
 

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn
 
 TOP_BUCKETS = 1000
 EXACT_DISTINCT = 10_000

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from skewless.errors import ConfigError, InputError
 from skewless.layers.transform_graph import FROM_RUN, label_column
-from skewless.pipelines import object_store
+from skewless.pipelines.output import object_store
 from skewless.run_directory import SHARD_GLOB, RunDirectory, shard_split
 
 # More files in flight than this buys nothing on a few cores and costs a read buffer per file.
@@ -88,7 +88,7 @@ def make_dataset(
     Examples:
       After ``skewless run configs/example.yaml -o out/example``:
 
-      >>> from skewless.pipelines.dataset import make_dataset
+      >>> from skewless.pipelines.tfdata.dataset import make_dataset
       >>> from skewless.run_directory import RunDirectory
       >>> features, label = next(iter(make_dataset("out/example", "train", batch_size=4, seed=0)))
       >>> features["age"].shape, features["workclass"].dtype, set(label.numpy().tolist()) <= {0, 1}

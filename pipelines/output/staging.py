@@ -29,7 +29,7 @@ from typing import Iterator
 from apache_beam.io.filesystems import FileSystems
 
 from skewless.errors import InputError, OutputError, OutputExistsError, output_exists
-from skewless.pipelines import files, object_store
+from skewless.pipelines.output import files, object_store
 from skewless.run_directory import RUN_FILE
 from skewless.run_summary import output_summary
 

@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from skewless.pipelines.sources import BadRow, Chunk
+from skewless.pipelines.reading.sources import BadRow, Chunk
 from skewless.run_directory import parsed_unit_name
 
 _KEYS = "__skewless_split_key"

@@ -26,8 +26,8 @@ from skewless.config import InputConfig, JobConfig, absolute_path, load_config
 from skewless.errors import ConfigError
 from skewless.input_formats import reader_of
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
-from skewless.pipelines import object_store
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.output import object_store
+from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.files import format_of
 from skewless.run_directory import RunDirectory
 
@@ -88,7 +88,7 @@ def make_raw_dataset(
       After ``skewless run configs/example.yaml -o out/example``, the raw rows of the run's input the job
       wrote to its eval split, with the label mapped as the job maps it (``<=50K`` is 0):
 
-      >>> from skewless.pipelines.raw_dataset import make_raw_dataset
+      >>> from skewless.pipelines.tfdata.raw_dataset import make_raw_dataset
       >>> evaluation = make_raw_dataset("out/example", split="eval", batch_size=1024)
       >>> features, label = next(iter(evaluation))
       >>> features["workclass"][:2].numpy().tolist(), label.dtype, set(label.numpy().tolist())
@@ -123,8 +123,8 @@ def make_raw_dataset(
         known = ", ".join(column.name for column in columns)
         raise ConfigError(f"label {label!r} is not a raw column (columns: {known})")
 
-    from skewless.pipelines.sources import RowReader, input_sizes, plan_units
-    from skewless.pipelines.transform import split_of
+    from skewless.pipelines.reading.sources import RowReader, input_sizes, plan_units
+    from skewless.pipelines.write.transform import split_of
 
     # The job's reader judges rows by the config (label map, schema domains) when there is one.
     reader = RowReader.for_job(config, input_config, columns) if config else RowReader(input_config, columns)
@@ -248,10 +248,10 @@ def _columns(config: JobConfig | None, input_config: InputConfig, paths: list[st
             for name, feature in spec.items()
         ]
     if config is not None:
-        from skewless.pipelines.raw_types import resolve_columns
+        from skewless.pipelines.plan.raw_types import resolve_columns
 
         return resolve_columns(config, input_config, paths)
-    from skewless.pipelines.raw_types import infer_types
+    from skewless.pipelines.plan.raw_types import infer_types
 
     return [RawColumn(name, kind) for name, kind in infer_types(input_config, paths).items()]
 

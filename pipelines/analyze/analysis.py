@@ -23,9 +23,9 @@ from typing import Callable
 
 import apache_beam as beam
 
-from skewless.pipelines.columns import tensor_adapter_config, to_record_batch
-from skewless.pipelines.files import read_json, write_json
-from skewless.pipelines.sources import RowReader, WorkUnit
+from skewless.pipelines.reading.columns import tensor_adapter_config, to_record_batch
+from skewless.pipelines.output.files import read_json, write_json
+from skewless.pipelines.reading.sources import RowReader, WorkUnit
 
 STATS_CACHE = "skewless-stats"
 
@@ -56,9 +56,9 @@ def cached_stats(cache_dir: str, name: str) -> dict | None:
 
 
 def _read_tables(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str | None):
-    from skewless.pipelines.parsed_units import kept, stream_path
-    from skewless.pipelines.progress import RowCounter, counted
-    from skewless.pipelines.read_ahead import read_ahead
+    from skewless.pipelines.reading.parsed_units import kept, stream_path
+    from skewless.pipelines.output.progress import RowCounter, counted
+    from skewless.pipelines.reading.read_ahead import read_ahead
 
     counter = RowCounter(staging_dir, "analyze", f"{dataset}-{unit.index:05d}")
     chunks = reader.read(unit)
@@ -112,7 +112,7 @@ class AnalyzeInputs(beam.PTransform):
 
     def _read(self, pipeline, name: str):
         """One dataset's record batches; its partial statistics are written on the way."""
-        from skewless.pipelines.stats import RawStatsFn
+        from skewless.pipelines.analyze.stats import RawStatsFn
 
         spec = self._spec
         columns = spec.reader.columns

@@ -19,14 +19,14 @@ import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 
-from skewless.pipelines.columns import RawColumn, tensor_adapter_config, to_record_batch
-from skewless.pipelines.example_encoder import Records, encode_examples, encode_sequence_examples
-from skewless.pipelines.progress import RowCounter, counted
-from skewless.pipelines.read_ahead import read_ahead
-from skewless.pipelines.shards import ShardWriter
-from skewless.pipelines.split_statistics import SplitStatistics
-from skewless.pipelines.sources import RowReader, WorkUnit
-from skewless.pipelines.unit_summary import Moment, UnitClock, UnitSummary
+from skewless.pipelines.reading.columns import RawColumn, tensor_adapter_config, to_record_batch
+from skewless.pipelines.write.example_encoder import Records, encode_examples, encode_sequence_examples
+from skewless.pipelines.output.progress import RowCounter, counted
+from skewless.pipelines.reading.read_ahead import read_ahead
+from skewless.pipelines.write.shards import ShardWriter
+from skewless.pipelines.write.split_statistics import SplitStatistics
+from skewless.pipelines.reading.sources import RowReader, WorkUnit
+from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
 from skewless.run_summary import Shard
 from skewless.safe_names import vocabulary_filename
@@ -296,7 +296,7 @@ class TransformUnitFn(beam.DoFn):
 
     def _chunks(self, unit: WorkUnit):
         """The unit's chunks as the analysis pass kept them, or read from the input if it kept none."""
-        from skewless.pipelines.parsed_units import read_kept, stream_path
+        from skewless.pipelines.reading.parsed_units import read_kept, stream_path
 
         if self._spec.parsed_dir is not None:
             chunks = read_kept(stream_path(self._spec.parsed_dir, unit.index))

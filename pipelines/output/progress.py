@@ -15,7 +15,7 @@ import os
 
 from apache_beam.metrics import Metrics
 
-from skewless.pipelines.files import is_local
+from skewless.pipelines.output.files import is_local
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import RunDirectory, progress_name
 

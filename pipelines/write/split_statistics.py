@@ -25,12 +25,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.pipelines import files
-from skewless.pipelines.columns import RawColumn
-from skewless.pipelines.stats import (
+from skewless.pipelines.output import files
+from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.analyze.stats import (
     HISTOGRAM_BINS, QUANTILES, TOP_VALUES, ColumnStats, RawStatsFn, capped, column_values,
 )
-from skewless.pipelines.unit_summary import UnitSummary
+from skewless.pipelines.write.unit_summary import UnitSummary
 from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, statistics_path
 
 RANK_HISTOGRAM_BUCKETS = 1000  # TFDV's default num_rank_histogram_buckets

@@ -8,7 +8,7 @@ a missing value exactly as the batch job did:
 - ``fill: mean``: `tft.mean` of the present values;
 - ``fill: median``: the middle boundary of `tft.quantiles` (2 buckets, ``MEDIAN_EPSILON``: within
   0.1% of rank of the exact median);
-- ``fill: most_frequent``: the top entry of a tf.Transform vocabulary (``top_k=1``, pipelines/vocabularies.py;
+- ``fill: most_frequent``: the top entry of a tf.Transform vocabulary (``top_k=1``, pipelines/analyze/vocabularies.py;
   ties go to the larger value in byte order, as `tft.vocabulary` sorts); numbers are counted by their exact bits.
 
 Mean and median of an int column are floats, so such a column continues as float32.
@@ -20,7 +20,7 @@ A float NaN is a missing value here too (serving gets tf.Examples the job never 
 
 from __future__ import annotations
 
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn
 from skewless.safe_names import most_frequent_filename
 from skewless.value_rules import is_value
 
@@ -74,7 +74,7 @@ def missing_indicator(value, nonfinite: str = "quarantine"):
 
 def _most_frequent(tf, tft, value, column: RawColumn):
     """The most frequent present value, read from a top_k=1 vocabulary asset (its first line)."""
-    from skewless.pipelines.vocabularies import VocabularySpec, shared_vocabularies
+    from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
 
     from tensorflow_transform import analyzers as tft_analyzers
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
 from skewless.errors import ConfigError
 from skewless.input_formats import INPUT_FORMATS, reader_of
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn
 
 
 def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[str]) -> list[RawColumn]:

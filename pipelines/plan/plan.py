@@ -1,6 +1,6 @@
 """The job's plan: its input resolved into column types and work units, before any pipeline runs.
 
-The job (pipelines/job.py) runs a plan; `skewless verify` and the native Keras preprocessor's check
+The job (pipelines/commands/job.py) runs a plan; `skewless verify` and the native Keras preprocessor's check
 read sample rows of the same plan, so all three see the input as the job reads it.
 """
 
@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from skewless.config import JobConfig
-from skewless.pipelines import shards, sources
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.reading import sources
+from skewless.pipelines.write import shards
+from skewless.pipelines.reading.columns import RawColumn
 from skewless.input_formats import reader_of
-from skewless.pipelines.raw_types import resolve_columns
+from skewless.pipelines.plan.raw_types import resolve_columns
 
 
 @dataclass
@@ -49,7 +50,7 @@ def plan(config: JobConfig) -> JobPlan:
 
 def _datasets(config: JobConfig, units: list) -> dict:
     """Without an analyzer cache, the whole input is one dataset; with one, each input file (or directory) is one."""
-    from skewless.pipelines.analysis import dataset_name, datasets_by_file
+    from skewless.pipelines.analyze.analysis import dataset_name, datasets_by_file
 
     if not config.cache_dir:
         return {"input": units}

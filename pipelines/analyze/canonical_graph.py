@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from skewless.pipelines.files import read_bytes, write_bytes
+from skewless.pipelines.output.files import read_bytes, write_bytes
 
 # `stem_N`, N written without leading zeros as TensorFlow's counters and name uniquifiers write it
 _NUMBERED = re.compile(r"^(.*)_(0|[1-9][0-9]*)$")

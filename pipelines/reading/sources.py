@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from skewless.config import InputConfig, JobConfig
 from skewless.errors import InputError
 from skewless.input_formats import reader_of
-from skewless.pipelines.columns import ARROW_TYPES, RawColumn
+from skewless.pipelines.reading.columns import ARROW_TYPES, RawColumn
 from skewless.pipelines.reading.format import ROW_CHUNK, Segment, WorkUnit
 
 _KEY_SEED = 0x9E3779B97F4A7C15
@@ -225,7 +225,7 @@ class RowReader:
         are the rows the reader could not split into columns (`pipelines.reading.batches.RejectedRow`); `problems`
         (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
-        from skewless.pipelines.sequence_input import values_per_row
+        from skewless.pipelines.reading.sequence_input import values_per_row
         from skewless.schemas.row_checks import RowProblem, check_batch, missing_as_null, parse_text
 
         names = [c.name for c in self.columns]
@@ -369,7 +369,7 @@ def _as_kind(values: pa.Array, kind: str) -> pa.Array:
 
 def as_list_kind(column: pa.Array, kind: str) -> pa.Array:
     """A list column (single values and absent columns too) -> list<kind>, empty where a row has no value."""
-    from skewless.pipelines.columns import to_list_array
+    from skewless.pipelines.reading.columns import to_list_array
 
     if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
         column = to_list_array(column)

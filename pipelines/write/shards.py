@@ -27,8 +27,9 @@ import zlib
 import google_crc32c
 import numpy as np
 
-from skewless.pipelines.example_encoder import Records, concat_rows
-from skewless.pipelines.stage_thread import StageThread
+from skewless.pipelines.output.tfrecord_crc import masked
+from skewless.pipelines.write.example_encoder import Records, concat_rows
+from skewless.pipelines.write.stage_thread import StageThread
 
 MB = 1 << 20
 SYNTHETIC_ROW_BYTES = 100
@@ -40,18 +41,6 @@ def auto_shard_count(estimated_bytes: int, target_shard_mb: int = 128, readers: 
     return max(1, min(wanted, math.ceil(estimated_bytes / MB)))
 
 
-def masked_crc(data: bytes) -> int:
-    """TFRecord's checksum: CRC32C, rotated right by 15 bits plus a constant."""
-    crc = google_crc32c.value(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _masked(crcs: np.ndarray) -> np.ndarray:
-    """`masked_crc`'s arithmetic on an array of CRC32C values."""
-    crcs = crcs.astype(np.uint64)
-    return ((((crcs >> 15) | (crcs << 17)) + 0xA282EAD8) & 0xFFFFFFFF).astype("<u4")
-
-
 def tfrecord_frames(records: Records) -> np.ndarray:
     """The TFRecord framing of `records`, back to back: per record its length (uint64), the masked CRC of
     those 8 bytes, the record, the masked CRC of the record (all little endian).
@@ -61,11 +50,11 @@ def tfrecord_frames(records: Records) -> np.ndarray:
     lengths = records.lengths.astype("<u8")
     rows = len(lengths)
     distinct, which = np.unique(lengths, return_inverse=True)
-    header_crcs = _masked(np.array([google_crc32c.value(length.tobytes()) for length in distinct], np.uint64))
+    header_crcs = masked(np.array([google_crc32c.value(length.tobytes()) for length in distinct], np.uint64))
     data = records.data.tobytes()  # google_crc32c reads bytes, not buffer views
     ends = np.cumsum(lengths, dtype=np.int64)
     starts = (ends - lengths.astype(np.int64)).tolist()
-    data_crcs = _masked(np.fromiter((google_crc32c.value(data[a:b]) for a, b in zip(starts, ends.tolist())),
+    data_crcs = masked(np.fromiter((google_crc32c.value(data[a:b]) for a, b in zip(starts, ends.tolist())),
                                     np.uint64, rows))
     eight, four = np.full(rows, 8, np.int64), np.full(rows, 4, np.int64)
     parts = [

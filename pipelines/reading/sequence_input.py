@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.pipelines.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn
 from skewless.schemas.row_checks import RowProblem
 from skewless.sequence_specs import SEQUENCE_COLUMN
 

@@ -1,0 +1,1 @@
+"""What each command runs, start to end: the job (`skewless run`), `apply`, `predict`, `verify`."""

@@ -1,0 +1,1 @@
+"""Where a job's files go: Beam's filesystems, the staging directory and its publish, object stores, the progress counters."""
