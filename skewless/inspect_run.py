@@ -71,7 +71,8 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
         "name": summary.name,
         "run_dir": shown,
         "rows": rows,
-        "label": dumped["label"],
+        # as run.json holds it: a label's transform and statistics only where it has them
+        "label": summary.label.model_dump(exclude_unset=True) if summary.label is not None else None,
         "raw_features": raw_features,
         "transformed_features": transformed_features,
         "features": features,

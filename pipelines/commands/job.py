@@ -343,13 +343,14 @@ def shared_summary_fields(config: JobConfig, parts: list[UnitSummary], sums: tup
 
 def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
     """run.json's label: its column, and for a transformed regression label the statistics it was scaled with."""
-    # here, not at the top: it imports TensorFlow, which `run` imports only once its progress has started
-    from skewless.layers.label_scale import label_statistics
-
     if config.label is None:
         return None
     label = Label(column=config.label.column, name=config.label.column)
     if config.label.transform in NUMERIC_LABEL_TRANSFORMS:
+        # here only: skewless.layers loads Keras 3, which a job without a transformed label never needs
+        # (tests/cli/test_cli_startup.py), and TensorFlow, which `run` imports once its progress has started
+        from skewless.layers.label_scale import label_statistics
+
         label.transform = config.label.transform
         label.statistics = label_statistics(graph_dir, config.label.column, config.label.transform)
     return label

@@ -358,7 +358,9 @@ def test_config_errors_name_the_key(tmp_path):
     features = {**good["features"], "scores": {"transform": "z_score", "sequence": True, "max_length": 3}}
     with pytest.raises(ConfigError, match="features.scores: a feature list"):
         load_config({**good, "features": features})
-    with pytest.raises(ConfigError, match="sequence only applies to transform"):
+    # text_vocabulary takes lists of tokens (list: true), not feature lists: refused by the transform, naming it
+    with pytest.raises(ConfigError, match=r"features\.title: text_vocabulary takes texts, or lists of tokens \(list: "
+                                          r"true\), not feature lists \(sequence: true\)"):
         load_config({**good, "features": {**good["features"], "title": {"transform": "text_vocabulary",
                                                                           "sequence": True}}})
 
