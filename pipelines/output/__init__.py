@@ -1,1 +1,3 @@
-"""Where a job's files go: Beam's filesystems, the staging directory and its publish, object stores, the progress counters."""
+"""Where a job's files go: Beam's filesystems, the staging directory and its publish, object stores, the progress
+counters.
+"""

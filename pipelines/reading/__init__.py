@@ -5,6 +5,10 @@ each format's module (`skewless.input_formats` names them) reads one format, as 
 that do not split into columns, through its `FORMAT` (`format.InputFormat`). The job (`sources`: planning
 work units, reading one), `skewless schema infer/validate` (through `read_batches`), `make_raw_dataset` and
 `skewless verify` all read with them, so they cannot disagree on a file.
+
+Beside the formats: the raw columns (`columns`), `RowReader` and the work units (`sources`), the read-ahead of
+the next chunk (`read_ahead`), the parsed units kept between the passes (`parsed_units`), SequenceExample input
+(`sequence_input`) and the bundled synthetic rows (`synthetic_rows`).
 """
 
 from __future__ import annotations
