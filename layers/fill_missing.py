@@ -6,7 +6,7 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import ops_for, to_backend
-from skewless.value_rules import is_missing_text
+from skewless.value_rules import is_present
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -60,19 +60,14 @@ class FillMissing(keras.layers.Layer):
         if isinstance(inputs, tf.RaggedTensor):
             inputs = inputs.to_sparse()
         if isinstance(inputs, tf.SparseTensor):
-            if inputs.dtype == tf.string:
-                tokens = {token.encode() for token in self.missing_tokens}
-                inputs = tf.sparse.retain(inputs, tf.logical_not(is_missing_text(inputs.values, tokens)))
+            tokens = {token.encode() for token in self.missing_tokens}
+            inputs = tf.sparse.retain(inputs, is_present(inputs.values, self.nonfinite, tokens))
             if self.cast_to is not None:
                 inputs = tf.SparseTensor(inputs.indices, tf.cast(inputs.values, self.cast_to), inputs.dense_shape)
             one_column = tf.stack([inputs.dense_shape[0], tf.constant(1, tf.int64)])
             narrowed = tf.SparseTensor(inputs.indices, inputs.values, one_column)
             default = tf.constant(self.default, dtype=inputs.dtype)
-            dense = tf.squeeze(tf.sparse.to_dense(narrowed, default_value=default), axis=1)
-            if dense.dtype.is_floating:
-                value = tf.math.is_finite(dense) if self.nonfinite == "missing" else ~tf.math.is_nan(dense)
-                dense = tf.where(value, dense, default)
-            return to_backend(dense)
+            return to_backend(tf.squeeze(tf.sparse.to_dense(narrowed, default_value=default), axis=1))
         if len(inputs.shape) == 2 and inputs.shape[-1] == 1:
             inputs = inputs[:, 0]
         if self.cast_to is not None:

@@ -6,7 +6,7 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import to_backend
-from skewless.value_rules import is_missing_text, is_value
+from skewless.value_rules import is_present, is_value
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -55,13 +55,7 @@ class MissingIndicator(keras.layers.Layer):
         if isinstance(inputs, tf.RaggedTensor):
             inputs = inputs.to_sparse()
         if isinstance(inputs, tf.SparseTensor):
-            values = inputs.values
-            if values.dtype == tf.string:
-                present = tf.logical_not(is_missing_text(values, {token.encode() for token in self.missing_tokens}))
-            elif values.dtype.is_floating:
-                present = is_value(values, self.nonfinite)
-            else:
-                present = tf.ones_like(values, tf.bool)
+            present = is_present(inputs.values, self.nonfinite, {token.encode() for token in self.missing_tokens})
             one_column = tf.stack([inputs.dense_shape[0], tf.constant(1, tf.int64)])
             kept = tf.sparse.retain(tf.SparseTensor(inputs.indices, tf.ones_like(inputs.indices[:, 0]), one_column),
                                     present)

@@ -79,6 +79,15 @@ def is_value(values: tf.Tensor, nonfinite: str) -> tf.Tensor:
     return tf.math.is_finite(values) if nonfinite == "missing" else tf.logical_not(tf.math.is_nan(values))
 
 
+def is_present(values: tf.Tensor, nonfinite: str, tokens=frozenset()) -> tf.Tensor:
+    """Which values of any type are values: text not missing (`is_missing_text`), floats `is_value`, the rest all."""
+    if values.dtype == tf.string:
+        return tf.logical_not(is_missing_text(values, tokens))
+    if values.dtype.is_floating:
+        return is_value(values, nonfinite)
+    return tf.ones_like(values, tf.bool)
+
+
 def _refuse_infinite(values: tf.Tensor, name: str) -> tf.Tensor:
     """`values` as they are, failing on ±inf as the job quarantines them (NaN is a missing value, left to the
     caller)."""
