@@ -256,11 +256,15 @@ def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -
 
 
 def parse_raw_examples(serialized, raw_feature_spec: Mapping) -> dict:
-    """Serialized raw records (`serialize_raw_examples`) -> raw features as `TransformLayer` takes them."""
+    """Serialized raw records (`serialize_raw_examples`) -> raw features as `TransformLayer` takes them.
+
+    Examples are parsed as SequenceExamples with their features as the context: the same tensors as
+    ``tf.io.parse_example`` at the same cost (measured), but a record that is not an Example fails with an
+    InvalidArgumentError naming its batch position, where ``parse_example``'s error holds the record's bytes
+    (undecodable from Python when they are not UTF-8).
+    """
     context, feature_lists = split_raw_spec(dict(raw_feature_spec))
-    if feature_lists:
-        return parse_sequence_examples(serialized, context, feature_lists)
-    return tf.io.parse_example(serialized, dict(raw_feature_spec))
+    return parse_sequence_examples(serialized, context, feature_lists)
 
 
 def _fill(feature: tf.train.Feature, value, dtype: tf.DType, what: str) -> None:

@@ -51,10 +51,17 @@ def split_transformed_spec(spec: dict) -> tuple[dict, dict]:
 
 
 def parse_sequence_examples(serialized, context_spec: dict, sequence_spec: dict) -> dict:
-    """A batch of serialized SequenceExamples -> one dict of context and feature-list tensors."""
+    """A batch of serialized SequenceExamples -> one dict of context and feature-list tensors.
+
+    A record that is not one fails with InvalidArgumentError "Invalid protocol message input, example id:
+    batch position N" (N counted from 0). A `tf.train.Example` reads as a SequenceExample whose context is
+    its features (both keep them in field 1), so `sequence_spec` may be empty.
+    """
     import tensorflow as tf
 
+    positions = tf.strings.as_string(tf.range(tf.size(serialized)))
     context, sequences, _ = tf.io.parse_sequence_example(
-        serialized, context_features=context_spec or None, sequence_features=sequence_spec or None
+        serialized, context_features=context_spec or None, sequence_features=sequence_spec or None,
+        example_names=tf.strings.join(["batch position ", positions]),
     )
     return {**context, **sequences}

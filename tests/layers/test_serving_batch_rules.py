@@ -100,19 +100,13 @@ def test_inf_takes_the_missing_path_with_nonfinite_missing(served):
     np.testing.assert_allclose(by_raw, expected, rtol=1e-6, atol=1e-6)
 
 
-# TensorFlow puts the record's bytes in its parse error; from Python one that is not UTF-8 makes that message
-# undecodable (UnicodeDecodeError in TensorFlow's eager execute): docs/values.md's known limitation, issue 28
-NOT_UTF8 = pytest.mark.xfail(raises=UnicodeDecodeError, strict=True,
-                             reason="TensorFlow's parse error holds the record's bytes (docs/values.md)")
-
-
-@pytest.mark.parametrize("record", [b"garbage!", pytest.param(b"\xff\xfe\x80\x81", marks=NOT_UTF8),
-                                    pytest.param(b"\x0a\x05\x0a\x03\xff\xfe\x80", marks=NOT_UTF8)])
-def test_a_malformed_serialized_example_is_a_parse_error(served, record):
+@pytest.mark.parametrize("record", [b"garbage!", b"\xff\xfe\x80\x81", b"\x0a\x05\x0a\x03\xff\xfe\x80"])
+@pytest.mark.parametrize("signature", ["serving_default", "transform_features"])
+def test_a_malformed_serialized_example_is_a_parse_error_naming_its_batch_position(served, record, signature):
     _, _, loaded = served
     good = example_of({"id": 1, "x": 1.0, "y": 2.0, "c": "c1", "d": "d0"})
-    with pytest.raises(tf.errors.InvalidArgumentError):
-        loaded.signatures["serving_default"](examples=tf.constant([good, record]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"example id: batch position 2(?!\d)"):
+        loaded.signatures[signature](examples=tf.constant([good, good, record, good]))
 
 
 def test_na_tokens_and_empty_text_take_the_missing_path_at_serving(served):
