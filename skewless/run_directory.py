@@ -52,6 +52,9 @@ _UNIT_SUMMARY = "unit-{unit:05d}.json"
 _PARSED_UNIT = "unit-{unit:05d}.arrow"
 _PROGRESS = "{stage}-{unit}"
 _PREDICTIONS = "predictions-{index:05d}-of-{count:05d}.{extension}"
+STATISTICS_DIR = "statistics"
+_STATISTICS = "Split-{split}/FeatureStats.pb"  # TFX StatisticsGen's layout, under statistics/
+_STATISTICS_PATTERN = re.compile(r"^Split-(?P<split>.+)/FeatureStats\.pb$")
 
 
 def shard_name(split: str, index: int, count: int, compression: str) -> str:
@@ -83,6 +86,17 @@ def parsed_unit_name(unit: int) -> str:
 def predictions_name(index: int, count: int, extension: str) -> str:
     """Unit `index`'s file of `skewless predict`'s output: `predictions-00000-of-00004.csv`."""
     return _PREDICTIONS.format(index=index, count=count, extension=extension)
+
+
+def statistics_name(split: str) -> str:
+    """A split's raw statistics file under statistics/: `Split-train/FeatureStats.pb`."""
+    return _STATISTICS.format(split=split)
+
+
+def statistics_split(name: str) -> str | None:
+    """The split of a `statistics_name` (with "/" between its parts); None for another name."""
+    match = _STATISTICS_PATTERN.match(name)
+    return match["split"] if match else None
 
 
 def progress_name(stage: str, unit: str) -> str:

@@ -10,22 +10,21 @@ import glob
 import os
 
 from skewless.errors import InputError
+from skewless.run_directory import STATISTICS_DIR, statistics_name, statistics_split
 
-STATISTICS_DIR = "statistics"
-STATISTICS_FILE = "FeatureStats.pb"
-SPLIT_PREFIX = "Split-"
 APPROXIMATE = "approximate"  # the custom_stats entry naming a feature's statistics read from sketches
 DISTRIBUTION = "distribution"  # the custom_stats histogram of a numeric feature's values that validate bins
 
 
 def statistics_path(run_dir: str, split: str) -> str:
-    return os.path.join(run_dir, STATISTICS_DIR, f"{SPLIT_PREFIX}{split}", STATISTICS_FILE)
+    return os.path.join(run_dir, STATISTICS_DIR, statistics_name(split))
 
 
 def statistics_splits(run_dir: str) -> list[str]:
     """The splits with a statistics file, sorted; [] for a run written before they existed."""
-    pattern = statistics_path(glob.escape(run_dir), "*")
-    return sorted(os.path.basename(os.path.dirname(path))[len(SPLIT_PREFIX):] for path in glob.glob(pattern))
+    folder = os.path.join(run_dir, STATISTICS_DIR)
+    found = glob.glob(os.path.join(glob.escape(folder), statistics_name("*")))
+    return sorted(statistics_split(os.path.relpath(path, folder).replace(os.sep, "/")) for path in found)
 
 
 def read_statistics(run_dir: str, split: str):

@@ -16,10 +16,10 @@ from skewless.report.page import cards, html_document, quarantine_section
 from skewless.report.run_files import QuarantineReasons, format_number, format_percent
 from skewless.report.split_section import split_block
 from skewless.report.split_views import feature_view
-from skewless.run_directory import REPORT_FILE
+from skewless.run_directory import REPORT_FILE, STATISTICS_DIR, statistics_name
 from skewless.run_summary import RunSummary
 from skewless.statistics_files import (
-    SPLIT_PREFIX, STATISTICS_DIR, STATISTICS_FILE, feature_name, read_statistics, statistics_splits,
+    feature_name, read_statistics, statistics_splits,
 )
 
 SHOWN_UNSEEN = 10  # new values named per feature, most rows first
@@ -30,7 +30,7 @@ def comparisons(output_dir: str, training_run: str) -> list[Comparison]:
     side's statistics cannot be read."""
     training_splits = statistics_splits(training_run)
     if not training_splits:
-        raise InputError(f"{training_run}: no {STATISTICS_DIR}/{SPLIT_PREFIX}*/{STATISTICS_FILE} to compare with")
+        raise InputError(f"{training_run}: no {os.path.join(STATISTICS_DIR, statistics_name('*'))} to compare with")
     thresholds = validation_thresholds(output_dir, training_run)
     return [compare(training_run, baseline_split(training_splits, split), output_dir, split, thresholds, DRIFT)
             for split in statistics_splits(output_dir)]

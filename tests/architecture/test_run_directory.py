@@ -88,7 +88,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 PARTS = (GRAPH_DIR, RUN_FILE, CONFIG_FILE, PROGRESS_DIR)
 # pieces a second copy of a file-name template (an f-string or a format string) would have to spell
-TEMPLATE_PIECES = ("-of-", "unit-", "rows-")
+TEMPLATE_PIECES = ("-of-", "unit-", "rows-", "Split-")
 
 
 def _templates(tree: ast.AST) -> set[int]:
