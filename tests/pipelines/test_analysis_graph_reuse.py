@@ -1,0 +1,111 @@
+"""tf.Transform's analysis graph, reused within a process (pipelines/analyze/analysis_graph_reuse.py): a rerun of the
+same config writes what a run that traced everything writes, and any change to what the graph depends on (the
+config, the raw schema, the versions, a hook) traces it anew."""
+
+import dataclasses
+import hashlib
+import os
+
+import pytest
+import tensorflow as tf
+from example_job import example_config
+from tensorflow_transform.beam import impl as tft_impl
+
+from skewless.config import load_config
+from skewless.pipelines import run
+from skewless.pipelines.analyze import analysis_graph_reuse
+from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
+from skewless.pipelines.plan.plan import plan
+
+ROWS = {"format": "synthetic", "rows": 300, "seed": 5}
+SIGNATURE = {"age": tf.TensorSpec([None], tf.float32)}
+
+
+def _tree(folder) -> dict:
+    """Every file under `folder` by relative path, as a digest of its bytes."""
+    found = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, folder)] = hashlib.sha256(handle.read()).hexdigest()
+    return found
+
+
+def _outputs(result) -> dict:
+    return {part: _tree(os.path.join(result.output_dir, part)) for part in ("data", "transform_graph")}
+
+
+@pytest.fixture
+def writes(monkeypatch):
+    """The analysis SavedModels tf.Transform itself writes during the test: one per phase, None-replacement first."""
+    written = []
+    original = tft_impl._create_v2_saved_model
+
+    def counted(tensor_replacement_map, *rest):
+        written.append(tensor_replacement_map is None)
+        return original(tensor_replacement_map, *rest)
+
+    analysis_graph_reuse.forget()
+    monkeypatch.setattr(tft_impl, "_create_v2_saved_model", counted)
+    yield written
+    analysis_graph_reuse.forget()
+
+
+def test_a_rerun_reuses_the_first_graph_and_writes_the_same_bytes(tmp_path, writes):
+    # the same output directory each time: the final graph names its vocabularies' tables by their paths
+    config = example_config(tmp_path / "out", input=ROWS)
+    first = _outputs(run(config))
+    assert writes == [True, False]  # the analysis graph, then the final graph
+    again = _outputs(run(config, overwrite=True))
+    assert writes == [True, False, False]  # only the final graph, which holds the data's statistics
+    assert again == first
+    # the same bytes as a process that never kept a graph
+    analysis_graph_reuse.forget()
+    fresh = _outputs(run(config, overwrite=True))
+    assert writes[3:] == [True, False]
+    assert fresh == first
+
+
+def test_a_changed_config_traces_its_graph_anew(tmp_path, writes):
+    config = example_config(tmp_path / "out", input=ROWS)
+    run(config)
+    config["features"] = {**config["features"], "hours_per_week": {"transform": "bucketize", "num_buckets": 5}}
+    changed = _outputs(run(config, overwrite=True))
+    assert writes == [True, False, True, False]
+    analysis_graph_reuse.forget()
+    assert _outputs(run(config, overwrite=True)) == changed
+
+
+def _key(config: dict, signature=None, columns_change=None):
+    job = load_config(config)
+    columns = plan(job).columns
+    if columns_change:
+        columns = [dataclasses.replace(c, **columns_change) if c.name == "age" else c for c in columns]
+    return analysis_graph_reuse.reuse_key(build_preprocessing_fn(job, columns), signature or SIGNATURE, None, None)
+
+
+def test_the_key_follows_the_config_the_schema_and_the_versions(tmp_path, monkeypatch):
+    config = example_config(tmp_path / "out", input=ROWS)
+    base = _key(config)
+    assert base is not None and _key(example_config(tmp_path / "elsewhere", input=ROWS)) == base  # the output dir is not in the graph
+    options = {**config["features"], "education": {"transform": "vocabulary", "top_k": 6, "num_oov_buckets": 2}}
+    assert _key({**config, "features": options}) != base
+    assert _key(config, columns_change={"default": 1.0}) != base  # a raw column's fill value
+    assert _key(config, signature={"age": tf.TensorSpec([None], tf.int64)}) != base  # the raw schema's type
+    assert analysis_graph_reuse.reuse_key(
+        build_preprocessing_fn(load_config(config), plan(load_config(config)).columns), SIGNATURE, {"x": "y:0"},
+        None) != base  # the analyzers' input names
+    monkeypatch.setattr(analysis_graph_reuse, "_versions", lambda: (("tensorflow-transform", "0.0"),))
+    assert _key(config) != base
+
+
+def test_a_hook_is_never_keyed(tmp_path):
+    config = example_config(tmp_path / "out", input=ROWS, preprocessing_fn="test_analysis_graph_reuse:squared_age")
+    job = load_config(config)
+    assert analysis_graph_reuse.reuse_key(build_preprocessing_fn(job, plan(job).columns), SIGNATURE, None, None) is None
+
+
+def squared_age(inputs, outputs):
+    """A hook: code the key cannot see (it may call anything)."""
+    return {"age_squared": tf.square(inputs["age"])}
