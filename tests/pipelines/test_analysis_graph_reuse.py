@@ -38,16 +38,23 @@ def _outputs(result) -> dict:
 
 @pytest.fixture
 def writes(monkeypatch):
-    """The analysis SavedModels tf.Transform itself writes during the test: one per phase, None-replacement first."""
+    """The analysis SavedModels tf.Transform itself writes during the test, one per phase (True for the first
+    phase's, whose replacements are None), and "load" where it loads an analysis graph."""
     written = []
-    original = tft_impl._create_v2_saved_model
+    original_write = tft_impl._create_v2_saved_model
+    original_load = tft_impl._RunMetaGraphDoFn._make_graph_state
 
-    def counted(tensor_replacement_map, *rest):
+    def counted_write(tensor_replacement_map, *rest):
         written.append(tensor_replacement_map is None)
-        return original(tensor_replacement_map, *rest)
+        return original_write(tensor_replacement_map, *rest)
+
+    def counted_load(self, saved_model_dir):
+        written.append("load")
+        return original_load(self, saved_model_dir)
 
     analysis_graph_reuse.forget()
-    monkeypatch.setattr(tft_impl, "_create_v2_saved_model", counted)
+    monkeypatch.setattr(tft_impl, "_create_v2_saved_model", counted_write)
+    monkeypatch.setattr(tft_impl._RunMetaGraphDoFn, "_make_graph_state", counted_load)
     yield written
     analysis_graph_reuse.forget()
 
@@ -56,14 +63,14 @@ def test_a_rerun_reuses_the_first_graph_and_writes_the_same_bytes(tmp_path, writ
     # the same output directory each time: the final graph names its vocabularies' tables by their paths
     config = example_config(tmp_path / "out", input=ROWS)
     first = _outputs(run(config))
-    assert writes == [True, False]  # the analysis graph, then the final graph
+    assert writes == [True, "load", False]  # the analysis graph written and loaded, then the final graph
     again = _outputs(run(config, overwrite=True))
-    assert writes == [True, False, False]  # only the final graph, which holds the data's statistics
+    assert writes[3:] == [False]  # only the final graph, which holds the data's statistics
     assert again == first
     # the same bytes as a process that never kept a graph
     analysis_graph_reuse.forget()
     fresh = _outputs(run(config, overwrite=True))
-    assert writes[3:] == [True, False]
+    assert writes[4:] == [True, "load", False]
     assert fresh == first
 
 
@@ -72,9 +79,22 @@ def test_a_changed_config_traces_its_graph_anew(tmp_path, writes):
     run(config)
     config["features"] = {**config["features"], "hours_per_week": {"transform": "bucketize", "num_buckets": 5}}
     changed = _outputs(run(config, overwrite=True))
-    assert writes == [True, False, True, False]
+    assert writes == [True, "load", False] * 2
     analysis_graph_reuse.forget()
     assert _outputs(run(config, overwrite=True)) == changed
+
+
+def test_only_the_last_few_graphs_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(analysis_graph_reuse, "KEPT", 2)
+    analysis_graph_reuse.forget()
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    (graph / "saved_model.pb").write_bytes(b"graph")
+    for key in ("a", "b", "a", "c"):  # "a" used again before "c" arrives: "b" is the least recently used
+        if analysis_graph_reuse._kept_folder(key) is None:
+            analysis_graph_reuse._keep(key, str(graph))
+    assert list(analysis_graph_reuse._copies) == ["a", "c"]
+    analysis_graph_reuse.forget()
 
 
 def _key(config: dict, signature=None, columns_change=None):
