@@ -22,6 +22,10 @@ from skewless.transforms import TRANSFORMS
 from skewless.transforms.values import as_strings
 from skewless.value_rules import checked_raw_value
 
+# set on a function `build_preprocessing_fn` returns without a hook: the repr of everything it reads, which keys
+# its traced analysis graph for reuse (pipelines/analyze/analysis_graph_reuse.py)
+REUSE_KEY_ATTRIBUTE = "skewless_reuse_key"
+
 
 def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Callable:
     """Returns the preprocessing_fn for tf.Transform; it closes over plain data only, so it pickles."""
@@ -77,6 +81,11 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
             outputs.update(extra)
         return outputs
 
+    if user_fn is None:
+        # everything the function above reads, by value: the key of its traced analysis graph
+        # (analysis_graph_reuse); a hook's code is not data it closes over, so with one there is no key
+        key = (features, reads, kinds, label, nonfinite, na_tokens, columns, label_column)
+        setattr(preprocessing_fn, REUSE_KEY_ATTRIBUTE, repr(key))
     return preprocessing_fn
 
 

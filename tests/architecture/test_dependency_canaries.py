@@ -68,6 +68,23 @@ def test_tft_gives_a_ptransform_analyzer_a_folder_inside_its_temp_dir():
     assert analyzer.base_temp_dir == folder, "tf.Transform PTransformAnalyzer no longer has a settable base_temp_dir"
 
 
+def test_tft_writes_each_analysis_savedmodel_through_one_module_function():
+    """analysis_graph_reuse swaps `impl._create_v2_saved_model` for the job: tf.Transform must still look it up by
+    that name when building the pipeline, with these arguments, the first phase's replacements being None."""
+    import inspect
+
+    from tensorflow_transform.beam import impl
+
+    parameters = list(inspect.signature(impl._create_v2_saved_model).parameters)
+    assert parameters == ["tensor_replacement_map", "base_temp_dir", "preprocessing_fn", "input_signature",
+                          "baseline_analyzers_fingerprint", "output_keys_to_name_map", "save_options"], (
+        f"tf.Transform _create_v2_saved_model now takes {parameters}: pipelines/analyze/analysis_graph_reuse.py "
+        "passes and keys these arguments")
+    assert "_create_v2_saved_model" in impl._CreateSavedModelImplV2.expand.__code__.co_names, (
+        "tf.Transform _CreateSavedModelImplV2 no longer calls the module's _create_v2_saved_model: "
+        "pipelines/analyze/analysis_graph_reuse.py would never see the analysis graph being written")
+
+
 def test_tft_vocabulary_file_rules_are_still_public_helpers():
     import tensorflow_transform as tft
 

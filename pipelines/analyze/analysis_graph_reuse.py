@@ -1,0 +1,192 @@
+"""tf.Transform's first SavedModel, the analysis graph, written once per process for the same inputs.
+
+tf.Transform traces the `preprocessing_fn` and writes a SavedModel for each phase of its analyzers while the
+pipeline runs (`tensorflow_transform.beam.impl._create_v2_saved_model`). The first phase's holds no analyzer
+result (its `tensor_replacement_map` is None): it is the traced function with placeholders where the analyzers'
+results will go, and the analysis pass loads it to compute the analyzers' inputs. Writing it is about 1 CPU s
+of a warm 1,000-row run and loading it about 0.35 (issue 34); a notebook that runs the same config again wrote
+and loaded the same graph again. Here each is done once per process and key: a rerun copies the folder kept
+from the first write (tf.Transform names a new one per run) and gets the graph loaded then.
+
+What that SavedModel depends on, and what the key holds (`reuse_key`):
+
+- the `preprocessing_fn`: skewless builds it from the config's features, label and input value rules and the
+  raw columns (pipelines/analyze/preprocessing.py), whose values `build_preprocessing_fn` gives as its key; a
+  `preprocessing_fn` hook can call any code, which no key covers, so a function with a hook has no key and its
+  graph is traced every run;
+- the raw input signature (the raw schema's TypeSpecs), the names of the analyzers' inputs and the save options,
+  which tf.Transform passes to the function this replaces;
+- the versions of TensorFlow, tf.Transform and skewless.
+
+The code that traces it is this process's, so the copies live in a temporary folder of this process, removed
+at exit, the last `KEPT` keys only; nothing is reused across processes. A later phase, or the final SavedModel, holds analyzer results
+(data), and is always written anew: the job's outputs are those of a run that traced everything
+(tests/pipelines/test_analysis_graph_reuse.py). `installed()` swaps tf.Transform's two functions for the block only.
+"""
+
+from __future__ import annotations
+
+import atexit
+import copy
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+
+from tensorflow_transform.beam import common as tft_common
+from tensorflow_transform.beam import impl as tft_impl
+
+from skewless.pipelines.analyze.preprocessing import REUSE_KEY_ATTRIBUTE
+from skewless.pipelines.output.files import is_local
+
+_VERSIONED = ("tensorflow", "tensorflow-transform", "skewless")
+# analysis graphs kept per process, the least recently used dropped first: a notebook trying config after config
+# keeps the last few, not all (each is a folder of ~100 KB and a loaded graph of a few MB)
+KEPT = 4
+
+_lock = threading.Lock()
+_depth = 0
+_originals: dict = {}
+_copies: OrderedDict = OrderedDict()  # key -> a folder holding that analysis graph
+_loaded: OrderedDict = OrderedDict()  # (key, inputs, excluded outputs) -> tf.Transform's loaded graph state
+_keyed_dirs: dict = {}  # a SavedModel folder this process wrote or copied -> its key
+_folder: str | None = None
+
+
+def reuse_key(preprocessing_fn, input_signature, output_names, save_options) -> str | None:
+    """The key of the first SavedModel tf.Transform writes for these arguments, or None when it cannot be keyed
+    (a `preprocessing_fn` that skewless did not build, or one with a hook)."""
+    function_key = getattr(preprocessing_fn, REUSE_KEY_ATTRIBUTE, None)
+    if function_key is None:
+        return None
+    signature = sorted((name, repr(spec)) for name, spec in input_signature.items())
+    names = sorted((output_names or {}).items())
+    parts = (function_key, repr(signature), repr(names), repr(save_options), repr(_versions()))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _versions() -> tuple:
+    found = []
+    for package in _VERSIONED:
+        try:
+            found.append((package, version(package)))
+        except PackageNotFoundError:
+            found.append((package, None))
+    return tuple(found)
+
+
+def _create_saved_model(tensor_replacement_map, base_temp_dir, preprocessing_fn, input_signature,
+                        baseline_analyzers_fingerprint, output_keys_to_name_map, save_options):
+    """`_create_v2_saved_model`, with the first phase's SavedModel copied from this process's earlier write of
+    the same key into a new folder of `base_temp_dir` (as tf.Transform names it)."""
+    key = None
+    if tensor_replacement_map is None and is_local(base_temp_dir):
+        key = reuse_key(preprocessing_fn, input_signature, output_keys_to_name_map, save_options)
+    kept = _kept_folder(key) if key else None
+    if kept is not None:
+        saved_model_dir = tft_common.get_unique_temp_path(base_temp_dir)
+        shutil.copytree(kept, saved_model_dir)
+    else:
+        saved_model_dir = _originals.get("create", tft_impl._create_v2_saved_model)(
+            tensor_replacement_map, base_temp_dir, preprocessing_fn, input_signature, baseline_analyzers_fingerprint,
+            output_keys_to_name_map, save_options)
+        if key:
+            _keep(key, saved_model_dir)
+    if key:
+        with _lock:
+            _keyed_dirs[saved_model_dir] = key
+    return saved_model_dir
+
+
+def _kept_folder(key: str) -> str | None:
+    """The folder kept for `key`, now the most recently used, or None."""
+    with _lock:
+        folder = _copies.get(key)
+        if folder is not None:
+            _copies.move_to_end(key)
+        return folder
+
+
+def _keep(key: str, saved_model_dir: str) -> None:
+    """Keeps a copy of `saved_model_dir` for `key`, dropping the least recently used key past `KEPT`."""
+    with _lock:
+        if key in _copies:
+            return
+        kept = os.path.join(_store(), key)
+        shutil.copytree(saved_model_dir, kept)
+        _copies[key] = kept
+        while len(_copies) > KEPT:
+            dropped, folder = _copies.popitem(last=False)
+            shutil.rmtree(folder, ignore_errors=True)
+            for state_key in [k for k in _loaded if k[0] == dropped]:
+                del _loaded[state_key]
+
+
+def _make_graph_state(self, saved_model_dir):
+    """`_RunMetaGraphDoFn._make_graph_state`: an analysis graph of a kept key is loaded once per process; a
+    later run gets the loaded graph under its own folder's name (tf.Transform checks that it runs the graph it
+    was given). The loaded graph is stateless: its tables hold the graph's own assets, read when loaded."""
+    original = _originals.get("load", tft_impl._RunMetaGraphDoFn._make_graph_state)
+    with _lock:
+        key = _keyed_dirs.get(saved_model_dir)
+    if key is None or self._use_tf_compat_v1:
+        return original(self, saved_model_dir)
+    state_key = (key, frozenset(self._get_input_tensor_names()), tuple(sorted(self._exclude_outputs)))
+    with _lock:
+        state = _loaded.get(state_key)
+        if state is not None:
+            _loaded.move_to_end(state_key)
+    if state is None:
+        state = original(self, saved_model_dir)
+        with _lock:
+            if key in _copies:  # not dropped meanwhile
+                _loaded[state_key] = state
+    renamed = copy.copy(state)
+    renamed.saved_model_dir = saved_model_dir
+    return renamed
+
+
+def _store() -> str:
+    global _folder
+    if _folder is None:
+        _folder = tempfile.mkdtemp(prefix="skewless-analysis-graphs-")
+        atexit.register(shutil.rmtree, _folder, True)
+    return _folder
+
+
+def forget() -> None:
+    """Drops every kept analysis graph (the next run of each config traces it again)."""
+    with _lock:
+        for folder in _copies.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        _copies.clear()
+        _loaded.clear()
+        _keyed_dirs.clear()
+
+
+@contextmanager
+def installed():
+    """tf.Transform writes its first SavedModel through `_create_saved_model`, and loads analysis graphs through
+    `_make_graph_state`, while the block runs (nested blocks and threads share one installation)."""
+    global _depth
+    with _lock:
+        if _depth == 0:
+            _originals["create"] = tft_impl._create_v2_saved_model
+            _originals["load"] = tft_impl._RunMetaGraphDoFn._make_graph_state
+            tft_impl._create_v2_saved_model = _create_saved_model
+            tft_impl._RunMetaGraphDoFn._make_graph_state = _make_graph_state
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                tft_impl._create_v2_saved_model = _originals.pop("create")
+                tft_impl._RunMetaGraphDoFn._make_graph_state = _originals.pop("load")
+                # the folders named here are the job's temporary ones, gone after it
+                _keyed_dirs.clear()
