@@ -288,8 +288,14 @@ def _missing(absent: np.ndarray, feature, required: bool):
 
 def _check_counts(lengths: np.ndarray, feature):
     if feature.HasField("shape"):  # a fixed shape: exactly as many values as its dimensions hold
-        low = high = int(np.prod([dim.size for dim in feature.shape.dim]))
-    elif feature.HasField("value_count"):
+        dims = [dim.size for dim in feature.shape.dim]
+        size = int(np.prod(dims))
+        # missing values (NaN, null, empty, NA tokens) were left out of the row's list: they count as absent
+        for row in np.flatnonzero((lengths > 0) & (lengths != size)):
+            yield int(row), RowProblem("value_count", feature.name, f"has {lengths[row]} values, expected "
+                                       f"{size}..{size} (shape {dims}; a missing value is not counted)")
+        return
+    if feature.HasField("value_count"):
         low, high = feature.value_count.min, feature.value_count.max
     else:
         return

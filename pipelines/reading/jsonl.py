@@ -148,11 +148,18 @@ def _parse_line(line: bytes, columns) -> tuple[dict | None, RowProblem | None]:
         return None, RowProblem("malformed_json", None, f"a JSON line holds an object, not {_json_kind(row)}")
     for name in (columns if columns is not None else list(row)):
         value = row.get(name)
-        items = value if isinstance(value, list) else [value]
-        if any(isinstance(item, (dict, list)) for item in items):
-            return None, RowProblem("wrong_type", name, f"holds a JSON {_json_kind(value)} of objects or lists"
+        # lists of lists are values (a fixed shape's rows, as pyarrow's reader takes them too); objects are not
+        if _holds_object(value):
+            return None, RowProblem("wrong_type", name, f"holds a JSON {_json_kind(value)} of objects"
                                     if isinstance(value, list) else "holds a JSON object, not a value")
     return {name: _plain(row.get(name)) for name in (columns if columns is not None else row)}, None
+
+
+def _holds_object(value) -> bool:
+    """Whether a JSON value is an object or a list holding one at any depth."""
+    if isinstance(value, list):
+        return any(_holds_object(item) for item in value)
+    return isinstance(value, dict)
 
 
 def _plain(value):

@@ -19,6 +19,7 @@ class Bucketize(NumericTransform):
     options = (NUM_BUCKETS, CLIP, KEY, EPSILON)
     required = ("num_buckets",)
     ids = True
+    shapes = False  # bucket ids of a fixed shape are untested here
     native_ops = frozenset({"Reshape", "Shape", "UpperBound"}) | CLIP_OPS
     native_layers = 'Keras `Discretization(bin_boundaries)`, `Cast("int64")`: exactly'
     # epsilon only moves the boundaries, which the native layer reads from the graph
