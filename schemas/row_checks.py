@@ -169,11 +169,13 @@ def missing_as_null(column: pa.Array, nonfinite: str = "quarantine", tokens: fro
             column = pa.concat_arrays([column])  # offsets from 0, so `values` lines up with them
         values = column.values
         kept = missing_as_null(values, nonfinite, tokens)
-        if kept is values:
+        nested = pa.types.is_list(values.type) or pa.types.is_large_list(values.type)
+        if kept is values and (nested or values.null_count == 0):
             return column
-        if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+        if nested:
             return type(column).from_arrays(column.offsets, kept, mask=column.is_null())
-        drop = _to_numpy(kept.is_null()) & _to_numpy(values.is_valid())
+        # a null item is missing too (docs/values.md): left out like NaN, so a fixed shape counts it absent
+        drop = _to_numpy(kept.is_null())
         offsets = column.offsets.to_numpy()
         kept_before = np.concatenate([[0], np.cumsum(~drop)])
         new_offsets = pa.array(kept_before[offsets].astype(offsets.dtype))

@@ -1,0 +1,279 @@
+"""Fixed-shape raw columns (`shape: [d0, ...]`) and `elementwise: true` (issue 31).
+
+The same rows written as CSV (values split at `input.list_delimiter`), Parquet (flat and nested lists), JSONL
+(flat and nested JSON lists) and TFRecord (float_list / int64_list) must give byte-identical shards; the written
+values must equal stock tf.Transform run in the test on the same good rows (`tft.scale_to_z_score(elementwise=...)`
+etc. on the FixedLenFeature(shape) spec) and NumPy's per-position statistics; serving (TransformLayer and the
+export's signatures on raw Examples) must equal the shards for every row; a row with the wrong count of values or
+a missing value inside a shape goes to quarantine naming its file, line and feature, counted in run.json.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from example_job import assert_feature_refused
+from rich_rows import served_rows, written_rows
+from run_output import files_of
+
+ROWS = 240
+SHAPES = {"a": (2, 3), "b": (2, 3), "c": (4,), "d": (2, 2), "e": (3,), "f": (2,)}
+FEATURES = {
+    "id": {"transform": "passthrough"},
+    "a": {"transform": "z_score", "shape": [2, 3], "elementwise": True},
+    "b": {"transform": "z_score", "shape": [2, 3]},
+    "c": {"transform": "scale_0_1", "shape": [4], "elementwise": True},
+    "d": {"transform": "scale_by_min_max", "shape": [2, 2], "elementwise": True, "range": [-1.0, 1.0],
+          "clip": [-3.0, 3.0]},
+    "e": {"transform": "passthrough", "shape": [3]},
+    "f": {"transform": "log", "shape": [2]},
+}
+# rows the job must quarantine: (index, column, why); their values are broken in every format alike
+WRONG_COUNT, MISSING_ITEM = 37, 101
+
+
+def _raw_rows():
+    """Good rows whose positions differ in location and spread (so per-position and overall statistics differ),
+    floats exact in float32 and never whole (every format reads them as floats); ints for `e`."""
+    rng = np.random.default_rng(31)
+    columns = {"id": np.arange(ROWS)}
+    for name, shape in SHAPES.items():
+        if name == "e":
+            columns[name] = rng.integers(-50, 50, (ROWS, *shape))
+            continue
+        size = int(np.prod(shape))
+        centers, spreads = np.arange(size) * 3.0, 1.0 + np.arange(size)
+        quarters = np.round(rng.normal(centers, spreads, (ROWS, size)) * 4) / 4 + 0.125
+        columns[name] = np.abs(quarters).reshape(ROWS, *shape) if name == "f" else quarters.reshape(ROWS, *shape)
+    return columns
+
+
+def _row_values(raw, index):
+    """Row `index` as Python values: each shaped column flat (row-major), the broken rows broken."""
+    row = {"id": int(raw["id"][index])}
+    for name in SHAPES:
+        row[name] = raw[name][index].reshape(-1).tolist()
+    if index == WRONG_COUNT:
+        row["a"] = row["a"][:5]
+    if index == MISSING_ITEM:
+        row["c"][2] = None
+    return row
+
+
+def _nested(values, shape):
+    return np.asarray(values, dtype=object).reshape(shape).tolist()
+
+
+def _write_inputs(folder, raw):
+    """The rows in the four formats: {format: (input config, the line/record number of row i)}."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import tensorflow as tf
+
+    rows = [_row_values(raw, i) for i in range(ROWS)]
+    text = lambda v: "" if v is None else repr(v)  # noqa: E731 - an item of a CSV list
+    lines = [",".join(["id", *SHAPES])] + [
+        ",".join([str(row["id"]), *("|".join(text(v) for v in row[name]) for name in SHAPES)]) for row in rows]
+    (folder / "rows.csv").write_text("\n".join(lines) + "\n")
+
+    # JSONL and Parquet: `a` nested as its shape (the row of the wrong count: [[3 values], [2 values]]), the
+    # rest flat
+    def shaped(row):
+        a = [row["a"][:3], row["a"][3:]]
+        return {**row, "a": a}
+
+    (folder / "rows.jsonl").write_text("".join(json.dumps(shaped(row)) + "\n" for row in rows))
+    table = pa.table({"id": pa.array([row["id"] for row in rows], pa.int64()),
+                      "a": pa.array([shaped(row)["a"] for row in rows], pa.list_(pa.list_(pa.float64()))),
+                      **{name: pa.array([row[name] for row in rows],
+                                        pa.list_(pa.int64() if name == "e" else pa.float64()))
+                         for name in SHAPES if name != "a"}})
+    pq.write_table(table, folder / "rows.parquet")
+
+    with tf.io.TFRecordWriter(str(folder / "rows.tfrecord")) as writer:
+        for row in rows:
+            example = tf.train.Example()
+            example.features.feature["id"].int64_list.value.append(row["id"])
+            for name in SHAPES:
+                if name == "e":
+                    example.features.feature[name].int64_list.value.extend(row[name])
+                else:  # a missing float is NaN in a float_list
+                    example.features.feature[name].float_list.value.extend(
+                        float("nan") if v is None else v for v in row[name])
+            writer.write(example.SerializeToString())
+    return {"csv": ({"format": "csv", "paths": [str(folder / "rows.csv")], "header": True}, lambda i: i + 2),
+            "parquet": ({"format": "parquet", "paths": [str(folder / "rows.parquet")]}, lambda i: i + 1),
+            "jsonl": ({"format": "jsonl", "paths": [str(folder / "rows.jsonl")]}, lambda i: i + 1),
+            "tfrecord": ({"format": "tfrecord", "paths": [str(folder / "rows.tfrecord")]}, lambda i: i + 1)}
+
+
+@pytest.fixture(scope="module")
+def shaped_runs(tmp_path_factory):
+    from skewless.pipelines import run
+
+    folder = tmp_path_factory.mktemp("fixed_shapes")
+    raw = _raw_rows()
+    inputs = _write_inputs(folder, raw)
+    results = {}
+    for name, (input_config, _) in inputs.items():
+        config = {"name": "fixed_shapes", "input": input_config, "features": FEATURES,
+                  "output": {"dir": str(folder / f"out_{name}"), "shards": 1, "max_bad_fraction": 0.05}}
+        results[name] = run(config)
+    return results, raw, {name: (config["paths"][0], number) for name, (config, number) in inputs.items()}
+
+
+def _stock(raw, temp_dir):
+    """The transformed rows (by id) of stock tf.Transform on the good rows, the FixedLenFeature specs by hand."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+    import tensorflow_transform.beam as tft_beam
+
+    spec = {"id": tf.io.FixedLenFeature([], tf.int64),
+            **{name: tf.io.FixedLenFeature(list(shape), tf.int64 if name == "e" else tf.float32)
+               for name, shape in SHAPES.items()}}
+
+    def preprocessing_fn(inputs):
+        clipped = tf.clip_by_value(inputs["d"], -3.0, 3.0)
+        log1p = tf.cast(tf.math.log1p(tf.cast(inputs["f"], tf.float64)), tf.float32)
+        return {"id": inputs["id"], "a": tft.scale_to_z_score(inputs["a"], elementwise=True),
+                "b": tft.scale_to_z_score(inputs["b"]), "c": tft.scale_to_0_1(inputs["c"], elementwise=True),
+                "d": tft.scale_by_min_max(clipped, -1.0, 1.0, elementwise=True), "e": inputs["e"],
+                "f": tft.scale_to_z_score(log1p)}
+
+    good = [i for i in range(ROWS) if i not in (WRONG_COUNT, MISSING_ITEM)]
+    rows = [{"id": int(raw["id"][i]), **{name: raw[name][i].astype(np.int64 if name == "e" else np.float32)
+                                        for name in SHAPES}} for i in good]
+    with tft_beam.Context(temp_dir=str(temp_dir / "tmp"), desired_batch_size=len(rows)):
+        (transformed, _), _ = (rows, tft.DatasetMetadata.from_feature_spec(spec)) | (
+            tft_beam.AnalyzeAndTransformDataset(preprocessing_fn))
+    by_id = sorted(transformed, key=lambda row: row["id"])
+    return {name: [np.asarray(row[name]).tolist() for row in by_id] for name in ["id", *SHAPES]}, good
+
+
+def test_written_values_equal_stock_tf_transform_and_numpy(shaped_runs, tmp_path):
+    import tensorflow_transform as tft
+
+    results, raw, _ = shaped_runs
+    result = results["csv"]
+    spec = tft.TFTransformOutput(result.graph_dir).transformed_feature_spec()
+    assert {name: list(spec[name].shape) for name in SHAPES} == {name: list(s) for name, s in SHAPES.items()}
+    written = written_rows(result.output_dir)
+    stock, good = _stock(raw, tmp_path)
+    assert written["id"] == stock["id"] == good
+    for name in SHAPES:
+        np.testing.assert_allclose(np.array(written[name]), np.array(stock[name]), rtol=1e-6, atol=1e-6,
+                                   err_msg=name)
+    # NumPy, independent of tf.Transform: statistics per position (elementwise) or over all values
+    values = {name: raw[name][good].astype(np.float64) for name in SHAPES}
+    a, b, c, d = values["a"], values["b"], values["c"], np.clip(values["d"], -3.0, 3.0)
+    expected = {
+        "a": (a - a.mean(axis=0)) / a.std(axis=0),
+        "b": (b - b.mean()) / b.std(),
+        "c": (c - c.min(axis=0)) / (c.max(axis=0) - c.min(axis=0)),
+        "d": (d - d.min(axis=0)) / (d.max(axis=0) - d.min(axis=0)) * 2 - 1,
+        "e": values["e"],
+        "f": (np.log1p(values["f"]) - np.log1p(values["f"]).mean()) / np.log1p(values["f"]).std(),
+    }
+    for name, numbers in expected.items():
+        np.testing.assert_allclose(np.array(written[name]), numbers, rtol=1e-5, atol=1e-5, err_msg=name)
+    # the per-position statistics matter: the same values scaled over all of them differ
+    assert not np.allclose(np.array(written["a"]), (a - a.mean()) / a.std(), atol=1e-2)
+
+
+def test_every_format_writes_the_same_bytes(shaped_runs):
+    results, _, _ = shaped_runs
+    shards = {name: files_of(result.output_dir, ("data",)) for name, result in results.items()}
+    assert shards["csv"], "no shards written"
+    for name in ("parquet", "jsonl", "tfrecord"):
+        assert shards[name] == shards["csv"], name
+
+
+def test_bad_rows_are_quarantined_with_file_line_and_feature(shaped_runs):
+    results, _, inputs = shaped_runs
+    for name, result in results.items():
+        path, number = inputs[name]
+        with open(os.path.join(result.output_dir, "run.json")) as handle:
+            rows = json.load(handle)["rows"]
+        assert rows["read"] == ROWS and rows["quarantined"] == 2, name
+        assert sum(rows["written"].values()) == ROWS - 2, name
+        quarantined = []
+        folder = os.path.join(result.output_dir, "quarantine")
+        for file in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, file)) as handle:
+                quarantined += [json.loads(line) for line in handle if line.strip()]
+        found = {(row["line"], row["reason"]) for row in quarantined}
+        assert {row["source"] for row in quarantined} == {path}, name
+        assert found == {
+            (number(WRONG_COUNT), "a: has 5 values, expected 6..6 (shape [2, 3]; a missing value is not "
+                                         "counted)"),
+            (number(MISSING_ITEM), "c: has 3 values, expected 4..4 (shape [4]; a missing value is not "
+                                          "counted)"),
+        }, name
+
+
+def test_serving_equals_the_written_rows(shaped_runs, tmp_path):
+    import keras
+    import tensorflow as tf
+
+    from skewless.layers import TransformLayer, export_serving_model, model_inputs, serialize_raw_examples
+
+    results, raw, _ = shaped_runs
+    result = results["csv"]
+    written = written_rows(result.output_dir)
+    good = written["id"]
+    rows = [{"id": int(raw["id"][i]), **{name: _nested(raw[name][i].reshape(-1).tolist(), shape)
+                                         for name, shape in SHAPES.items()}} for i in good]
+    layer = TransformLayer(result.output_dir)
+    served = served_rows(layer, rows)
+    for name in ["id", *SHAPES]:
+        assert served[name] == written[name], name
+        assert np.asarray(served[name]).shape == (len(good), *SHAPES.get(name, ())), name
+    # the export: serving_default parses raw Examples with the FixedLenFeature(shape) spec
+    inputs, encoded = model_inputs(result.output_dir)
+    assert encoded.shape[-1] == 1 + sum(int(np.prod(shape)) for shape in SHAPES.values())
+    model = keras.Model(inputs, keras.layers.Dense(1)(encoded))
+    export = export_serving_model(result.output_dir, model, tmp_path / "export")
+    signatures = tf.saved_model.load(export).signatures
+    examples = tf.constant(serialize_raw_examples(rows, {k: v for k, v in layer.raw_feature_spec.items()}))
+    features = signatures["transform_features"](examples=examples)
+    for name in SHAPES:
+        assert features[name].numpy().tolist() == written[name], name
+    scores = signatures["serving_default"](examples=examples)["output_0"].numpy()
+    by_model = model.predict({name: np.array(written[name]) for name in inputs}, verbose=0)
+    np.testing.assert_allclose(scores, by_model, rtol=1e-5, atol=1e-5)
+    raw_args = {name: tf.constant(np.array([row[name] for row in rows]), layer.raw_feature_spec[name].dtype)
+                for name in ["id", *SHAPES]}
+    predicted = signatures["predict_raw"](**raw_args)["output_0"].numpy()
+    np.testing.assert_allclose(predicted, scores, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("feature, message", [
+    ({"transform": "z_score", "elementwise": True}, r"features\.x: elementwise: true needs a fixed shape"),
+    ({"transform": "vocabulary", "shape": [2]}, r"features\.x: shape only applies to transform z_score or "
+                                                r"scale_0_1 or scale_by_min_max or log or passthrough, not vocabulary"),
+    ({"transform": "bucketize", "num_buckets": 3, "shape": [2]}, r"features\.x: shape only applies to transform"),
+    ({"transform": "z_score", "shape": [2, 0]}, r"features\.x: shape \[2, 0\]: every dimension must be at least 1"),
+    ({"transform": "z_score", "shape": [2], "default": 0.0}, r"features\.x: shape \[2\] holds exactly 2 values in "
+                                                               r"every row .*; default does not apply to it"),
+    ({"transform": "z_score", "shape": [2], "list": True, "max_length": 2}, r"list, max_length do not apply"),
+    ({"transform": "z_score", "shape": [2], "key": "k"}, r"features\.x: key needs one value per row"),
+    ({"transform": "log", "shape": [2], "elementwise": True}, r"elementwise only applies to transform z_score or "
+                                                              r"scale_0_1 or scale_by_min_max, not log"),
+])
+def test_config_refuses_bad_combinations_in_one_line(tmp_path, feature, message):
+    assert_feature_refused(tmp_path, feature, message)
+
+
+def test_a_shaped_string_column_is_refused_naming_it(tmp_path):
+    from skewless.errors import ConfigError
+    from skewless.pipelines import run
+
+    (tmp_path / "rows.csv").write_text("id,t\n1,a|b\n2,c|d\n")
+    config = {"name": "t", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+              "features": {"t": {"transform": "passthrough", "shape": [2]}}, "output": {"dir": str(tmp_path / "o")}}
+    with pytest.raises(ConfigError, match=r"features\.t\.shape: a fixed shape needs a numeric column, and t holds "
+                                          r"strings") as error:
+        run(config)
+    assert "\n" not in str(error.value)
