@@ -195,9 +195,9 @@ class _Feature(_Strict):
                   "missing_indicator": self.missing_indicator}
         given = [key for key, value in others.items() if value]
         if given:
+            verb = "does" if len(given) == 1 else "do"
             raise ValueError(f"shape {self.shape} holds exactly {math.prod(self.shape)} values in every row (a row "
-                             f"missing one goes to quarantine); {', '.join(given)} {'does' if len(given) == 1 else 'do'} "
-                             "not apply to it")
+                             f"missing one goes to quarantine); {', '.join(given)} {verb} not apply to it")
 
     def _changed(self) -> set[str]:
         """The options whose value is not their default (what the config set, as a dumped config shows it)."""

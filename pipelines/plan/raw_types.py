@@ -68,7 +68,8 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
                               f"the config says sequence: {str(sequence).lower()}")
         shape = tuple(feature.shape) if feature is not None and feature.shape is not None else None
         if shape is not None and kind == "bytes":
-            raise ConfigError(f"{key}.shape: a fixed shape needs a numeric column, and {name} holds strings in {source}")
+            raise ConfigError(f"{key}.shape: a fixed shape needs a numeric column, and {name} holds strings in "
+                              f"{source}")
         optional = default is not None or fill is not None or is_list or sequence
         image = feature is not None and feature.transform_kind.image
         # a fixed shape is read as a list (of exactly its values, checked against the job's schema)

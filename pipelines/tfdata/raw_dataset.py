@@ -243,8 +243,12 @@ def _columns(config: JobConfig | None, input_config: InputConfig, paths: list[st
         import tensorflow_transform as tft
 
         spec = tft.TFTransformOutput(find_graph_dir(graph_dir)).raw_feature_spec()
+        # a FixedLenFeature of a non-scalar shape is a fixed-shape column (`shape:`), read as a list of its values
+        shapes = {name: tuple(feature.shape) for name, feature in spec.items()
+                  if isinstance(feature, tf.io.FixedLenFeature) and list(feature.shape)}
         return [
-            RawColumn(name, _KINDS[feature.dtype], optional=isinstance(feature, tf.io.VarLenFeature))
+            RawColumn(name, _KINDS[feature.dtype], optional=isinstance(feature, tf.io.VarLenFeature),
+                      is_list=name in shapes, shape=shapes.get(name))
             for name, feature in spec.items()
         ]
     if config is not None:
@@ -267,7 +271,7 @@ def _default_label(config: JobConfig | None, graph_dir) -> str | None:
 def _signature(columns: list[RawColumn]) -> dict:
     signature = {}
     for column in columns:
-        signature[column.name] = tf.TensorSpec([None], column.tf_dtype())
+        signature[column.name] = tf.TensorSpec([None, *(column.shape or ())], column.tf_dtype())
         if column.optional:
             signature[_lengths(column.name)] = tf.TensorSpec([None], tf.int64)
     return signature
@@ -280,10 +284,14 @@ def _lengths(name: str) -> str:
 
 def _column_arrays(table: pa.Table, columns: list[RawColumn]) -> dict[str, np.ndarray]:
     """An Arrow chunk as NumPy columns. An optional column (a value or none, or a list of 0..n
-    values) gives its values flat and the number of values in each row."""
+    values) gives its values flat and the number of values in each row; a fixed shape (rows, *shape)."""
     arrays = {}
     for column in columns:
         values = table.column(column.name).combine_chunks()
+        if column.shape is not None:  # the reader kept only rows holding exactly the shape's values
+            flat = pc.list_flatten(values).to_numpy(zero_copy_only=False)
+            arrays[column.name] = flat.reshape(len(values), *column.shape)
+            continue
         if column.optional:
             if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
                 lengths = pc.fill_null(pc.list_value_length(values), 0)

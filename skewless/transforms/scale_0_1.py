@@ -8,7 +8,8 @@ from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, Numeri
 
 class Scale01(NumericTransform):
     name = "scale_0_1"
-    doc = "`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`; with `elementwise`, per position of a `shape`"
+    doc = ("`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`; with `elementwise`, "
+           "per position of a `shape`")
     options = (CLIP, KEY, ELEMENTWISE)
     label_transform = True
     native_ops = frozenset({"Sub", "ZerosLike", "Less", "AddV2", "RealDiv", "Sigmoid", "SelectV2", "Mul"}) | CLIP_OPS

@@ -180,6 +180,13 @@ def test_written_values_equal_stock_tf_transform_and_numpy(shaped_runs, tmp_path
         np.testing.assert_allclose(np.array(written[name]), numbers, rtol=1e-5, atol=1e-5, err_msg=name)
     # the per-position statistics matter: the same values scaled over all of them differ
     assert not np.allclose(np.array(written["a"]), (a - a.mean()) / a.std(), atol=1e-2)
+    # run.json's statistics of a shaped column are over all its values, as a list column's are
+    with open(os.path.join(result.output_dir, "run.json")) as handle:
+        report = json.load(handle)["features"]
+    for name in SHAPES:
+        assert report[name]["count"] == len(good) * int(np.prod(SHAPES[name])), name
+        assert report[name]["mean"] == pytest.approx(values[name].mean(), rel=1e-6), name
+        assert report[name]["min"] == pytest.approx(values[name].min()), name
 
 
 def test_every_format_writes_the_same_bytes(shaped_runs):
@@ -249,6 +256,47 @@ def test_serving_equals_the_written_rows(shaped_runs, tmp_path):
     np.testing.assert_allclose(predicted, scores, rtol=0, atol=0)
 
 
+def test_make_raw_dataset_reads_shapes_and_transforms_them_as_written(shaped_runs):
+    from skewless.pipelines import make_raw_dataset
+
+    results, raw, _ = shaped_runs
+    result = results["csv"]
+    written = written_rows(result.output_dir)
+    read = {}
+    for batch in make_raw_dataset(result.output_dir, batch_size=64, label=None):
+        for name, value in batch.items():
+            read.setdefault(name, []).append(value.numpy())
+    order = np.argsort(np.concatenate(read["id"]), kind="stable")  # units are read in turn: by id
+    read = {name: np.concatenate(values)[order] for name, values in read.items()}
+    good = written["id"]
+    assert read["id"].tolist() == good
+    for name, shape in SHAPES.items():
+        assert read[name].shape == (len(good), *shape), name
+        assert read[name].tolist() == raw[name][good].astype(read[name].dtype).tolist(), name
+    transformed = {}
+    for batch in make_raw_dataset(result.output_dir, batch_size=64, label=None, transform=True):
+        for name, value in batch.items():
+            transformed.setdefault(name, []).extend(value.numpy().tolist())
+    order = np.argsort(transformed["id"], kind="stable")
+    for name in SHAPES:
+        assert [transformed[name][i] for i in order] == written[name], name
+
+
+def test_the_native_preprocessor_refuses_shaped_features_in_one_line(shaped_runs):
+    from skewless.layers import check_preprocessor
+
+    results, raw, _ = shaped_runs
+    rows = [{"id": int(raw["id"][i]), **{name: raw[name][i].tolist() for name in SHAPES}} for i in range(0, 40, 4)]
+    check = check_preprocessor(results["csv"].output_dir, rows=rows, sample=10)
+    statuses = {f.name: (f.status, f.reason) for f in check.features}
+    assert statuses["id"] == ("exact", None)
+    for name, options in FEATURES.items():
+        if "shape" in options:
+            status, reason = statuses[name]
+            assert status == "unsupported" and "shape" in reason and "\n" not in reason, (name, reason)
+    assert statuses["a"][1] == "option elementwise, shape has no exact Keras equivalent in skewless yet"
+
+
 @pytest.mark.parametrize("feature, message", [
     ({"transform": "z_score", "elementwise": True}, r"features\.x: elementwise: true needs a fixed shape"),
     ({"transform": "vocabulary", "shape": [2]}, r"features\.x: shape only applies to transform z_score or "
@@ -277,3 +325,18 @@ def test_a_shaped_string_column_is_refused_naming_it(tmp_path):
                                           r"strings") as error:
         run(config)
     assert "\n" not in str(error.value)
+
+
+def test_jsonl_rows_nested_unlike_one_another_are_read_flat():
+    """A shape's rows given nested and flat in one file, and a single value among lists: no row is lost to
+    pyarrow refusing to mix them; each row's values come out row-major, a single value as a list of one."""
+    from skewless.pipelines.reading.jsonl import JsonBlock
+    from skewless.pipelines.reading.sources import flat_values
+
+    lines = [{"m": [[1.5, 2.5], [3.5, 4.5]], "x": [1.5]}, {"m": [5.5, 6.5, 7.5, 8.5], "x": 2.5},
+             {"m": [[9.5], [10.5, 11.5]], "x": None}, {"m": None, "x": [3.5, 4.5]}]
+    block = JsonBlock("".join(json.dumps(line) + "\n" for line in lines).encode(), ["m", "x"])
+    assert not block.rejected
+    assert flat_values(block.batch.column(0)).to_pylist() == [
+        [1.5, 2.5, 3.5, 4.5], [5.5, 6.5, 7.5, 8.5], [9.5, 10.5, 11.5], None]
+    assert block.batch.column(1).to_pylist() == [[1.5], [2.5], None, [3.5, 4.5]]
