@@ -19,7 +19,7 @@ from rich_rows import served_rows, written_rows
 from run_output import files_of
 
 ROWS = 240
-SHAPES = {"a": (2, 3), "b": (2, 3), "c": (4,), "d": (2, 2), "e": (3,), "f": (2,)}
+SHAPES = {"a": (2, 3), "b": (2, 3), "c": (4,), "d": (2, 2), "e": (3,), "f": (2,), "g": (2, 3), "h": (3,), "k": (2, 2)}
 FEATURES = {
     "id": {"transform": "passthrough"},
     "a": {"transform": "z_score", "shape": [2, 3], "elementwise": True},
@@ -29,6 +29,9 @@ FEATURES = {
           "clip": [-3.0, 3.0]},
     "e": {"transform": "passthrough", "shape": [3]},
     "f": {"transform": "log", "shape": [2]},
+    "g": {"transform": "bucketize", "num_buckets": 4, "shape": [2, 3], "elementwise": True},
+    "h": {"transform": "bucketize", "num_buckets": 3, "shape": [3]},
+    "k": {"transform": "bucketize", "num_buckets": 2, "shape": [2, 2]},
 }
 # rows the job must quarantine: (index, column, why); their values are broken in every format alike
 WRONG_COUNT, MISSING_ITEM = 37, 101
@@ -140,7 +143,8 @@ def _stock(raw, temp_dir):
         return {"id": inputs["id"], "a": tft.scale_to_z_score(inputs["a"], elementwise=True),
                 "b": tft.scale_to_z_score(inputs["b"]), "c": tft.scale_to_0_1(inputs["c"], elementwise=True),
                 "d": tft.scale_by_min_max(clipped, -1.0, 1.0, elementwise=True), "e": inputs["e"],
-                "f": tft.scale_to_z_score(log1p)}
+                "f": tft.scale_to_z_score(log1p), "g": tft.bucketize(inputs["g"], 4, elementwise=True),
+                "h": tft.bucketize(inputs["h"], 3), "k": tft.bucketize(inputs["k"], 2)}
 
     good = [i for i in range(ROWS) if i not in (WRONG_COUNT, MISSING_ITEM)]
     rows = [{"id": int(raw["id"][i]), **{name: raw[name][i].astype(np.int64 if name == "e" else np.float32)
@@ -178,6 +182,18 @@ def test_written_values_equal_stock_tf_transform_and_numpy(shaped_runs, tmp_path
     }
     for name, numbers in expected.items():
         np.testing.assert_allclose(np.array(written[name]), numbers, rtol=1e-5, atol=1e-5, err_msg=name)
+    # bucket ids: per position (g) or over all values (h), ids grow with the values and every bucket holds a
+    # share (quantile boundaries; the quarter-grid values tie, so not exactly equal shares); over all values of g
+    # the positions' centers 0, 3, ..., 15 would leave the first position in the lowest bucket
+    for name, buckets, axis in (("g", 4, 0), ("h", 3, None)):
+        ids, numbers = np.array(written[name]), values[name]
+        positions = ids.reshape(len(good), -1).T if axis == 0 else [ids.reshape(-1)]
+        numbers_at = numbers.reshape(len(good), -1).T if axis == 0 else [numbers.reshape(-1)]
+        for at, (position_ids, position_values) in enumerate(zip(positions, numbers_at)):
+            ordered = position_ids[np.argsort(position_values, kind="stable")]
+            assert (np.diff(ordered) >= 0).all(), (name, at)
+            shares = np.bincount(position_ids, minlength=buckets) / len(position_ids)
+            assert shares.min() > 0.1 and shares.max() < 0.45, (name, at, shares)
     # the per-position statistics matter: the same values scaled over all of them differ
     assert not np.allclose(np.array(written["a"]), (a - a.mean()) / a.std(), atol=1e-2)
     # run.json's statistics of a shaped column are over all its values, as a list column's are
@@ -224,6 +240,7 @@ def test_serving_equals_the_written_rows(shaped_runs, tmp_path):
     import keras
     import tensorflow as tf
 
+    from skewless.errors import InputError
     from skewless.layers import TransformLayer, export_serving_model, model_inputs, serialize_raw_examples
 
     results, raw, _ = shaped_runs
@@ -238,8 +255,11 @@ def test_serving_equals_the_written_rows(shaped_runs, tmp_path):
         assert served[name] == written[name], name
         assert np.asarray(served[name]).shape == (len(good), *SHAPES.get(name, ())), name
     # the export: serving_default parses raw Examples with the FixedLenFeature(shape) spec
-    inputs, encoded = model_inputs(result.output_dir)
-    assert encoded.shape[-1] == 1 + sum(int(np.prod(shape)) for shape in SHAPES.values())
+    # ids of a shape of two dimensions (k: bucketize over all values, which has a bucket count) have no encoding
+    with pytest.raises(InputError, match=r"feature 'k': ids of a fixed shape \[2, 2\] have no encoding here"):
+        model_inputs(result.output_dir)
+    inputs, encoded = model_inputs(result.output_dir, features=["id", *(name for name in SHAPES if name != "k")])
+    assert encoded.shape[-1] == 1 + sum(int(np.prod(shape)) for name, shape in SHAPES.items() if name != "k")
     model = keras.Model(inputs, keras.layers.Dense(1)(encoded))
     export = export_serving_model(result.output_dir, model, tmp_path / "export")
     signatures = tf.saved_model.load(export).signatures
@@ -300,15 +320,16 @@ def test_the_native_preprocessor_refuses_shaped_features_in_one_line(shaped_runs
 @pytest.mark.parametrize("feature, message", [
     ({"transform": "z_score", "elementwise": True}, r"features\.x: elementwise: true needs a fixed shape"),
     ({"transform": "vocabulary", "shape": [2]}, r"features\.x: shape only applies to transform z_score or "
-                                                r"scale_0_1 or scale_by_min_max or log or passthrough, not vocabulary"),
-    ({"transform": "bucketize", "num_buckets": 3, "shape": [2]}, r"features\.x: shape only applies to transform"),
+                                                r"scale_0_1 or scale_by_min_max or log or bucketize or passthrough, "
+                                                r"not vocabulary"),
+    ({"transform": "quantile_clip", "shape": [2]}, r"features\.x: shape only applies to transform"),
     ({"transform": "z_score", "shape": [2, 0]}, r"features\.x: shape \[2, 0\]: every dimension must be at least 1"),
     ({"transform": "z_score", "shape": [2], "default": 0.0}, r"features\.x: shape \[2\] holds exactly 2 values in "
                                                                r"every row .*; default does not apply to it"),
     ({"transform": "z_score", "shape": [2], "list": True, "max_length": 2}, r"list, max_length do not apply"),
     ({"transform": "z_score", "shape": [2], "key": "k"}, r"features\.x: key needs one value per row"),
     ({"transform": "log", "shape": [2], "elementwise": True}, r"elementwise only applies to transform z_score or "
-                                                              r"scale_0_1 or scale_by_min_max, not log"),
+                                                              r"scale_0_1 or scale_by_min_max or bucketize, not log"),
 ])
 def test_config_refuses_bad_combinations_in_one_line(tmp_path, feature, message):
     assert_feature_refused(tmp_path, feature, message)

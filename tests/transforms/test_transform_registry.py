@@ -44,13 +44,14 @@ SAMPLES = {"num_buckets": 3, "top_k": 5, "frequency_threshold": 2, "num_oov_buck
 OWN_SAMPLES = {("hash", "key"): [3, 5], ("vocabulary", "num_oov_buckets"): 0,
                ("vocabulary", "frequency_threshold"): None, ("vocabulary", "output"): "one_hot",
                ("hash", "output"): "count",
-               **{(name, "elementwise"): None for name in ("z_score", "scale_0_1", "scale_by_min_max")}}
+               **{(name, "elementwise"): None for name in ("z_score", "scale_0_1", "scale_by_min_max", "bucketize")}}
 # the options set on their own: a vocabulary's frequency_threshold is refused with labels: true, elementwise
 # (which needs a shape) with key
 APART = {("vocabulary", "frequency_threshold"): 2,
-         **{(name, "elementwise"): True for name in ("z_score", "scale_0_1", "scale_by_min_max")}}
-# the common options an option set apart needs
+         **{(name, "elementwise"): True for name in ("z_score", "scale_0_1", "scale_by_min_max", "bucketize")}}
+# what an option set apart needs besides: a shape, and the transform's required options
 NEEDS = {"elementwise": {"shape": [2]}}
+REQUIRED = {"bucketize": {"num_buckets": 3}}
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))
@@ -65,7 +66,7 @@ def test_a_transform_takes_its_options_dumps_them_in_order_and_refuses_the_other
     assert list(feature.model_dump(by_alias=True)) == ["transform", *own]
     for (transform_name, key), value in APART.items():
         if transform_name == name:
-            needs = NEEDS.get(key, {})
+            needs = {**REQUIRED.get(name, {}), **NEEDS.get(key, {})}
             alone = load_config({**base, "features": {"x": {"transform": name, key: value, **needs}}}).features["x"]
             assert alone.model_dump(by_alias=True) == {"transform": name, key: value, **needs}
     foreign = {option.key for other in TRANSFORMS.values() for option in other.options} - {
