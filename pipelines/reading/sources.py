@@ -388,18 +388,18 @@ def as_list_kind(column: pa.Array, kind: str) -> pa.Array:
 
 
 def flat_values(column: pa.Array) -> pa.Array:
-    """A list column nested however deep -> list<T>: each row's values in row-major order (others as they are)."""
+    """A column of a fixed shape -> list<T>: each row's values in row-major order, however nested (a column of
+    single values: a list of one, or none for a null, so that row_checks counts them against the shape)."""
+    from skewless.pipelines.reading.columns import to_list_array
     from skewless.pipelines.reading.sequence_input import values_per_row
 
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
-    while _is_list_type(column.type) and _is_list_type(column.type.value_type):
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
+        return to_list_array(column)
+    while pa.types.is_list(column.type.value_type) or pa.types.is_large_list(column.type.value_type):
         column = values_per_row(column)
     return column
-
-
-def _is_list_type(arrow_type: pa.DataType) -> bool:
-    return pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
 
 
 def as_sequence_kind(column: pa.Array, kind: str) -> pa.Array:

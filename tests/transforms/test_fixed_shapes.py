@@ -12,6 +12,7 @@ import json
 import os
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from example_job import assert_feature_refused
@@ -361,3 +362,19 @@ def test_jsonl_rows_nested_unlike_one_another_are_read_flat():
     assert flat_values(block.batch.column(0)).to_pylist() == [
         [1.5, 2.5, 3.5, 4.5], [5.5, 6.5, 7.5, 8.5], [9.5, 10.5, 11.5], None]
     assert block.batch.column(1).to_pylist() == [[1.5], [2.5], None, [3.5, 4.5]]
+    # single values (a Parquet column of numbers) are counted against the shape, not read as one
+    assert flat_values(pa.array([1.5, None])).to_pylist() == [[1.5], []]
+
+
+def test_a_column_of_single_values_is_quarantined_against_its_shape(tmp_path):
+    import pyarrow.parquet as pq
+
+    from skewless.errors import TooManyBadRowsError
+    from skewless.pipelines import run
+
+    pq.write_table(pa.table({"id": [0, 1, 2, 3], "x": [1.5, 2.5, 3.5, None]}), tmp_path / "rows.parquet")
+    config = {"name": "t", "input": {"format": "parquet", "paths": [str(tmp_path / "rows.parquet")]},
+              "features": {"id": {"transform": "passthrough"}, "x": {"transform": "z_score", "shape": [2]}},
+              "output": {"dir": str(tmp_path / "out"), "max_bad_fraction": 0.5}}
+    with pytest.raises(TooManyBadRowsError, match=r"rows\.parquet:1: x: has 1 values, expected 2\.\.2 \(shape \[2\]"):
+        run(config)
