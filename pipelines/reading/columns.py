@@ -55,6 +55,17 @@ class RawColumn:
         return tf.io.FixedLenFeature([], self.tf_dtype())
 
 
+def column_of_spec(name: str, spec) -> RawColumn:
+    """The raw column an entry of a raw feature spec reads (a run's graph or an export names them): optional for
+    a `VarLenFeature`, a fixed shape for a `FixedLenFeature` of one (read as a list of its values)."""
+    import tensorflow as tf
+
+    kind = {"int64": "int", "float32": "float", "string": "bytes"}[spec.dtype.name]
+    shape = tuple(spec.shape) if isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape) else None
+    return RawColumn(name, kind, optional=isinstance(spec, tf.io.VarLenFeature), is_list=shape is not None,
+                     shape=shape)
+
+
 def values_type(arrow_type: pa.DataType) -> pa.DataType:
     """The type of the values of a list type, however deep; a type that is no list as it is."""
     while pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):

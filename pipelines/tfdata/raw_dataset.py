@@ -27,7 +27,7 @@ from skewless.errors import ConfigError
 from skewless.input_formats import reader_of
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
 from skewless.pipelines.output import object_store
-from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn, column_of_spec
 from skewless.pipelines.reading.files import format_of
 from skewless.run_directory import RunDirectory
 
@@ -37,7 +37,6 @@ _log = logging.getLogger(__name__)
 # a computed row range, a generator's shard); the others would re-read the head of the file for every unit,
 # so they get one unit per file.
 _UNITS_PER_INPUT = 4
-_KINDS = {tf.int64: "int", tf.float32: "float", tf.string: "bytes"}
 
 
 def make_raw_dataset(
@@ -243,14 +242,7 @@ def _columns(config: JobConfig | None, input_config: InputConfig, paths: list[st
         import tensorflow_transform as tft
 
         spec = tft.TFTransformOutput(find_graph_dir(graph_dir)).raw_feature_spec()
-        # a FixedLenFeature of a non-scalar shape is a fixed-shape column (`shape:`), read as a list of its values
-        shapes = {name: tuple(feature.shape) for name, feature in spec.items()
-                  if isinstance(feature, tf.io.FixedLenFeature) and list(feature.shape)}
-        return [
-            RawColumn(name, _KINDS[feature.dtype], optional=isinstance(feature, tf.io.VarLenFeature),
-                      is_list=name in shapes, shape=shapes.get(name))
-            for name, feature in spec.items()
-        ]
+        return [column_of_spec(name, feature) for name, feature in spec.items()]
     if config is not None:
         from skewless.pipelines.plan.raw_types import resolve_columns
 

@@ -8,6 +8,7 @@ export's signatures on raw Examples) must equal the shards for every row; a row 
 a missing value inside a shape goes to quarantine naming its file, line and feature, counted in run.json.
 """
 
+import csv
 import json
 import os
 
@@ -243,6 +244,7 @@ def test_serving_equals_the_written_rows(shaped_runs, tmp_path):
 
     from skewless.errors import InputError
     from skewless.layers import TransformLayer, export_serving_model, model_inputs, serialize_raw_examples
+    from skewless.pipelines import predict
 
     results, raw, _ = shaped_runs
     result = results["csv"]
@@ -275,6 +277,14 @@ def test_serving_equals_the_written_rows(shaped_runs, tmp_path):
                 for name in ["id", *SHAPES]}
     predicted = signatures["predict_raw"](**raw_args)["output_0"].numpy()
     np.testing.assert_allclose(predicted, scores, rtol=0, atol=0)
+    # skewless predict reads the shapes from the run's own input file (its bad rows quarantined as the job does)
+    source = os.path.join(os.path.dirname(result.output_dir), "rows.csv")
+    scored = predict(export, [source], str(tmp_path / "scored"), keys=["id"])
+    assert scored.rows == {"read": ROWS, "written": ROWS - 2, "quarantined": 2}
+    (path,) = tf.io.gfile.glob(str(tmp_path / "scored" / "predictions-*"))
+    with open(path) as handle:
+        by_id = {int(line["id"]): float(line["output_0"]) for line in csv.DictReader(handle)}
+    assert [by_id[i] for i in good] == pytest.approx(scores.reshape(-1).tolist(), rel=1e-6)
 
 
 def test_make_raw_dataset_reads_shapes_and_transforms_them_as_written(shaped_runs):
