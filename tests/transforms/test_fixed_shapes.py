@@ -2,10 +2,11 @@
 
 The same rows written as CSV (values split at `input.list_delimiter`), Parquet (flat and nested lists), JSONL
 (flat and nested JSON lists) and TFRecord (float_list / int64_list) must give byte-identical shards; the written
-values must equal stock tf.Transform run in the test on the same good rows (`tft.scale_to_z_score(elementwise=...)`
-etc. on the FixedLenFeature(shape) spec) and NumPy's per-position statistics; serving (TransformLayer and the
-export's signatures on raw Examples) must equal the shards for every row; a row with the wrong count of values or
-a missing value inside a shape goes to quarantine naming its file, line and feature, counted in run.json.
+values must equal stock tf.Transform run in the test on the same good rows (`tft.scale_to_z_score(elementwise=...)`,
+`tft.bucketize(elementwise=...)` etc. on the FixedLenFeature(shape) spec) and NumPy's per-position statistics;
+serving (TransformLayer, the export's signatures on raw Examples and predict_raw, `skewless predict`,
+`make_raw_dataset`) must equal the shards for every row; a row with the wrong count of values or a missing value
+inside a shape goes to quarantine naming its file, line and feature, counted in run.json.
 """
 
 import csv
@@ -35,7 +36,7 @@ FEATURES = {
     "h": {"transform": "bucketize", "num_buckets": 3, "shape": [3]},
     "k": {"transform": "bucketize", "num_buckets": 2, "shape": [2, 2]},
 }
-# rows the job must quarantine: (index, column, why); their values are broken in every format alike
+# the rows the job must quarantine: `a` one value short, `c` one value missing; broken in every format alike
 WRONG_COUNT, MISSING_ITEM = 37, 101
 
 
@@ -73,7 +74,6 @@ def _nested(values, shape):
 
 def _write_inputs(folder, raw):
     """The rows in the four formats: {format: (input config, the line/record number of row i)}."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
     import tensorflow as tf
 
