@@ -52,7 +52,8 @@ def model_inputs(
             True: the inputs are the raw features (`raw_inputs`) and the model holds the run's
             `TransformLayer`: train on raw rows (`make_raw_dataset`); the `.keras` file carries the graph.
         features: the transformed features to encode (default: all). A string, a var-len float list
-            that is no weights, or a feature list has no encoding: leave those out here.
+            that is no weights, a feature list, or ids of a fixed shape of two or more dimensions (bucketize
+            of a `shape`) has no encoding: leave those out here.
         label: the raw label column; by default the one named in the run's run.json.
 
     Raises InputError naming a feature that is unknown, the label, or has no encoding.
@@ -116,6 +117,10 @@ def encoding_plan(
         raise InputError(f"embedding_dims names {unknown}, which are not among the encoded features")
     plan = []
     for name in chosen:
+        if name in ids and len(getattr(spec[name], "shape", [])) > 1:
+            # one-hot or embedding of each position is the model's choice: a multi-hot would lose the positions
+            raise InputError(f"feature {name!r}: ids of a fixed shape {list(spec[name].shape)} have no encoding "
+                             "here; leave it out (features=...) and encode it in the model")
         if name in ids:
             plan.append(_categorical(name, ids[name], embedding_dims, weights))
         else:

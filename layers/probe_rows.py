@@ -37,6 +37,8 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
                              infinite_missing=name in plans and _infinities_are_missing(plans[name]))
         if isinstance(spec, tf.io.RaggedFeature):  # a feature list: here one step of one value
             values = [[[value]] for value in values]
+        if isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape):  # a fixed shape: each value in all of it
+            values = [[value] * int(np.prod(spec.shape)) for value in values]
         if isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature)):
             missing = rng.random(count) < 0.15
             values = [None if gone else value for value, gone in zip(values, missing)]

@@ -169,11 +169,13 @@ def missing_as_null(column: pa.Array, nonfinite: str = "quarantine", tokens: fro
             column = pa.concat_arrays([column])  # offsets from 0, so `values` lines up with them
         values = column.values
         kept = missing_as_null(values, nonfinite, tokens)
-        if kept is values:
+        nested = pa.types.is_list(values.type) or pa.types.is_large_list(values.type)
+        if kept is values and (nested or values.null_count == 0):
             return column
-        if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+        if nested:
             return type(column).from_arrays(column.offsets, kept, mask=column.is_null())
-        drop = _to_numpy(kept.is_null()) & _to_numpy(values.is_valid())
+        # a null item is missing too (docs/values.md): left out like NaN, so a fixed shape counts it absent
+        drop = _to_numpy(kept.is_null())
         offsets = column.offsets.to_numpy()
         kept_before = np.concatenate([[0], np.cumsum(~drop)])
         new_offsets = pa.array(kept_before[offsets].astype(offsets.dtype))
@@ -288,8 +290,14 @@ def _missing(absent: np.ndarray, feature, required: bool):
 
 def _check_counts(lengths: np.ndarray, feature):
     if feature.HasField("shape"):  # a fixed shape: exactly as many values as its dimensions hold
-        low = high = int(np.prod([dim.size for dim in feature.shape.dim]))
-    elif feature.HasField("value_count"):
+        dims = [dim.size for dim in feature.shape.dim]
+        size = int(np.prod(dims))
+        # missing values (NaN, null, empty, NA tokens) were left out of the row's list: they count as absent
+        for row in np.flatnonzero((lengths > 0) & (lengths != size)):
+            yield int(row), RowProblem("value_count", feature.name, f"has {lengths[row]} values, expected "
+                                       f"{size}..{size} (shape {dims}; a missing value is not counted)")
+        return
+    if feature.HasField("value_count"):
         low, high = feature.value_count.min, feature.value_count.max
     else:
         return

@@ -7,6 +7,7 @@ Errors name the file, the line and the key path, e.g.
 from __future__ import annotations
 
 import copy
+import math
 import os
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -140,6 +141,9 @@ _COMMON_FIELDS = {
     "default": (Union[float, int, str, None], None),
     "fill": (Literal["mean", "median", "most_frequent"] | None, None),
     "missing_indicator": (bool, False),
+    # a numeric column of a fixed shape: exactly d0 * d1 * ... values per row, row-major (CSV: split by
+    # input.list_delimiter); the graph sees (batch, d0, d1, ...)
+    "shape": (list[int] | None, Field(default=None, min_length=1)),
 }
 
 
@@ -177,7 +181,23 @@ class _Feature(_Strict):
             raise ValueError("max_length applies to list columns (list: true) and text_vocabulary ids")
         if self.pad_value is not None and self.max_length is None:
             raise ValueError("pad_value needs max_length")
+        if self.shape is not None:
+            self._check_shape()
         return self
+
+    def _check_shape(self) -> None:
+        """Refuses a `shape` with a dimension below 1, or with an option for values that may be missing or vary
+        in number (a fixed shape holds exactly its values in every row)."""
+        if any(size < 1 for size in self.shape):
+            raise ValueError(f"shape {self.shape}: every dimension must be at least 1")
+        others = {"list": self.is_list, "sequence": self.sequence, "max_length": self.max_length is not None,
+                  "default": self.default is not None, "fill": self.fill is not None,
+                  "missing_indicator": self.missing_indicator}
+        given = [key for key, value in others.items() if value]
+        if given:
+            verb = "does" if len(given) == 1 else "do"
+            raise ValueError(f"shape {self.shape} holds exactly {math.prod(self.shape)} values in every row (a row "
+                             f"missing one goes to quarantine); {', '.join(given)} {verb} not apply to it")
 
     def _changed(self) -> set[str]:
         """The options whose value is not their default (what the config set, as a dumped config shows it)."""
@@ -361,11 +381,14 @@ class JobConfig(_Strict):
                 if read is not None and (read.transform_kind.new_output or read.transform_kind.image
                                          or read.is_list or read.sequence):
                     raise ValueError(f"features.{name}: cannot {use} {column!r} (a cross, an image or a list)")
+                if read is not None and read.shape is not None:
+                    raise ValueError(f"features.{name}: cannot {use} {column!r} (shape {read.shape}: several "
+                                     "values per row)")
         sequences = [name for name, feature in self.features.items() if feature.sequence]
         if sequences and self.input.record != "sequence_example":
             raise ValueError(f"features.{sequences[0]} is a feature list (sequence: true): it needs "
                              "input.format tfrecord with input.record sequence_example")
-        lists = [name for name, feature in self.features.items() if feature.is_list]
+        lists = [name for name, feature in self.features.items() if feature.is_list or feature.shape is not None]
         if lists and INPUT_FORMATS[self.input.format].text and self.input.list_delimiter == self.input.delimiter:
             raise ValueError(f"features.{lists[0]} is a list: input.list_delimiter must differ from input.delimiter "
                              f"({self.input.delimiter!r})")

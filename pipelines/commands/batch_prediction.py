@@ -39,7 +39,7 @@ from skewless.pipelines.output import files
 from skewless.pipelines.reading import sources
 from skewless.pipelines.runner import runners
 from skewless.pipelines.write import shards
-from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn, column_of_spec
 from skewless.pipelines.commands.job import package_versions, run_seconds
 from skewless.pipelines.plan.plan import estimated_output_bytes
 from skewless.pipelines.write.prediction_files import FORMATS, OutputColumn, encode_shard
@@ -201,14 +201,14 @@ def _width(shape) -> int:
 
 
 def feature_columns(raw_spec: dict) -> list[RawColumn]:
-    """The raw columns the export takes, one value a row: required where its spec is FixedLen, optional where VarLen."""
+    """The raw columns the export takes: required where its spec is FixedLen (a fixed shape: exactly its values),
+    optional where VarLen."""
     columns = []
     for name, spec in raw_spec.items():
-        scalar = isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape) in ([], [1])
-        if not (scalar or isinstance(spec, tf.io.VarLenFeature)) or spec.dtype.name not in _KINDS:
-            raise InputError(f"raw feature {name!r} ({type(spec).__name__}): predict reads one value per feature "
-                             "and row; list and feature-list features are not supported")
-        columns.append(RawColumn(name, _KINDS[spec.dtype.name], optional=isinstance(spec, tf.io.VarLenFeature)))
+        if not isinstance(spec, (tf.io.FixedLenFeature, tf.io.VarLenFeature)) or spec.dtype.name not in _KINDS:
+            raise InputError(f"raw feature {name!r} ({type(spec).__name__}): predict reads one value or a fixed "
+                             "shape per feature and row; feature-list features are not supported")
+        columns.append(column_of_spec(name, spec))
     return columns
 
 

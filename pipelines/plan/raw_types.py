@@ -26,7 +26,7 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         feature_lists = set(feature_list_names(schema))
         source = config.schema_path
     else:
-        lists = [n for n, f in config.features.items() if f.is_list]
+        lists = [n for n, f in config.features.items() if f.is_list or f.shape is not None]
         text = INPUT_FORMATS[input_config.format].text
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
@@ -66,10 +66,15 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
             declared = "a feature list (in its STRUCT)" if name in feature_lists else "a context feature"
             raise ConfigError(f"{key}: {source} declares {name!r} {declared}; "
                               f"the config says sequence: {str(sequence).lower()}")
+        shape = tuple(feature.shape) if feature is not None and feature.shape is not None else None
+        if shape is not None and kind == "bytes":
+            raise ConfigError(f"{key}.shape: a fixed shape needs a numeric column, and {name} holds strings in "
+                              f"{source}")
         optional = default is not None or fill is not None or is_list or sequence
         image = feature is not None and feature.transform_kind.image
-        columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list, image=image,
-                                 sequence=sequence))
+        # a fixed shape is read as a list (of exactly its values, checked against the job's schema)
+        columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list or shape is not None,
+                                 image=image, sequence=sequence, shape=shape))
     return columns
 
 

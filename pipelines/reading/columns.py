@@ -2,8 +2,10 @@
 
 A column with a `default` (or `fill`) in the config may be missing in a row: it is a `VarLenFeature` (0 or 1
 value) and the graph fills the default, so serving fills it the same way. A list column (`list: true`)
-is a `VarLenFeature` too, of any number of values. Every other column is a required
-`FixedLenFeature([])`: a row without a value there goes to quarantine.
+is a `VarLenFeature` too, of any number of values. A column of a fixed shape (`shape: [d0, d1, ...]`) is read
+as a list too, of exactly d0 * d1 * ... values (row-major), and is a required `FixedLenFeature(shape)`: the
+graph sees a dense (batch, d0, d1, ...) tensor. Every other column is a required `FixedLenFeature([])`: a row
+without a value there goes to quarantine.
 
 A feature list of `tf.train.SequenceExample` input (`sequence: true`) is a list of steps per row, each
 step 0..n values: an Arrow list<list<kind>> column, a (batch, steps, values) `tf.RaggedTensor` in the
@@ -30,9 +32,11 @@ class RawColumn:
     kind: str  # "int" | "float" | "bytes"
     optional: bool = False
     default: Any = None
-    is_list: bool = False  # 0..n values per row (an Arrow list column), always optional
+    is_list: bool = False  # read as an Arrow list column: 0..n values per row (optional), or `shape`'s values
     image: bool = False  # encoded images (transform: image): bytes that do not start like one go to quarantine
     sequence: bool = False  # a SequenceExample feature list: steps of 0..n values per row, always optional
+    # a fixed shape (`shape: [d0, ...]`): a list of exactly d0 * ... values per row, required; None: no fixed shape
+    shape: tuple[int, ...] | None = None
 
     def tf_dtype(self):
         import tensorflow as tf
@@ -44,9 +48,22 @@ class RawColumn:
 
         if self.sequence:
             return tf.io.RaggedFeature(self.tf_dtype(), value_key=self.name, row_splits_dtype=tf.int64)
+        if self.shape is not None:
+            return tf.io.FixedLenFeature(list(self.shape), self.tf_dtype())
         if self.optional:
             return tf.io.VarLenFeature(self.tf_dtype())
         return tf.io.FixedLenFeature([], self.tf_dtype())
+
+
+def column_of_spec(name: str, spec) -> RawColumn:
+    """The raw column an entry of a raw feature spec reads (a run's graph or an export names them): optional for
+    a `VarLenFeature`, a fixed shape for a `FixedLenFeature` of one (read as a list of its values)."""
+    import tensorflow as tf
+
+    kind = {"int64": "int", "float32": "float", "string": "bytes"}[spec.dtype.name]
+    shape = tuple(spec.shape) if isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape) else None
+    return RawColumn(name, kind, optional=isinstance(spec, tf.io.VarLenFeature), is_list=shape is not None,
+                     shape=shape)
 
 
 def values_type(arrow_type: pa.DataType) -> pa.DataType:

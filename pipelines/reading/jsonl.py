@@ -70,6 +70,10 @@ class JsonBlock:
         arrays = []
         for name in names:
             values = [row.get(name) for row in rows]
+            if len({_depth(value) for value in values if value is not None}) > 1:
+                # lists nested unlike one another, or beside single values (pyarrow takes neither): one list of
+                # values per row, row-major (a fixed shape's rows); a single value is a list of one
+                values = [None if value is None else _flat_items(value) for value in values]
             try:
                 arrays.append(pa.array(values))
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
@@ -148,11 +152,30 @@ def _parse_line(line: bytes, columns) -> tuple[dict | None, RowProblem | None]:
         return None, RowProblem("malformed_json", None, f"a JSON line holds an object, not {_json_kind(row)}")
     for name in (columns if columns is not None else list(row)):
         value = row.get(name)
-        items = value if isinstance(value, list) else [value]
-        if any(isinstance(item, (dict, list)) for item in items):
-            return None, RowProblem("wrong_type", name, f"holds a JSON {_json_kind(value)} of objects or lists"
+        # lists of lists are values (a fixed shape's rows, as pyarrow's reader takes them too); objects are not
+        if _holds_object(value):
+            return None, RowProblem("wrong_type", name, f"holds a JSON {_json_kind(value)} of objects"
                                     if isinstance(value, list) else "holds a JSON object, not a value")
     return {name: _plain(row.get(name)) for name in (columns if columns is not None else row)}, None
+
+
+def _depth(value) -> int:
+    """How deep lists nest in a JSON value: 0 for a single value, 1 for a list of them, ..."""
+    return 1 + max((_depth(item) for item in value), default=0) if isinstance(value, list) else 0
+
+
+def _flat_items(value) -> list:
+    """A JSON value's items in row-major order, however nested (a single value: a list of it)."""
+    if not isinstance(value, list):
+        return [value]
+    return [leaf for item in value for leaf in _flat_items(item)]
+
+
+def _holds_object(value) -> bool:
+    """Whether a JSON value is an object or a list holding one at any depth."""
+    if isinstance(value, list):
+        return any(_holds_object(item) for item in value)
+    return isinstance(value, dict)
 
 
 def _plain(value):

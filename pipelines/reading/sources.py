@@ -99,7 +99,10 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     for column in columns:
         feature = result.feature.add(name=column.name, type=types[column.kind])
         feature.presence.min_fraction = 1.0
-        if not (column.is_list or column.sequence):  # a list holds any number of values, a feature list's steps too
+        if column.shape is not None:  # exactly as many values as the shape holds (row_checks counts them)
+            for size in column.shape:
+                feature.shape.dim.add(size=size)
+        elif not (column.is_list or column.sequence):  # a list holds any number of values, a feature list's steps too
             feature.value_count.min, feature.value_count.max = 1, 1
         values = None
         source = declared.get(column.name)
@@ -232,6 +235,12 @@ class RowReader:
         nonfinite = self.config.nonfinite
         tokens = self.tokens
         parsed = {}
+        shaped = [c.name for c in self.columns if c.shape is not None and c.name in batch.schema.names]
+        if shaped and not text:
+            # a fixed shape may come nested ([[1, 2], [3, 4]]: JSON, Parquet lists of lists): its values row-major
+            batch = pa.RecordBatch.from_arrays(
+                [flat_values(column) if name in shaped else column
+                 for name, column in zip(batch.schema.names, batch.columns)], batch.schema.names)
         if not text:
             # NaN, empty text and NA tokens are no values: what is judged and what is kept must both see them missing
             batch = pa.RecordBatch.from_arrays(
@@ -376,6 +385,21 @@ def as_list_kind(column: pa.Array, kind: str) -> pa.Array:
     lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), _as_kind(pc.list_flatten(column), kind))
+
+
+def flat_values(column: pa.Array) -> pa.Array:
+    """A column of a fixed shape -> list<T>: each row's values in row-major order, however nested (a column of
+    single values: a list of one, or none for a null, so that row_checks counts them against the shape)."""
+    from skewless.pipelines.reading.columns import to_list_array
+    from skewless.pipelines.reading.sequence_input import values_per_row
+
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
+        return to_list_array(column)
+    while pa.types.is_list(column.type.value_type) or pa.types.is_large_list(column.type.value_type):
+        column = values_per_row(column)
+    return column
 
 
 def as_sequence_kind(column: pa.Array, kind: str) -> pa.Array:

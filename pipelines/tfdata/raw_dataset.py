@@ -27,7 +27,7 @@ from skewless.errors import ConfigError
 from skewless.input_formats import reader_of
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
 from skewless.pipelines.output import object_store
-from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.reading.columns import RawColumn, column_of_spec
 from skewless.pipelines.reading.files import format_of
 from skewless.run_directory import RunDirectory
 
@@ -37,7 +37,6 @@ _log = logging.getLogger(__name__)
 # a computed row range, a generator's shard); the others would re-read the head of the file for every unit,
 # so they get one unit per file.
 _UNITS_PER_INPUT = 4
-_KINDS = {tf.int64: "int", tf.float32: "float", tf.string: "bytes"}
 
 
 def make_raw_dataset(
@@ -243,10 +242,7 @@ def _columns(config: JobConfig | None, input_config: InputConfig, paths: list[st
         import tensorflow_transform as tft
 
         spec = tft.TFTransformOutput(find_graph_dir(graph_dir)).raw_feature_spec()
-        return [
-            RawColumn(name, _KINDS[feature.dtype], optional=isinstance(feature, tf.io.VarLenFeature))
-            for name, feature in spec.items()
-        ]
+        return [column_of_spec(name, feature) for name, feature in spec.items()]
     if config is not None:
         from skewless.pipelines.plan.raw_types import resolve_columns
 
@@ -267,7 +263,7 @@ def _default_label(config: JobConfig | None, graph_dir) -> str | None:
 def _signature(columns: list[RawColumn]) -> dict:
     signature = {}
     for column in columns:
-        signature[column.name] = tf.TensorSpec([None], column.tf_dtype())
+        signature[column.name] = tf.TensorSpec([None, *(column.shape or ())], column.tf_dtype())
         if column.optional:
             signature[_lengths(column.name)] = tf.TensorSpec([None], tf.int64)
     return signature
@@ -280,10 +276,14 @@ def _lengths(name: str) -> str:
 
 def _column_arrays(table: pa.Table, columns: list[RawColumn]) -> dict[str, np.ndarray]:
     """An Arrow chunk as NumPy columns. An optional column (a value or none, or a list of 0..n
-    values) gives its values flat and the number of values in each row."""
+    values) gives its values flat and the number of values in each row; a fixed shape (rows, *shape)."""
     arrays = {}
     for column in columns:
         values = table.column(column.name).combine_chunks()
+        if column.shape is not None:  # the reader kept only rows holding exactly the shape's values
+            flat = pc.list_flatten(values).to_numpy(zero_copy_only=False)
+            arrays[column.name] = flat.reshape(len(values), *column.shape)
+            continue
         if column.optional:
             if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
                 lengths = pc.fill_null(pc.list_value_length(values), 0)

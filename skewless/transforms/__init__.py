@@ -33,9 +33,9 @@ TRANSFORMS: dict[str, Transform] = {
                    text_vocabulary, image, cross, passthrough, quantile_clip, datetime_parts)
 }
 
-# What every feature may set, by the transforms whose `lists` / `missing` say so (after the transform's own
-# options in a dumped config).
-COMMON_OPTIONS = ("is_list", "sequence", "max_length", "pad_value", "default", "fill", "missing_indicator")
+# What every feature may set, by the transforms whose `lists` / `missing` / `shapes` say so (after the transform's
+# own options in a dumped config).
+COMMON_OPTIONS = ("is_list", "sequence", "max_length", "pad_value", "default", "fill", "missing_indicator", "shape")
 
 
 def transform_options() -> dict[str, Option]:
@@ -51,6 +51,8 @@ def applies_to(option: str) -> tuple[str, ...]:
     """The transforms that take `option` (a field name), in registry order."""
     if option in ("is_list", "sequence"):
         return tuple(name for name, transform in TRANSFORMS.items() if transform.lists)
+    if option == "shape":
+        return tuple(name for name, transform in TRANSFORMS.items() if transform.shapes)
     if option in COMMON_OPTIONS:
         return tuple(name for name, transform in TRANSFORMS.items() if transform.missing)
     return tuple(name for name, transform in TRANSFORMS.items() if option in {o.name for o in transform.options})
@@ -62,8 +64,9 @@ def reference_table() -> str:
     rows = [("transform", "what it computes", "its options (default)", "common options", "native Keras layers")]
     for transform in TRANSFORMS.values():
         options = "<br>".join(f"`{option.key}` ({_default(option)}): {option.doc}" for option in transform.options)
-        common = ("all" if transform.lists and transform.missing else
-                  "all but `list`, `sequence`" if transform.missing else "none")
+        common = ("all" if transform.lists and transform.missing and transform.shapes else
+                  "all but `shape`" if transform.lists and transform.missing else
+                  "all but `list`, `sequence`, `shape`" if transform.missing else "none")
         native = "exact" if transform.native_ops is not None else "no"
         rows.append((f"`{transform.name}`", transform.doc, options or "-", common, native))
     lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
@@ -75,14 +78,16 @@ def portable_table() -> str:
     """docs/portable.md's table (Markdown): per transform, the native Keras layers that reproduce it and how
     exactly, or why it is refused, and the options the native preprocessor refuses."""
     rows = [("transform", "native Keras layers (TF and JAX)", "options refused")]
-    common = ("is_list", "sequence", "max_length", "pad_value")  # fill, default, missing_indicator: FillMissing
+    # fill, default, missing_indicator: FillMissing
+    common = ("is_list", "sequence", "max_length", "pad_value", "shape")
     for transform in TRANSFORMS.values():
         if transform.native_ops is None:
             rows.append((f"`{transform.name}`", f"refused: {transform.native_reason}", "-"))
             continue
         own = [option.key for option in transform.options if option.name not in transform.native_options]
         shared = [{"is_list": "list"}.get(option, option) for option in common
-                  if transform.lists or option not in ("is_list", "sequence")]
+                  if (transform.lists or option not in ("is_list", "sequence"))
+                  and (transform.shapes or option != "shape")]
         refused = ", ".join(f"`{key}`" for key in own + (shared if transform.missing or transform.lists else []))
         rows.append((f"`{transform.name}`", transform.native_layers, refused or "-"))
     lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]

@@ -46,6 +46,7 @@ class Transform:
     - `needs`: "number", "string" or None: the raw column kind it takes (others are refused, naming the feature).
     - `lists`: whether `list`/`sequence` apply (each value transformed); `missing`: whether `default`, `fill`,
       `missing_indicator`, `max_length` and `pad_value` apply.
+    - `shapes`: whether `shape` applies (a numeric column of a fixed shape, each value transformed).
     - `categories`: its raw values are categories whatever their type (run.json: kind categorical).
     - `ids`: its output is ids with a known bucket count (kept when `max_length` pads them).
     - `image`: its raw values are encoded images (no top values; probes draw a real image).
@@ -68,6 +69,7 @@ class Transform:
     needs: str | None = None
     lists: bool = True
     missing: bool = True
+    shapes: bool = False
     categories: bool = False
     ids: bool = False
     image: bool = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.transforms.base import Option, not_built_by
-from skewless.transforms.numeric import CLIP, CLIP_OPS, KEY, NumericTransform
+from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
 EPSILON = Option("epsilon", float | None, Field(default=None, gt=0, lt=1),
@@ -15,8 +15,9 @@ EPSILON = Option("epsilon", float | None, Field(default=None, gt=0, lt=1),
 
 class Bucketize(NumericTransform):
     name = "bucketize"
-    doc = "`tft.bucketize`: int64 bucket ids from quantile boundaries; with `key`, `tft.bucketize_per_key`"
-    options = (NUM_BUCKETS, CLIP, KEY, EPSILON)
+    doc = ("`tft.bucketize`: int64 bucket ids from quantile boundaries; with `key`, `tft.bucketize_per_key`; with "
+           "`elementwise`, boundaries per position of a `shape`")
+    options = (NUM_BUCKETS, CLIP, KEY, EPSILON, ELEMENTWISE)
     required = ("num_buckets",)
     ids = True
     native_ops = frozenset({"Reshape", "Shape", "UpperBound"}) | CLIP_OPS
@@ -30,7 +31,8 @@ class Bucketize(NumericTransform):
         import tensorflow_transform as tft
 
         if key is None:
-            return tft.bucketize(value, options["num_buckets"], epsilon=options["epsilon"])
+            return tft.bucketize(value, options["num_buckets"], epsilon=options["epsilon"],
+                                 elementwise=options.get("elementwise", False))
         return tft.bucketize_per_key(value, key, options["num_buckets"], epsilon=options["epsilon"])
 
     def native_scale(self, plan, graph) -> str | None:

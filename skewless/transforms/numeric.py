@@ -18,6 +18,9 @@ CLIP = Option("clip", list[float] | None, Field(default=None, min_length=2, max_
 KEY = Option("key", str | list[int] | None, Field(default=None),
              "a raw int or string column: the statistics per value of it (`tft.*_per_key`; a value whose key "
              "the analysis did not see: z_score leaves it unscaled, the scales take its sigmoid, bucketize gives -1)")
+ELEMENTWISE = Option("elementwise", bool, Field(default=False),
+                     "with `shape`: the statistics per position of the shape, not over all its values "
+                     "(tf.Transform's `elementwise=True`)")
 
 
 class NumericTransform(Transform):
@@ -25,6 +28,7 @@ class NumericTransform(Transform):
 
     options = (CLIP,)
     needs = "number"
+    shapes = True
 
     def check(self, feature) -> str | None:
         if feature.clip is not None and feature.clip[0] > feature.clip[1]:
@@ -32,8 +36,10 @@ class NumericTransform(Transform):
         if KEY in self.options and feature.key is not None:
             if not isinstance(feature.key, str):
                 return f"key of transform {self.name} names a column (key: COLUMN); two numbers key a hash"
-            if feature.is_list or feature.sequence:
+            if feature.is_list or feature.sequence or feature.shape is not None:
                 return "key needs one value per row: tf.Transform's per-key statistics take one key per value"
+        if ELEMENTWISE in self.options and feature.elementwise and feature.shape is None:
+            return "elementwise: true needs a fixed shape (shape: [d0, ...]): its statistics are per position"
         return None
 
     def reads(self, feature) -> list[str]:

@@ -8,6 +8,7 @@ from skewless.transforms.base import Transform
 class Passthrough(Transform):
     name = "passthrough"
     doc = "the raw value, unchanged"
+    shapes = True
     native_ops = frozenset()
     native_layers = 'none: exactly'
 

@@ -25,6 +25,7 @@ class QuantileClip(NumericTransform):
            "e.g. to tame outliers")
     options = (QUANTILE,)
     lists = False
+    shapes = False
     native_ops = frozenset({"Reshape", "StridedSlice", "Minimum", "Maximum"})
     native_layers = '`Clip(low, high)`: exactly'
     native_options = ("quantile",)

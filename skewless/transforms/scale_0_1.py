@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from skewless.transforms.base import not_built_by
-from skewless.transforms.numeric import CLIP, CLIP_OPS, KEY, NumericTransform
+from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
 
 
 class Scale01(NumericTransform):
     name = "scale_0_1"
-    doc = "`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`"
-    options = (CLIP, KEY)
+    doc = ("`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`; with `elementwise`, "
+           "per position of a `shape`")
+    options = (CLIP, KEY, ELEMENTWISE)
     label_transform = True
     native_ops = frozenset({"Sub", "ZerosLike", "Less", "AddV2", "RealDiv", "Sigmoid", "SelectV2", "Mul"}) | CLIP_OPS
     native_layers = ("`Standardize(positive_zero=True)`: bit for bit (a constant feature is refused: tf.Transform's "
@@ -19,7 +20,9 @@ class Scale01(NumericTransform):
     def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
-        return tft.scale_to_0_1(value) if key is None else tft.scale_to_0_1_per_key(value, key)
+        if key is not None:
+            return tft.scale_to_0_1_per_key(value, key)
+        return tft.scale_to_0_1(value, elementwise=options.get("elementwise", False))
 
     def native_scale(self, plan, graph) -> str | None:
         return min_max_scaled(plan, graph, "scale_0_1", positive_zero=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.transforms.base import Option
-from skewless.transforms.numeric import CLIP, KEY, NumericTransform
+from skewless.transforms.numeric import CLIP, ELEMENTWISE, KEY, NumericTransform
 from skewless.transforms.scale_0_1 import TRANSFORM as SCALE_0_1
 
 RANGE = Option("output_range", list[float] | None, Field(default=None, min_length=2, max_length=2, alias="range"),
@@ -14,8 +14,9 @@ RANGE = Option("output_range", list[float] | None, Field(default=None, min_lengt
 
 class ScaleByMinMax(NumericTransform):
     name = "scale_by_min_max"
-    doc = "`tft.scale_by_min_max`: the dataset's [min, max] mapped onto `range`; with `key`, `tft.scale_by_min_max_per_key`"
-    options = (CLIP, RANGE, KEY)
+    doc = ("`tft.scale_by_min_max`: the dataset's [min, max] mapped onto `range`; with `key`, "
+           "`tft.scale_by_min_max_per_key`; with `elementwise`, per position of a `shape`")
+    options = (CLIP, RANGE, KEY, ELEMENTWISE)
     native_ops = SCALE_0_1.native_ops
     native_layers = ("`Standardize`, Keras `Rescaling(high - low, low)`: bit for bit, the graph's two float32 "
                      "roundings (a constant feature is refused, as for `scale_0_1`)")
@@ -33,7 +34,8 @@ class ScaleByMinMax(NumericTransform):
 
         low, high = options["output_range"] or (0.0, 1.0)
         if key is None:
-            return tft.scale_by_min_max(value, output_min=low, output_max=high)
+            return tft.scale_by_min_max(value, output_min=low, output_max=high,
+                                        elementwise=options.get("elementwise", False))
         return tft.scale_by_min_max_per_key(value, key, output_min=low, output_max=high)
 
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from skewless.transforms.base import not_built_by
-from skewless.transforms.numeric import CLIP, CLIP_OPS, KEY, NumericTransform
+from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
 
 
 class ZScore(NumericTransform):
     name = "z_score"
     doc = ("`tft.scale_to_z_score`: (x - mean) / standard deviation (x - mean when the deviation is 0); with `key`, "
-           "`tft.scale_to_z_score_per_key`")
-    options = (CLIP, KEY)
+           "`tft.scale_to_z_score_per_key`; with `elementwise`, per position of a `shape`")
+    options = (CLIP, KEY, ELEMENTWISE)
     label_transform = True
     native_ops = frozenset({"Sub", "Sqrt", "NotEqual", "ZerosLike", "AddV2", "RealDiv", "SelectV2"}) | CLIP_OPS
     native_layers = '`Standardize` (skewless, `keras.ops`): bit for bit'
@@ -19,7 +19,9 @@ class ZScore(NumericTransform):
     def scale(self, value, options: dict, key=None):
         import tensorflow_transform as tft
 
-        return tft.scale_to_z_score(value) if key is None else tft.scale_to_z_score_per_key(value, key)
+        if key is not None:
+            return tft.scale_to_z_score_per_key(value, key)
+        return tft.scale_to_z_score(value, elementwise=options.get("elementwise", False))
 
     def native_scale(self, plan, graph) -> str | None:
         return standardized(plan, graph, "z_score")

@@ -339,7 +339,8 @@ def test_check_batch_counts_values_against_a_fixed_shape():
     batch = pa.RecordBatch.from_pydict(
         {"v": pa.array([[1.0, 2.0], [1.0], [1.0, 2.0, 3.0]], pa.large_list(pa.float32()))})
     problems = {row: [str(p) for p in found] for row, found in check_batch(batch, schema).items()}
-    assert problems == {1: ["v: has 1 values, expected 2..2"], 2: ["v: has 3 values, expected 2..2"]}
+    why = "(shape [2]; a missing value is not counted)"
+    assert problems == {1: [f"v: has 1 values, expected 2..2 {why}"], 2: [f"v: has 3 values, expected 2..2 {why}"]}
 
 
 def test_the_job_reads_an_inferred_schema_in_tfdv_layout(tmp_path):
