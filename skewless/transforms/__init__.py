@@ -82,7 +82,8 @@ def portable_table() -> str:
             continue
         own = [option.key for option in transform.options if option.name not in transform.native_options]
         shared = [{"is_list": "list"}.get(option, option) for option in common
-                  if transform.lists or option not in ("is_list", "sequence")]
+                  if (transform.lists or option not in ("is_list", "sequence"))
+                  and option not in transform.native_options]
         refused = ", ".join(f"`{key}`" for key in own + (shared if transform.missing or transform.lists else []))
         rows.append((f"`{transform.name}`", transform.native_layers, refused or "-"))
     lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]

@@ -42,7 +42,9 @@ def encode(ids, width: int, mode: str):
     import tensorflow as tf
 
     if isinstance(ids, tf.SparseTensor):
-        ids = tf.RaggedTensor.from_sparse(ids)
+        # by row index: the value rules take missing items out of a served list (tf.sparse.retain), leaving holes
+        # inside a row that RaggedTensor.from_sparse refuses
+        ids = tf.RaggedTensor.from_value_rowids(ids.values, ids.indices[:, 0], nrows=ids.dense_shape[0])
     if not isinstance(ids, tf.RaggedTensor):
         # tf.one_hot gives a row of zeros for an id outside [0, width): -1 included
         hot = tf.one_hot(ids, width, dtype=tf.float32)
@@ -54,10 +56,10 @@ def encode(ids, width: int, mode: str):
 
 
 def native_encoding(plan, graph) -> str | None:
-    """Appends Keras' `CategoryEncoding` to `plan.layers` (the ids) when the graph one-hot encodes them; the
-    reason it cannot otherwise. Lists are not built natively (their option refuses them first), so only
-    `one_hot` of one id per row gets here: `CategoryEncoding(output_mode="one_hot")` gives tf.one_hot's rows,
-    an id of -1 all zeros on every backend."""
+    """Appends Keras' `CategoryEncoding` to `plan.layers` (the ids of one value per row) when the graph one-hot
+    encodes them; the reason it cannot otherwise. One id per row is encoded alike by `one_hot`, `multi_hot` and
+    `count`: `CategoryEncoding(output_mode="one_hot")` gives tf.one_hot's rows, an id of -1 all zeros on every
+    backend. Lists take `list_width` instead."""
     import keras
 
     if not graph.one_hot_depths:
@@ -67,3 +69,15 @@ def native_encoding(plan, graph) -> str | None:
     plan.layers = [*plan.layers, keras.layers.CategoryEncoding(
         num_tokens=int(graph.one_hot_depths[0]), output_mode="one_hot", name=f"{plan.layer_name}_encoding")]
     return None
+
+
+def list_width(plan, graph) -> tuple[int | None, str | None]:
+    """(the number of columns, None) for a list column the graph encodes as its `output: multi_hot | count`
+    says, whose lookup or hashing layer then encodes it (``output_mode``); (None, why not) otherwise."""
+    output = plan.options.get("output")
+    if output not in ("multi_hot", "count"):
+        return None, ("a list's ids are a var-len output, which the native preprocessor does not give (one tensor of "
+                      "(batch, ...) per feature): output multi_hot or count is built")
+    if len(graph.one_hot_depths) != 1 or graph.one_hot_depths[0] is None:
+        return None, f"the graph encodes its ids otherwise than output: {output} does"
+    return int(graph.one_hot_depths[0]), None

@@ -6,7 +6,14 @@ from pydantic import Field
 
 from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform, not_built_by
-from skewless.transforms.encoded import ENCODINGS, OUTPUT_VALUES, check_encoding, encode, native_encoding
+from skewless.transforms.encoded import (
+    ENCODINGS,
+    OUTPUT_VALUES,
+    check_encoding,
+    encode,
+    list_width,
+    native_encoding,
+)
 from skewless.transforms.values import as_strings
 
 TOP_K = Option("top_k", int | None, Field(default=None, ge=1), "keep the k most frequent values")
@@ -43,14 +50,17 @@ class Vocabulary(Transform):
     ids = True
     counts_oov = True
     reads_as = ("weights", "weigh by")
+    # a list's output multi_hot / count: densified (RaggedTensorToTensor), summed (Sum), capped at 1 (Minimum)
     native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
-                            "AddV2", "SelectV2", "OneHot"})
+                            "AddV2", "SelectV2", "OneHot", "RaggedTensorToTensor", "Sum", "Minimum"})
     native_layers = ('Keras `StringLookup` / `IntegerLookup(oov_method="farmhash")`, `VocabularyFirst`; with `output: '
-                     'one_hot`, `CategoryEncoding`: exactly, unseen values included (float values are refused: '
-                     "tf.Transform looks up their text)")
+                     'one_hot`, `CategoryEncoding`; a `list`\'s `output: multi_hot | count`, `PresentValues`, the '
+                     'lookup with `output_mode`, `VocabularyFirstColumns`: exactly, unseen values included (float '
+                     "values are refused: tf.Transform looks up their text; a list's var-len ids are refused: the "
+                     "preprocessor gives dense tensors)")
     # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
     native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value", "labels",
-                      "adjusted_mutual_info", "min_diff_from_avg", "weights", "output")
+                      "adjusted_mutual_info", "min_diff_from_avg", "weights", "output", "is_list")
     report_options = ("top_k", "frequency_threshold", "num_oov_buckets", "labels", "weights")
 
     def check(self, feature) -> str | None:
@@ -114,12 +124,20 @@ class Vocabulary(Transform):
     def native(self, plan, graph) -> str | None:
         """StringLookup / IntegerLookup (OOV values hashed by FarmHash64 as tf.Transform does), then
         `VocabularyFirst` (tf.Transform's index order). Float values are refused: tf.Transform looks up
-        their as_string text, which no Keras lookup does."""
+        their as_string text, which no Keras lookup does. A list's `PresentValues` (plan_feature's) go
+        through the lookup with ``output_mode`` multi_hot or count, then `VocabularyFirstColumns`."""
         import keras
         import numpy as np
         import tensorflow as tf
 
-        from skewless.layers.vocabulary_first import VocabularyFirst
+        from skewless.layers.vocabulary_first import VocabularyFirst, VocabularyFirstColumns
+
+        width, mode = None, "int"
+        if plan.options.get("is_list"):
+            width, reason = list_width(plan, graph)
+            if reason is not None:
+                return reason
+            mode = plan.options["output"]
 
         if len(graph.tables) != 1:
             return not_built_by("compute_and_apply_vocabulary")
@@ -137,7 +155,7 @@ class Vocabulary(Transform):
                 return "its vocabulary has entries that are not UTF-8 (Keras StringLookup stores text)"
             lookup = keras.layers.StringLookup(
                 vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, "[UNK]"),
-                output_mode="int", name=f"{plan.layer_name}_lookup")
+                output_mode=mode, name=f"{plan.layer_name}_lookup")
         elif plan.raw_dtype.is_integer:
             try:
                 vocabulary = [int(key) for key in keys]
@@ -145,16 +163,22 @@ class Vocabulary(Transform):
                 return "its vocabulary of an integer feature has entries that are not integers"
             lookup = keras.layers.IntegerLookup(
                 vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, -1),
-                oov_method="farmhash", output_mode="int", name=f"{plan.layer_name}_lookup")
+                oov_method="farmhash", output_mode=mode, name=f"{plan.layer_name}_lookup")
         else:
             return "a vocabulary of float values: tf.Transform looks up their as_string text, which no Keras lookup does"
         # an unseen value's id without OOV buckets (with them, it gets a hashed one)
         default = graph.constant("LookupTableFindV2", 2) if num_oov == 0 else -1
         if default is None:
             return not_built_by("compute_and_apply_vocabulary")
+        plan.probe = {"tokens": vocabulary}
+        if width is not None:
+            if width < len(vocabulary) + num_oov:
+                return not_built_by("compute_and_apply_vocabulary")
+            plan.layers = [lookup, VocabularyFirstColumns(len(vocabulary), num_oov, width, int(default), mode,
+                                                          name=f"{plan.layer_name}_vocabulary_first")]
+            return None
         plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, int(default),
                                                name=f"{plan.layer_name}_vocabulary_first")]
-        plan.probe = {"tokens": vocabulary}
         return native_encoding(plan, graph)
 
 
