@@ -55,6 +55,11 @@ class VocabularyFirst(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs):
+        # a list's ids (a text's tokens): the same renumbering of its values
+        if isinstance(inputs, tf.SparseTensor):
+            return tf.SparseTensor(inputs.indices, self.call(inputs.values), inputs.dense_shape)
+        if isinstance(inputs, tf.RaggedTensor):
+            return inputs.with_flat_values(self.call(inputs.flat_values))
         if self.num_oov_buckets == 0:
             if self.default_value == -1:  # the OOV index 0 minus 1
                 return inputs - 1

@@ -64,7 +64,9 @@ def reference_table() -> str:
         options = "<br>".join(f"`{option.key}` ({_default(option)}): {option.doc}" for option in transform.options)
         common = ("all" if transform.lists and transform.missing else
                   "all but `list`, `sequence`" if transform.missing else "none")
-        native = "exact" if transform.native_ops is not None else "no"
+        # native layers for some outputs only (text_vocabulary: ids with max_length) say why the others have none
+        native = ("no" if transform.native_ops is None else
+                  "exact for some outputs" if transform.native_reason else "exact")
         rows.append((f"`{transform.name}`", transform.doc, options or "-", common, native))
     lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     lines.insert(1, "|---" * len(rows[0]) + "|")

@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import Literal
 
 ENCODINGS = ("one_hot", "multi_hot", "count")
+# why the native preprocessor refuses an output of var-len lists
+VAR_LEN_OUTPUT = "which the native preprocessor does not give (one dense tensor per feature)"
 # the `output` field every transform taking it shares (a config field has one type): ids, and text_vocabulary's
 # bags and vocabulary's and hash's encodings
 OUTPUT_VALUES = Literal["ids", "bag_of_words", "tfidf", "one_hot", "multi_hot", "count"]
@@ -76,8 +78,7 @@ def list_width(plan, graph) -> tuple[int | None, str | None]:
     says, whose lookup or hashing layer then encodes it (``output_mode``); (None, why not) otherwise."""
     output = plan.options.get("output")
     if output not in ("multi_hot", "count"):
-        return None, ("a list's ids are a var-len output, which the native preprocessor does not give (one tensor of "
-                      "(batch, ...) per feature): output multi_hot or count is built")
+        return None, f"a list's ids are a var-len output, {VAR_LEN_OUTPUT}: output multi_hot or count is built"
     if len(graph.one_hot_depths) != 1 or graph.one_hot_depths[0] is None:
         return None, f"the graph encodes its ids otherwise than output: {output} does"
     return int(graph.one_hot_depths[0]), None

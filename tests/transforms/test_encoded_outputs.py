@@ -259,51 +259,24 @@ def _edge_rows(base: dict) -> list[dict]:
     return edges
 
 
-# the JAX side of the test below: Keras fixes its backend at import, so it runs in a child process (a list's
-# var-len ids have no native layers: strict=False leaves them out)
-_JAX_CHILD = """
-import json, sys
-import numpy as np
-import keras
-from skewless.layers import keras_preprocessor, raw_feature_batch
-from skewless.layers.transform_graph import specs_from_json
-
-work = sys.argv[1]
-inputs = json.load(open(work + "/inputs.json"))
-outputs = keras_preprocessor(sys.argv[2], strict=False)(raw_feature_batch(inputs["rows"], specs_from_json(inputs["spec"])))
-np.savez(work + "/jax.npz", backend=keras.backend.backend(), **{name: np.asarray(value) for name, value in outputs.items()})
-"""
-
-
 def test_native_encodings_are_exact_on_jax(encoded_run, tmp_path):
     """Every encoding of FEATURES on JAX, one_hot and the lists' multi_hot / count: the graph's columns bit for bit
     on the run's rows, the edge rows and the probe rows."""
     pytest.importorskip("jax")
-    import subprocess
-    import sys
+    from native_on_jax import native_outputs_on_jax
 
     from skewless.layers import TransformLayer, transform_raw_rows
     from skewless.layers.keras_preprocessor import plan_preprocessor
     from skewless.layers.probe_rows import probe_rows
-    from skewless.layers.transform_graph import specs_to_json
 
     result, raw = encoded_run
     graph = TransformLayer(result.output_dir)
     spec = graph.raw_feature_spec
     rows = _request_rows(raw, range(ROWS))
     rows += _edge_rows(rows[0]) + probe_rows(spec, plan_preprocessor(result.output_dir), 300, seed=4)
-    rows = [{name: value.decode() if isinstance(value, bytes) else
-             [item.decode() if isinstance(item, bytes) else item for item in value] if isinstance(value, list) else
-             value for name, value in row.items()} for row in rows]
     expected = transform_raw_rows(graph, rows)
-    (tmp_path / "inputs.json").write_text(json.dumps({"spec": specs_to_json(spec), "rows": rows}))
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    child = subprocess.run([sys.executable, "-c", _JAX_CHILD, str(tmp_path), result.output_dir], env=env,
-                           capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-4000:]
-    on_jax = np.load(tmp_path / "jax.npz")
-    assert str(on_jax["backend"]) == "jax"
-    assert not set(LIST_IDS) & set(on_jax.files)
+    on_jax = native_outputs_on_jax(result.output_dir, rows, spec, tmp_path)
+    assert not set(LIST_IDS) & set(on_jax)
     for name in FEATURES:
         assert on_jax[name].shape == expected[name].shape, name
         assert on_jax[name].astype(np.float32).tobytes() == expected[name].tobytes(), name
