@@ -81,6 +81,20 @@ class Vocabulary(Transform):
                     "before the analysis")
         return check_encoding(feature, ("ids", *ENCODINGS))
 
+    def unseen_id(self, feature) -> int | None:
+        """The id a value the vocabulary lacks gets without OOV buckets (`default_value`, or -1), where the written
+        rows tell it from a vocabulary id: negative (a default_value past the vocabulary is counted as an OOV
+        bucket is), and not a padded list's `pad_value`, nor a list's encoded columns (an unseen value adds
+        none). None otherwise: run.json's `oov_rows` then counts the OOV buckets' rows only."""
+        default = -1 if feature.default_value is None else feature.default_value
+        if feature.num_oov_buckets != 0 or default >= 0:
+            return None
+        if feature.is_list and feature.output in ENCODINGS:
+            return None
+        if feature.max_length is not None and (-1 if feature.pad_value is None else feature.pad_value) == default:
+            return None
+        return default
+
     def uses_label(self, feature) -> bool:
         return feature.labels
 
