@@ -172,12 +172,17 @@ def test_missing_items_inside_a_served_list_are_left_out(encoded_run):
     result, raw = encoded_run
     base = _request_rows(raw, [0])[0]
     texts = [name for name in LISTS if name not in INTEGER_LISTS]
-    gaps = {**base, **{name: ["", "b", " NA ", "a", ""] for name in texts}}
-    plain = {**base, **{name: ["b", "a"] for name in texts}}
+    ids = sorted({name for name in LIST_IDS if name not in INTEGER_LISTS})
+    gaps = {**base, **{name: ["", "b", " NA ", "a", ""] for name in texts + ids}}
+    plain = {**base, **{name: ["b", "a"] for name in texts + ids}}
     served = served_rows(TransformLayer(result.output_dir), [gaps, plain])
     for name in texts:
         assert served[name][0] == served[name][1], name
         assert sum(served[name][1]) == 2, name
+    # the ids of a list too: its two values at positions 0 and 1 (they kept positions 1 and 3, which densified
+    # to a made-up id 0 before each)
+    for name in ids:
+        assert served[name][0] == served[name][1] and len(served[name][1]) == 2, name
 
 
 def test_native_preprocessor_is_exact_for_every_encoding(encoded_run):
