@@ -44,9 +44,7 @@ def encode(ids, width: int, mode: str):
     import tensorflow as tf
 
     if isinstance(ids, tf.SparseTensor):
-        # by row index: the value rules take missing items out of a served list (tf.sparse.retain), leaving holes
-        # inside a row that RaggedTensor.from_sparse refuses
-        ids = tf.RaggedTensor.from_value_rowids(ids.values, ids.indices[:, 0], nrows=ids.dense_shape[0])
+        ids = tf.RaggedTensor.from_sparse(ids)
     if not isinstance(ids, tf.RaggedTensor):
         # tf.one_hot gives a row of zeros for an id outside [0, width): -1 included
         hot = tf.one_hot(ids, width, dtype=tf.float32)

@@ -14,7 +14,5 @@ def pad_or_truncate(values, length: int, pad_value=None):
         pad_value = "" if pad_value is None else str(pad_value)
     elif pad_value is None:
         pad_value = -1 if values.dtype.is_integer else 0.0
-    # by row index: the value rules take missing items out of a served list (tf.sparse.retain), leaving holes
-    # inside a row that RaggedTensor.from_sparse refuses
-    ragged = tf.RaggedTensor.from_value_rowids(values.values, values.indices[:, 0], nrows=values.dense_shape[0])
+    ragged = tf.RaggedTensor.from_sparse(values)
     return ragged[:, :length].to_tensor(default_value=tf.cast(pad_value, values.dtype), shape=[None, length])
