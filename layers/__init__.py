@@ -25,11 +25,14 @@ from skewless.layers.keras_preprocessor import (
 )
 from skewless.layers.model_inputs import encoding_plan, model_inputs
 from skewless.layers.native_preprocessor import NativePreprocessor
+from skewless.layers.pad_or_truncate import PadOrTruncate
+from skewless.layers.present_values import PresentValues
 from skewless.layers.raw_feature_model import RawFeatureModel
 from skewless.layers.raw_inputs import raw_inputs
 from skewless.layers.standardize import Standardize
+from skewless.layers.text_tokens import TextTokens
 from skewless.layers.transform_layer import TransformLayer
-from skewless.layers.vocabulary_first import VocabularyFirst
+from skewless.layers.vocabulary_first import VocabularyFirst, VocabularyFirstColumns
 from skewless.safe_names import keras_layer_name, signature_argument_name
 
 __all__ = [
@@ -41,11 +44,15 @@ __all__ = [
     "MissingIndicator",
     "NativeFeatureCheck",
     "NativePreprocessor",
+    "PadOrTruncate",
     "PreprocessorCheck",
+    "PresentValues",
     "RawFeatureModel",
     "Standardize",
+    "TextTokens",
     "TransformLayer",
     "VocabularyFirst",
+    "VocabularyFirstColumns",
     "check_preprocessor",
     "encoding_plan",
     "export_keras_preprocessor",

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from skewless.errors import SchemaError
 from skewless.layers.transform_graph import find_graph_dir
-from skewless.value_rules import TOKENS_NAME
+from skewless.value_rules import CLOSE_UP_SCOPE, TOKENS_NAME
 
 
 @dataclass
@@ -133,8 +133,15 @@ def _walk(name: str, output, captured: dict, raw_names: dict) -> GraphFeature:
             elif tensor.ref() in captured:
                 _read_capture(feature, op, index, captured[tensor.ref()])
             pending.append(tensor.op)
-    feature.op_types = {op_type for op_name, op_type in seen.items() if op_name not in fill_ops}
+    feature.op_types = {op_type for op_name, op_type in seen.items()
+                        if op_name not in fill_ops and not _closes_up_a_list(op_name)}
     return feature
+
+
+def _closes_up_a_list(op_name: str) -> bool:
+    """Whether the op renumbers a list's values after its missing items are taken out (the value rules'
+    `CLOSE_UP_SCOPE`, maybe suffixed _1, _2 ... by TensorFlow): the job's, not the transform's."""
+    return any(part.startswith(CLOSE_UP_SCOPE) for part in op_name.split("/"))
 
 
 def _read_capture(feature: GraphFeature, op, index: int, value) -> None:

@@ -6,8 +6,8 @@ Keras layers with the constants read from the graph (`graph_analyzers`). Where K
 tf.Transform bit for bit the feature gets a reason instead of layers (each builder says when).
 
 Optional features start with `FillMissing` holding the graph's fill value (a `default`, or the one its
-analyzers computed for `fill: mean | median | most_frequent`); a missing indicator is `MissingIndicator`; a
-cross reads its columns, each filled as its own feature fills it.
+analyzers computed for `fill: mean | median | most_frequent`), list columns with `PresentValues`; a missing
+indicator is `MissingIndicator`; a cross reads its columns, each filled as its own feature fills it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import tensorflow as tf
 from skewless.layers.fill_missing import FillMissing
 from skewless.layers.graph_analyzers import GraphFeature
 from skewless.layers.missing_indicator import MissingIndicator
+from skewless.layers.present_values import PresentValues
 from skewless.safe_names import keras_layer_name
 from skewless.transforms import TRANSFORMS
 from skewless.transforms.base import not_built_by
@@ -80,7 +81,12 @@ def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec,
         applied = ", ".join(sorted(foreign))
         return _refuse(plan, f"the graph applies {applied}, which tf.Transform's {transform} does not")
     prefix = []
-    if optional:
+    if plan.options.get("is_list"):
+        # a list is not filled: the graph takes its missing items out, and an absent list is an empty one
+        if graph.defaults:
+            return _refuse(plan, "the graph fills the list's missing values, which tf.Transform's lists never do")
+        prefix = [PresentValues(_nonfinite(graph), graph.missing_tokens, name=f"{plan.layer_name}_present_values")]
+    elif optional:
         if len(graph.defaults) != 1:
             return _refuse(plan, "the graph does not fill its missing values with one default")
         fill, reason = fill_missing_layer(name, graph, graph.defaults[0], graph.fill_dtypes[0], raw_dtype)
@@ -99,9 +105,8 @@ def fill_missing_layer(name: str, graph: GraphFeature, default, fill_dtype: str,
     if default is None:
         return None, "the graph computes the fill value of its missing values from the row (not a constant)"
     cast_to = fill_dtype if fill_dtype != raw_dtype.name else None
-    nonfinite = "missing" if "IsFinite" in graph.op_types else "quarantine"
     value = default.decode("utf-8") if isinstance(default, bytes) else default
-    return FillMissing(value, nonfinite, missing_tokens=graph.missing_tokens, cast_to=cast_to,
+    return FillMissing(value, _nonfinite(graph), missing_tokens=graph.missing_tokens, cast_to=cast_to,
                        name=f"{keras_layer_name(name)}_fill_missing"), None
 
 
@@ -113,8 +118,7 @@ def plan_missing_indicator(name: str, source: str, graph: GraphFeature, raw_spec
     foreign = graph.op_types - INPUT_OPS - {"OnesLike", "Sub"}
     if foreign or graph.defaults != [0] or graph.dtype != "int64":
         return _refuse(plan, not_built_by("missing indicator"))
-    nonfinite = "missing" if "IsFinite" in graph.op_types else "quarantine"
-    plan.layers = [MissingIndicator(nonfinite, graph.missing_tokens, name=f"{keras_layer_name(name)}_indicator")]
+    plan.layers = [MissingIndicator(_nonfinite(graph), graph.missing_tokens, name=f"{keras_layer_name(name)}_indicator")]
     return plan
 
 
@@ -124,6 +128,11 @@ def refused(name: str, transform: str, graph: GraphFeature, raw_spec, reason: st
     optional = isinstance(raw_spec, tf.io.VarLenFeature)
     reason = reason or f"transform {transform} has no exact Keras equivalent in skewless yet"
     return _refuse(FeaturePlan(name, transform, raw_dtype, optional, graph.dtype), reason)
+
+
+def _nonfinite(graph: GraphFeature) -> str:
+    """The graph's ``input.nonfinite``: "missing" where it reads ±inf as missing values (its IsFinite op)."""
+    return "missing" if "IsFinite" in graph.op_types else "quarantine"
 
 
 def _refuse(plan: FeaturePlan, reason: str) -> FeaturePlan:

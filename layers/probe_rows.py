@@ -4,7 +4,8 @@ Numbers sit on and one float32 step around each mean, min, max and bucket bounda
 values across (and beyond) the observed range, zeros of both signs, and the values the graph reads as
 missing where a feature may be missing: NaN (infinities too under ``input.nonfinite: missing``). Categories
 cover every vocabulary entry, then mix known entries with unseen ones (which land in the OOV buckets) and,
-for an optional feature, the empty string. Optional features are missing in some rows. Values the graph
+for an optional feature, the empty string. Optional features are missing in some rows; a list column's rows
+are lists of 0..4 of these values, some with a value twice. Values the graph
 refuses (docs/values.md: NaN in a required feature, ±inf unless they are missing values, empty text in a
 required feature) are never drawn: the graph fails the whole batch on them, as serving must.
 """
@@ -37,8 +38,10 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
                              infinite_missing=name in plans and _infinities_are_missing(plans[name]))
         if isinstance(spec, tf.io.RaggedFeature):  # a feature list: here one step of one value
             values = [[[value]] for value in values]
-        if isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape):  # a fixed shape: each value in all of it
+        elif isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape):  # a fixed shape: each value in all of it
             values = [[value] * int(np.prod(spec.shape)) for value in values]
+        elif name in plans and plans[name].options.get("is_list"):
+            values = _lists(values, rng)
         if isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature)):
             missing = rng.random(count) < 0.15
             values = [None if gone else value for value, gone in zip(values, missing)]
@@ -66,6 +69,19 @@ def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: 
         return _integers(points, scale, count, rng)
     special = [0.0, -0.0] + ([np.nan] if optional else []) + ([np.inf, -np.inf] if optional and infinite_missing else [])
     return _floats(points, scale, count, rng, np.array(special, dtype=np.float32))
+
+
+def _lists(values: list, rng, longest: int = 4) -> list[list]:
+    """`values` dealt in turn into one list per value of 0..`longest` items (each value in some list), a third of
+    them with their first item again (a count of 2 is not a multi-hot's 1)."""
+    lists, position = [], 0
+    for _ in values:
+        items = [values[(position + offset) % len(values)] for offset in range(rng.integers(longest + 1))]
+        position += len(items)
+        if items and rng.random() < 1 / 3:
+            items.append(items[0])
+        lists.append(items)
+    return lists
 
 
 def _mix(known: list, unseen: list, count: int, rng) -> list:

@@ -21,6 +21,7 @@ TensorFlow opens (gs://, for the serving side).
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from dataclasses import dataclass
@@ -169,6 +170,11 @@ class RunDirectory:
     @property
     def quarantine_dir(self) -> str:
         return self._part(QUARANTINE_DIR)
+
+    @property
+    def quarantine_files(self) -> list[str]:
+        """The files of rejected rows in quarantine/ (`quarantine_name`), in unit order; one JSON object a line."""
+        return sorted(glob.glob(os.path.join(self.quarantine_dir, QUARANTINE_GLOB)))
 
     # the small files
     @property

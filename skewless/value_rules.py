@@ -6,8 +6,8 @@ tf.train.Examples nobody checked. The job's `preprocessing_fn` therefore starts 
 follow the same rules (docs/values.md):
 
 - text that is missing in the job (empty, or an NA token of ``input.na_values``) is taken out of an
-  optional feature or a list, which the graph then fills or leaves out as it does an absent value; in a
-  required feature it fails the request with an InvalidArgumentError naming the feature;
+  optional feature or a list (whose other values close up), which the graph then fills or leaves out as it
+  does an absent value; in a required feature it fails the request with an InvalidArgumentError naming the feature;
 - a float NaN in a required feature, and ±inf anywhere unless ``input.nonfinite: missing``, fail the
   request likewise (NaN in an optional feature is filled by `pipelines.analyze.missing.fill_missing`).
 
@@ -22,6 +22,9 @@ import tensorflow as tf
 
 # The name of the constant holding a feature's NA tokens in the graph, which the native Keras layers read back
 TOKENS_NAME = "skewless_missing_tokens"
+# The name scope of a list's closing up (`_without_holes`): the native layers' check of a graph's ops leaves its
+# ops out (PresentValues closes a list up by building its rows)
+CLOSE_UP_SCOPE = "skewless_close_up"
 
 
 def is_missing_text(values: tf.Tensor, tokens) -> tf.Tensor:
@@ -54,7 +57,8 @@ def checked_raw_value(value, name: str, nonfinite: str, tokens=frozenset(), is_l
     if values.dtype == tf.string:
         missing = is_missing_text(values, tokens)
         if sparse:
-            return tf.sparse.retain(value, tf.logical_not(missing))
+            kept = tf.sparse.retain(value, tf.logical_not(missing))
+            return _without_holes(kept) if is_list else kept
         check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(missing)),
                                     [f"raw feature {name!r}: a required value is missing (empty or an NA token)"])
         with tf.control_dependencies([check]):
@@ -68,10 +72,19 @@ def checked_raw_value(value, name: str, nonfinite: str, tokens=frozenset(), is_l
         present = is_value(values, nonfinite)
         if nonfinite != "missing":
             values = _refuse_infinite(values, name)
-        return tf.sparse.retain(tf.SparseTensor(value.indices, values, value.dense_shape), present)
+        return _without_holes(tf.sparse.retain(tf.SparseTensor(value.indices, values, value.dense_shape), present))
     if nonfinite == "missing":
         return value
     return tf.SparseTensor(value.indices, _refuse_infinite(values, name), value.dense_shape)
+
+
+def _without_holes(lists: tf.SparseTensor) -> tf.SparseTensor:
+    """A list column's values after tf.sparse.retain, renumbered 0.. within each row: retain keeps the positions,
+    so a missing item before a value left a hole that densifying filled with a made-up value (and that
+    RaggedTensor.from_sparse refuses), where the job's reader drops the item."""
+    with tf.name_scope(CLOSE_UP_SCOPE):
+        rows = tf.RaggedTensor.from_value_rowids(lists.values, lists.indices[:, 0], nrows=lists.dense_shape[0])
+        return tf.SparseTensor(rows.to_sparse().indices, lists.values, lists.dense_shape)
 
 
 def is_value(values: tf.Tensor, nonfinite: str) -> tf.Tensor:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from rich_rows import python_rows
+from run_output import quarantine_rows
 
 NA_TOKENS = ["NA"]
 ID = "rownames"
@@ -403,16 +404,11 @@ def run_json(run_dir) -> dict:
 def quarantine_by_position(run_dir, fmt: str) -> dict[int, str]:
     """{0-based data row position: reason}: a CSV line n is position n - 2 (the header is line 1), a JSON line,
     Parquet row, TFRecord record or SQL row n (1-based) is position n - 1."""
-    import glob
-
     found = {}
-    for path in sorted(glob.glob(os.path.join(run_dir, "quarantine", "rows-*.jsonl"))):
-        with open(path) as handle:
-            for line in handle:
-                row = json.loads(line)
-                position = row["line"] - (2 if fmt == "csv" else 1)
-                assert position not in found, (path, row)
-                found[position] = row["reason"]
+    for row in quarantine_rows(run_dir):
+        position = row["line"] - (2 if fmt == "csv" else 1)
+        assert position not in found, row
+        found[position] = row["reason"]
     return found
 
 

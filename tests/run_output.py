@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from skewless.run_directory import RunDirectory
 from skewless.run_summary import SCHEMA_VERSION
 
 
@@ -60,12 +61,15 @@ def minimal_summary() -> dict:
     }
 
 
-def quarantined(output_dir: str) -> dict[int, str]:
+def quarantine_rows(output_dir) -> list[dict]:
+    """Every quarantined row (source, line, reason, raw text), file by file in unit order."""
+    rows = []
+    for path in RunDirectory.of(output_dir).quarantine_files:
+        with open(path, encoding="utf-8") as handle:
+            rows.extend(json.loads(line) for line in handle if line.strip())
+    return rows
+
+
+def quarantined(output_dir) -> dict[int, str]:
     """{line: reason} of every quarantined row (for a run of one input file, whose lines are unique)."""
-    found = {}
-    for path in sorted(glob.glob(os.path.join(output_dir, "quarantine", "rows-*.jsonl"))):
-        with open(path) as handle:
-            for line in handle:
-                row = json.loads(line)
-                found[row["line"]] = row["reason"]
-    return found
+    return {row["line"]: row["reason"] for row in quarantine_rows(output_dir)}

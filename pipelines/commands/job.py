@@ -245,6 +245,8 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
         compression=config.output.compression,
         unit_count=len(job_plan.units),
         vocabulary_features=[n for n, f in config.features.items() if f.transform_kind.counts_oov],
+        unseen_ids={n: f.transform_kind.unseen_id(f) for n, f in config.features.items()
+                    if f.transform_kind.counts_oov and f.transform_kind.unseen_id(f) is not None},
         # int features whose values are categories (run.json's kind categorical): their statistics count values
         categorical_features=frozenset(n for n, f in config.features.items() if f.transform_kind.categories),
         output_format=config.output.format,

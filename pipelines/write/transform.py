@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import apache_beam as beam
 import numpy as np
@@ -107,21 +107,29 @@ def feature_lists_as_example_features(batch: pa.RecordBatch, spec: dict) -> pa.R
     return pa.RecordBatch.from_arrays(arrays, names)
 
 
-def _oov_rows(ids, vocabulary_size: int) -> int:
-    """Rows with an id past the vocabulary (in an OOV bucket); `ids` is dense, or sparse for a list column, or
-    the ids encoded (skewless/transforms/encoded.py)."""
+def _oov_rows(ids, vocabulary_size: int, unseen_id: int | None = None) -> int:
+    """Rows with a value the vocabulary lacks: an id past the vocabulary (in an OOV bucket) or, without OOV
+    buckets, `unseen_id` (the vocabulary's `unseen_id`). `ids` is dense (a padded list: (batch, n)), or sparse
+    for a list column, or the ids encoded (skewless/transforms/encoded.py)."""
     import tensorflow as tf
 
+    def unseen(values):
+        found = values >= vocabulary_size
+        return found if unseen_id is None else found | (values == unseen_id)
+
     if isinstance(ids, tf.SparseTensor):
-        rows = ids.indices[:, 0].numpy()[ids.values.numpy() >= vocabulary_size]
+        rows = ids.indices[:, 0].numpy()[unseen(ids.values.numpy())]
         return len(np.unique(rows))
     if isinstance(ids, tf.RaggedTensor):  # a feature list: (batch, steps, ids)
         values = ids.merge_dims(1, 2)
-        rows = values.value_rowids().numpy()[values.flat_values.numpy() >= vocabulary_size]
+        rows = values.value_rowids().numpy()[unseen(values.flat_values.numpy())]
         return len(np.unique(rows))
+    columns = ids.numpy()
     if ids.dtype.is_floating:  # encoded (output: one_hot | multi_hot | count): column i is id i
-        return int(np.count_nonzero(ids.numpy()[:, vocabulary_size:].any(axis=1)))
-    return int(np.count_nonzero(ids.numpy() >= vocabulary_size))
+        found = columns[:, vocabulary_size:].any(axis=1)
+        # a negative unseen id has no column: its one_hot row is all zeros
+        return int(np.count_nonzero(found if unseen_id is None else found | ~columns.any(axis=1)))
+    return int(np.count_nonzero(unseen(columns.reshape(len(columns), -1)).any(axis=1)))
 
 
 class ChunkTransformer:
@@ -178,6 +186,8 @@ class UnitWriteSpec:
     compression: str  # of the shards
     unit_count: int  # for the shard and quarantine file names (`-of-N`)
     vocabulary_features: list[str]  # features whose out-of-vocabulary rows are counted
+    # the id a value the vocabulary lacks gets without OOV buckets, where the rows tell it apart (`unseen_id`)
+    unseen_ids: dict[str, int] = field(default_factory=dict)
     output_format: str = "example"
     parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
     categorical_features: frozenset[str] = frozenset()  # int features whose statistics count values (vocabulary, hash)
@@ -268,7 +278,7 @@ class TransformUnitFn(beam.DoFn):
                     oov: dict[str, int]) -> None:
         transformed = self._transformer.transform(table)
         for name, size in self._vocabulary_sizes.items():
-            oov[name] += _oov_rows(transformed[name], size)
+            oov[name] += _oov_rows(transformed[name], size, self._spec.unseen_ids.get(name))
         batch = tensors_to_record_batch(transformed)
         for index, split in enumerate(self._spec.splits):
             rows = np.flatnonzero(split_index == index)

@@ -6,7 +6,6 @@ work wherever the run directory can be read. Shared by the HTML report and `skew
 
 from __future__ import annotations
 
-import glob
 import json
 import math
 import os
@@ -14,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from skewless.errors import InputError
-from skewless.run_directory import QUARANTINE_GLOB, RunDirectory
+from skewless.run_directory import RunDirectory
 from skewless.run_summary import RunSummary
 from skewless.safe_names import vocabulary_filename
 
@@ -50,7 +49,7 @@ class QuarantineReasons:
 def quarantine_reasons(run: RunDirectory) -> QuarantineReasons:
     """Counts the reasons in the run's quarantine/*.jsonl (one JSON object per quarantined row)."""
     reasons = QuarantineReasons()
-    for path in sorted(glob.glob(os.path.join(run.quarantine_dir, QUARANTINE_GLOB))):
+    for path in run.quarantine_files:
         reasons.files += 1
         with open(path, encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, 1):

@@ -67,7 +67,9 @@ def reference_table() -> str:
         common = ("all" if transform.lists and transform.missing and transform.shapes else
                   "all but `shape`" if transform.lists and transform.missing else
                   "all but `list`, `sequence`, `shape`" if transform.missing else "none")
-        native = "exact" if transform.native_ops is not None else "no"
+        # native layers for some outputs only (text_vocabulary: ids with max_length) say why the others have none
+        native = ("no" if transform.native_ops is None else
+                  "exact for some outputs" if transform.native_reason else "exact")
         rows.append((f"`{transform.name}`", transform.doc, options or "-", common, native))
     lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     lines.insert(1, "|---" * len(rows[0]) + "|")
@@ -87,7 +89,8 @@ def portable_table() -> str:
         own = [option.key for option in transform.options if option.name not in transform.native_options]
         shared = [{"is_list": "list"}.get(option, option) for option in common
                   if (transform.lists or option not in ("is_list", "sequence"))
-                  and (transform.shapes or option != "shape")]
+                  and (transform.shapes or option != "shape")
+                  and option not in transform.native_options]
         refused = ", ".join(f"`{key}`" for key in own + (shared if transform.missing or transform.lists else []))
         rows.append((f"`{transform.name}`", transform.native_layers, refused or "-"))
     lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]

@@ -55,6 +55,7 @@ class Transform:
     - `label_transform`: it may transform a regression label, which the export serves back inverted.
     - `reads_as`: how config errors name the columns `reads` gives (noun, verb).
     - `native_ops`: the ops tf.Transform 1.21 emits for it, which `native` reads; None with `native_reason`.
+    - `native_reason`: why it has no native layers (with `native_ops`: why its extra outputs have none).
     - `native_options`: its options the native layers reproduce (any other set option refuses the feature).
     - `native_layers`: the Keras layers that reproduce it and how exactly (docs/portable.md's table).
     - `report_options`: its options the report shows beside its name.

@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import Literal
 
 ENCODINGS = ("one_hot", "multi_hot", "count")
+# why the native preprocessor refuses an output of var-len lists
+VAR_LEN_OUTPUT = "which the native preprocessor does not give (one dense tensor per feature)"
 # the `output` field every transform taking it shares (a config field has one type): ids, and text_vocabulary's
 # bags and vocabulary's and hash's encodings
 OUTPUT_VALUES = Literal["ids", "bag_of_words", "tfidf", "one_hot", "multi_hot", "count"]
@@ -54,10 +56,10 @@ def encode(ids, width: int, mode: str):
 
 
 def native_encoding(plan, graph) -> str | None:
-    """Appends Keras' `CategoryEncoding` to `plan.layers` (the ids) when the graph one-hot encodes them; the
-    reason it cannot otherwise. Lists are not built natively (their option refuses them first), so only
-    `one_hot` of one id per row gets here: `CategoryEncoding(output_mode="one_hot")` gives tf.one_hot's rows,
-    an id of -1 all zeros on every backend."""
+    """Appends Keras' `CategoryEncoding` to `plan.layers` (the ids of one value per row) when the graph one-hot
+    encodes them; the reason it cannot otherwise. One id per row is encoded alike by `one_hot`, `multi_hot` and
+    `count`: `CategoryEncoding(output_mode="one_hot")` gives tf.one_hot's rows, an id of -1 all zeros on every
+    backend. Lists take `list_width` instead."""
     import keras
 
     if not graph.one_hot_depths:
@@ -67,3 +69,14 @@ def native_encoding(plan, graph) -> str | None:
     plan.layers = [*plan.layers, keras.layers.CategoryEncoding(
         num_tokens=int(graph.one_hot_depths[0]), output_mode="one_hot", name=f"{plan.layer_name}_encoding")]
     return None
+
+
+def list_width(plan, graph) -> tuple[int | None, str | None]:
+    """(the number of columns, None) for a list column the graph encodes as its `output: multi_hot | count`
+    says, whose lookup or hashing layer then encodes it (``output_mode``); (None, why not) otherwise."""
+    output = plan.options.get("output")
+    if output not in ("multi_hot", "count"):
+        return None, f"a list's ids are a var-len output, {VAR_LEN_OUTPUT}: output multi_hot or count is built"
+    if len(graph.one_hot_depths) != 1 or graph.one_hot_depths[0] is None:
+        return None, f"the graph encodes its ids otherwise than output: {output} does"
+    return int(graph.one_hot_depths[0]), None

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.transforms.base import Option, Transform, not_built_by
-from skewless.transforms.encoded import ENCODINGS, OUTPUT_VALUES, check_encoding, encode, native_encoding
+from skewless.transforms.encoded import (
+    ENCODINGS,
+    OUTPUT_VALUES,
+    check_encoding,
+    encode,
+    list_width,
+    native_encoding,
+)
 from skewless.transforms.numeric import KEY
 from skewless.transforms.values import as_strings
 
@@ -28,10 +35,14 @@ class Hash(Transform):
     required = ("hash_buckets",)
     categories = True
     ids = True
-    native_ops = frozenset({"AsString", "StringToHashBucketFast", "StringToHashBucketStrong", "OneHot"})
+    # a list's output multi_hot / count: densified (RaggedTensorToTensor), summed (Sum), capped at 1 (Minimum)
+    native_ops = frozenset({"AsString", "StringToHashBucketFast", "StringToHashBucketStrong", "OneHot",
+                            "RaggedTensorToTensor", "Sum", "Minimum"})
     native_layers = ('Keras `Hashing(num_bins)`; with `key`, `Hashing(num_bins, salt=key)` (SipHash); with `output: '
-                     'one_hot`, `CategoryEncoding`: exactly (float values are refused: Keras hashes `int64(x)`)')
-    native_options = ("hash_buckets", "key", "output")
+                     'one_hot`, `CategoryEncoding`; a `list`\'s `output: multi_hot | count`, `PresentValues`, '
+                     '`Hashing(output_mode=...)`: exactly (float values are refused: Keras hashes `int64(x)`; a '
+                     "list's var-len ids are refused: the preprocessor gives dense tensors)")
+    native_options = ("hash_buckets", "key", "output", "is_list")
     report_options = ("hash_buckets",)
 
     def check(self, feature) -> str | None:
@@ -51,18 +62,26 @@ class Hash(Transform):
 
     def native(self, plan, graph) -> str | None:
         """Hashing(num_bins) hashes strings, and integers' decimal text, with FarmHash64 as tft.hash_strings does;
-        with `salt`, keyed SipHash (`to_hash_bucket_strong`) as tft.hash_strings(key=...) does."""
+        with `salt`, keyed SipHash (`to_hash_bucket_strong`) as tft.hash_strings(key=...) does. A list's
+        `PresentValues` (plan_feature's) go through Hashing(output_mode=multi_hot | count)."""
         import keras
-
 
         if len(graph.hash_buckets) != 1 or len(graph.hash_keys) > 1:
             return not_built_by("hash_strings")
         if plan.raw_dtype.is_floating:
             return "hashing float values: Keras Hashing truncates them to integers, tf.Transform hashes their text"
         salt = graph.hash_keys[0] if graph.hash_keys else None
-        plan.layers = [keras.layers.Hashing(num_bins=graph.hash_buckets[0], salt=salt,
+        buckets = graph.hash_buckets[0]
+        if not plan.options.get("is_list"):
+            plan.layers = [keras.layers.Hashing(num_bins=buckets, salt=salt, name=f"{plan.layer_name}_hashing")]
+            return native_encoding(plan, graph)
+        # a list: Hashing encodes the ids itself, its bins being the graph's columns
+        width, reason = list_width(plan, graph)
+        if reason is not None or width != buckets:
+            return reason or not_built_by("hash_strings")
+        plan.layers = [keras.layers.Hashing(num_bins=buckets, salt=salt, output_mode=plan.options["output"],
                                             name=f"{plan.layer_name}_hashing")]
-        return native_encoding(plan, graph)
+        return None
 
 
 TRANSFORM = Hash()

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform
-from skewless.transforms.encoded import OUTPUT_VALUES, check_encoding
+from skewless.transforms.encoded import OUTPUT_VALUES, VAR_LEN_OUTPUT, check_encoding
 from skewless.transforms.values import as_strings
 from skewless.transforms.vocabulary import FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, vocabulary_fields
 
@@ -38,9 +38,29 @@ class TextVocabulary(Transform):
     doc = "lowercase, strip, split on whitespace, n-grams, then a vocabulary: token ids, bag of words or TF-IDF"
     options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, *TEXT_OPTIONS)
     needs = "string"
-    native_reason = ("no native layers yet: Keras' TextVectorization strips, splits and makes n-grams as the graph does "
-                     "but numbers its vocabulary and OOV tokens otherwise and weighs TF-IDF otherwise; matching "
-                     "tf.Transform's ids and weights bit for bit is not built (on JAX it would run TensorFlow inside)")
+    # the graph's tokenizer, n-grams, lookup and max_length padding, and the bags' counting and TF-IDF (which
+    # `native` refuses by their output, not by their ops)
+    native_ops = frozenset({
+        "StringLower", "StaticRegexReplace", "StringSplitV2", "RaggedRange", "RaggedTensorToSparse",
+        "RaggedTensorToTensor", "StringJoin", "Cumprod", "Cumsum", "Prod", "SegmentSum", "Fill", "Tile", "Range",
+        "Shape", "Slice", "Split", "Size", "ConcatV2", "Greater", "Max", "Maximum", "Minimum", "Mul", "Sub", "AddV2",
+        "OnesLike", "DenseBincount", "AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual",
+        "StringToHashBucketFast", "FloorMod", "SparseCountSparseOutput", "SparseReduceSum", "SparseReduceSumSparse",
+        "Log", "RealDiv"})
+    native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "lowercase", "strip_regex", "ngram_range",
+                      "ngram_separator", "output", "smooth", "is_list", "max_length", "pad_value")
+    native_layers = ("`TextTokens` (the graph's own tokenizer: Keras' TextVectorization lowercases ASCII only), "
+                     "Keras `StringLookup` (a list's integers by their text, as the graph looks them up), "
+                     "`VocabularyFirst`, "
+                     "`PadOrTruncate`: output `ids` with `max_length`, exactly; refused: `ids` without `max_length` "
+                     "(a var-len list per row) and `bag_of_words` / `tfidf`, whose ids and weights are var-len lists "
+                     "(Keras' `StringLookup(output_mode=\"count\" | \"tf_idf\")` gives dense columns per vocabulary "
+                     "entry instead, and its TF-IDF, count × idf, lacks tft.tfidf's division by the text's length)")
+    # why a bag of words or TF-IDF (both outputs, the weights too) has no native layers
+    native_reason = ("output bag_of_words and tfidf write var-len ids and weights, which the native preprocessor "
+                     "does not give (one dense tensor per feature); Keras' StringLookup(output_mode=\"count\" | "
+                     "\"tf_idf\") gives dense columns per vocabulary entry instead, and its TF-IDF (count × idf) "
+                     "lacks tft.tfidf's division by the text's length")
 
     def check(self, feature) -> str | None:
         low, high = feature.ngram_range
@@ -87,6 +107,31 @@ class TextVocabulary(Transform):
 
     def run_fields(self, name: str, feature, graph) -> dict:
         return vocabulary_fields(name, feature, graph)
+
+    def native(self, plan, graph) -> str | None:
+        """Output ids with max_length: the graph's tokens (`TextTokens`, after a list's `PresentValues` from
+        plan_feature), `native_lookup`, `VocabularyFirst`, `PadOrTruncate`. Other outputs are var-len."""
+        from skewless.layers.pad_or_truncate import PadOrTruncate
+        from skewless.layers.text_tokens import TextTokens
+        from skewless.layers.vocabulary_first import VocabularyFirst
+        from skewless.transforms.vocabulary import native_lookup
+
+        options = plan.options
+        if options["output"] != "ids":
+            return self.native_reason
+        if options["max_length"] is None:
+            return f"output ids without max_length is a var-len list per row, {VAR_LEN_OUTPUT}: set max_length"
+        # the tokens are text (a list's integers too): a StringLookup on the graph's table of text keys
+        found = native_lookup(plan, graph, text_keys=True)
+        if isinstance(found, str):
+            return found
+        lookup, size, num_oov, default = found
+        name = plan.layer_name
+        tokens = TextTokens(options["lowercase"], options["strip_regex"], options["ngram_range"],
+                            options["ngram_separator"], is_list=options["is_list"], name=f"{name}_tokens")
+        plan.layers = [tokens, lookup, VocabularyFirst(size, num_oov, default, name=f"{name}_vocabulary_first"),
+                       PadOrTruncate(options["max_length"], options["pad_value"], name=f"{name}_pad_or_truncate")]
+        return None
 
 
 TRANSFORM = TextVocabulary()

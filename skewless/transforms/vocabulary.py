@@ -6,7 +6,14 @@ from pydantic import Field
 
 from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform, not_built_by
-from skewless.transforms.encoded import ENCODINGS, OUTPUT_VALUES, check_encoding, encode, native_encoding
+from skewless.transforms.encoded import (
+    ENCODINGS,
+    OUTPUT_VALUES,
+    check_encoding,
+    encode,
+    list_width,
+    native_encoding,
+)
 from skewless.transforms.values import as_strings
 
 TOP_K = Option("top_k", int | None, Field(default=None, ge=1), "keep the k most frequent values")
@@ -43,14 +50,17 @@ class Vocabulary(Transform):
     ids = True
     counts_oov = True
     reads_as = ("weights", "weigh by")
+    # a list's output multi_hot / count: densified (RaggedTensorToTensor), summed (Sum), capped at 1 (Minimum)
     native_ops = frozenset({"AsString", "LookupTableFindV2", "LookupTableSizeV2", "NotEqual", "StringToHashBucketFast",
-                            "AddV2", "SelectV2", "OneHot"})
+                            "AddV2", "SelectV2", "OneHot", "RaggedTensorToTensor", "Sum", "Minimum"})
     native_layers = ('Keras `StringLookup` / `IntegerLookup(oov_method="farmhash")`, `VocabularyFirst`; with `output: '
-                     'one_hot`, `CategoryEncoding`: exactly, unseen values included (float values are refused: '
-                     "tf.Transform looks up their text)")
+                     'one_hot`, `CategoryEncoding`; a `list`\'s `output: multi_hot | count`, `PresentValues`, the '
+                     'lookup with `output_mode`, `VocabularyFirstColumns`: exactly, unseen values included (float '
+                     "values are refused: tf.Transform looks up their text; a list's var-len ids are refused: the "
+                     "preprocessor gives dense tensors)")
     # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
     native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value", "labels",
-                      "adjusted_mutual_info", "min_diff_from_avg", "weights", "output")
+                      "adjusted_mutual_info", "min_diff_from_avg", "weights", "output", "is_list")
     report_options = ("top_k", "frequency_threshold", "num_oov_buckets", "labels", "weights")
 
     def check(self, feature) -> str | None:
@@ -70,6 +80,20 @@ class Vocabulary(Transform):
             return (f"output {feature.output} needs top_k: its width, top_k + num_oov_buckets, must be known "
                     "before the analysis")
         return check_encoding(feature, ("ids", *ENCODINGS))
+
+    def unseen_id(self, feature) -> int | None:
+        """The id a value the vocabulary lacks gets without OOV buckets (`default_value`, or -1), where the written
+        rows tell it from a vocabulary id: negative (a default_value past the vocabulary is counted as an OOV
+        bucket is), and not a padded list's `pad_value`, nor a list's encoded columns (an unseen value adds
+        none). None otherwise: run.json's `oov_rows` then counts the OOV buckets' rows only."""
+        default = -1 if feature.default_value is None else feature.default_value
+        if feature.num_oov_buckets != 0 or default >= 0:
+            return None
+        if feature.is_list and feature.output in ENCODINGS:
+            return None
+        if feature.max_length is not None and (-1 if feature.pad_value is None else feature.pad_value) == default:
+            return None
+        return default
 
     def uses_label(self, feature) -> bool:
         return feature.labels
@@ -112,50 +136,78 @@ class Vocabulary(Transform):
         return vocabulary_fields(name, feature, graph)
 
     def native(self, plan, graph) -> str | None:
-        """StringLookup / IntegerLookup (OOV values hashed by FarmHash64 as tf.Transform does), then
-        `VocabularyFirst` (tf.Transform's index order). Float values are refused: tf.Transform looks up
-        their as_string text, which no Keras lookup does."""
-        import keras
-        import numpy as np
-        import tensorflow as tf
+        """`native_lookup`, then `VocabularyFirst` (tf.Transform's index order). A list's `PresentValues`
+        (plan_feature's) go through the lookup with ``output_mode`` multi_hot or count, then
+        `VocabularyFirstColumns`."""
+        from skewless.layers.vocabulary_first import VocabularyFirst, VocabularyFirstColumns
 
-        from skewless.layers.vocabulary_first import VocabularyFirst
-
-        if len(graph.tables) != 1:
-            return not_built_by("compute_and_apply_vocabulary")
-        keys, ids = graph.tables[0]
-        if not np.array_equal(ids, np.arange(len(keys))):
-            return "its lookup table does not number the vocabulary 0..n-1"
-        if len(graph.hash_buckets) > 1:
-            return not_built_by("compute_and_apply_vocabulary")
-        num_oov = graph.hash_buckets[0] if graph.hash_buckets else 0
-        lookup_oov = max(num_oov, 1)
-        if plan.raw_dtype == tf.string:
-            try:
-                vocabulary = [key.decode("utf-8") for key in keys]
-            except UnicodeDecodeError:
-                return "its vocabulary has entries that are not UTF-8 (Keras StringLookup stores text)"
-            lookup = keras.layers.StringLookup(
-                vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, "[UNK]"),
-                output_mode="int", name=f"{plan.layer_name}_lookup")
-        elif plan.raw_dtype.is_integer:
-            try:
-                vocabulary = [int(key) for key in keys]
-            except ValueError:
-                return "its vocabulary of an integer feature has entries that are not integers"
-            lookup = keras.layers.IntegerLookup(
-                vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, -1),
-                oov_method="farmhash", output_mode="int", name=f"{plan.layer_name}_lookup")
-        else:
-            return "a vocabulary of float values: tf.Transform looks up their as_string text, which no Keras lookup does"
-        # an unseen value's id without OOV buckets (with them, it gets a hashed one)
-        default = graph.constant("LookupTableFindV2", 2) if num_oov == 0 else -1
-        if default is None:
-            return not_built_by("compute_and_apply_vocabulary")
-        plan.layers = [lookup, VocabularyFirst(len(vocabulary), num_oov, int(default),
-                                               name=f"{plan.layer_name}_vocabulary_first")]
-        plan.probe = {"tokens": vocabulary}
+        width, mode = None, "int"
+        if plan.options.get("is_list"):
+            width, reason = list_width(plan, graph)
+            if reason is not None:
+                return reason
+            mode = plan.options["output"]
+        found = native_lookup(plan, graph, mode)
+        if isinstance(found, str):
+            return found
+        lookup, size, num_oov, default = found
+        if width is not None:
+            if width < size + num_oov:
+                return not_built_by("compute_and_apply_vocabulary")
+            plan.layers = [lookup, VocabularyFirstColumns(size, num_oov, width, default, mode,
+                                                          name=f"{plan.layer_name}_vocabulary_first")]
+            return None
+        plan.layers = [lookup, VocabularyFirst(size, num_oov, default, name=f"{plan.layer_name}_vocabulary_first")]
         return native_encoding(plan, graph)
+
+
+def native_lookup(plan, graph, mode: str = "int", text_keys: bool = False):
+    """(Keras' StringLookup / IntegerLookup of the graph's one vocabulary table with ``output_mode`` `mode`, the
+    vocabulary's size, its OOV bucket count, the id of an unseen value without OOV buckets), or why there is none.
+
+    Keras hashes an unseen value into OOV bucket FarmHash64(value) % k as tf.Transform does (IntegerLookup: with
+    ``oov_method="farmhash"``, of the decimal text), but numbers the buckets first. Float values are refused:
+    tf.Transform looks up their as_string text, which no Keras lookup does. With `text_keys` the values come as
+    text whatever the raw column holds (a text_vocabulary's tokens): a StringLookup. Sets ``plan.probe["tokens"]``
+    (the raw column's values)."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    if len(graph.tables) != 1:
+        return not_built_by("compute_and_apply_vocabulary")
+    keys, ids = graph.tables[0]
+    if not np.array_equal(ids, np.arange(len(keys))):
+        return "its lookup table does not number the vocabulary 0..n-1"
+    if len(graph.hash_buckets) > 1:
+        return not_built_by("compute_and_apply_vocabulary")
+    num_oov = graph.hash_buckets[0] if graph.hash_buckets else 0
+    lookup_oov = max(num_oov, 1)
+    if plan.raw_dtype == tf.string or text_keys:
+        try:
+            vocabulary = [key.decode("utf-8") for key in keys]
+        except UnicodeDecodeError:
+            return "its vocabulary has entries that are not UTF-8 (Keras StringLookup stores text)"
+        lookup = keras.layers.StringLookup(
+            vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, "[UNK]"),
+            output_mode=mode, name=f"{plan.layer_name}_lookup")
+    elif plan.raw_dtype.is_integer:
+        try:
+            vocabulary = [int(key) for key in keys]
+        except ValueError:
+            return "its vocabulary of an integer feature has entries that are not integers"
+        lookup = keras.layers.IntegerLookup(
+            vocabulary=vocabulary, num_oov_indices=lookup_oov, oov_token=_unused_token(vocabulary, -1),
+            oov_method="farmhash", output_mode=mode, name=f"{plan.layer_name}_lookup")
+    else:
+        return "a vocabulary of float values: tf.Transform looks up their as_string text, which no Keras lookup does"
+    # an unseen value's id without OOV buckets (with them, it gets a hashed one)
+    default = graph.constant("LookupTableFindV2", 2) if num_oov == 0 else -1
+    if default is None:
+        return not_built_by("compute_and_apply_vocabulary")
+    plan.probe = {"tokens": vocabulary if plan.raw_dtype == tf.string or not text_keys else
+                  [int(key) for key in vocabulary if key.lstrip("-").isdigit()]}
+    return lookup, len(vocabulary), num_oov, int(default)
 
 
 def vocabulary_fields(name: str, feature, graph) -> dict:

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from run_output import read_split
+from run_output import quarantine_rows, read_split
 
 
 def config(tmp_path, generator="generated_rows:people", **args):
@@ -49,8 +49,7 @@ def test_values_of_the_wrong_type_are_quarantined(tmp_path):
     cfg = config(tmp_path, generator="generated_rows:with_bad_rows")
     cfg["output"]["max_bad_fraction"] = 0.1
     result = run(cfg)
-    bad = [json.loads(line) for name in sorted(os.listdir(os.path.join(result.output_dir, "quarantine")))
-           for line in open(os.path.join(result.output_dir, "quarantine", name))]
+    bad = quarantine_rows(result.output_dir)
     assert result.rows["quarantined"] == len(bad) == 2  # ids 1407 and 1907
     assert result.rows["read"] == 2000 and result.rows["written"]["train"] == 1998
     assert all("height" in row["reason"] and "very tall" in row["reason"] for row in bad)

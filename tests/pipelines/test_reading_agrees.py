@@ -9,6 +9,7 @@ import json
 import re
 
 import pytest
+from run_output import quarantine_rows
 from typer.testing import CliRunner
 
 from skewless.cli import app
@@ -127,9 +128,7 @@ def test_the_job_quarantines_the_rows_validate_reports_in_a_gzip_file_without_gz
     _write(path, b"id,x,note\n", gzipped=True)
     good, bad = _schema_verdicts(tmp_path, [str(path)])
     result = run(_job_config(tmp_path, [str(path)]))
-    quarantined = []
-    for part in sorted((tmp_path / "out" / "quarantine").glob("rows-*.jsonl")):
-        quarantined += [json.loads(line)["line"] for line in part.read_text().splitlines()]
+    quarantined = [row["line"] for row in quarantine_rows(result.output_dir)]
     assert sorted(quarantined) == sorted(bad) == sorted(BAD_LINES)
     assert sum(result.rows["written"].values()) == good
 

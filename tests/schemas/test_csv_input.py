@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
+from run_output import quarantine_rows
 
 from skewless.config import load_config
 from skewless.errors import ConfigError, InputError
@@ -24,14 +25,6 @@ def job_config(folder, path, **input_options) -> dict:
                      "note": {"transform": "hash", "hash_buckets": 8}},
         "output": {"dir": str(folder / "out"), "shards": 1, "max_bad_fraction": 0.5},
     }
-
-
-def quarantined(output_dir) -> list[dict]:
-    rows = []
-    for path in sorted(glob.glob(os.path.join(output_dir, "quarantine", "rows-*.jsonl"))):
-        with open(path) as handle:
-            rows.extend(json.loads(line) for line in handle)
-    return rows
 
 
 def written_ids(output_dir) -> list[int]:
@@ -128,7 +121,7 @@ def test_multiline_reads_quoted_line_breaks_as_one_row(tmp_path):
     assert infer_schema(config, read_batches(config)).rows == 30
 
     result = run(job_config(tmp_path, path, multiline=True))
-    assert quarantined(result.output_dir) == []
+    assert quarantine_rows(result.output_dir) == []
     assert written_ids(result.output_dir) == list(range(30))
 
 
@@ -137,7 +130,7 @@ def test_without_multiline_a_quoted_line_break_is_quarantined_with_a_hint(tmp_pa
 
     path = multiline_csv(tmp_path)
     result = run(job_config(tmp_path, path))
-    bad = quarantined(result.output_dir)
+    bad = quarantine_rows(result.output_dir)
     # the pieces of rows 5 and 17 are quarantined, never written as rows of their own
     assert written_ids(result.output_dir) == sorted(set(range(30)) - {5, 17})
     hinted = [row for row in bad if row["reason"].endswith("(a quoted field holding a line break? "

@@ -77,6 +77,19 @@ def test_written_rows_equal_stock_tf_transform(options_run, tmp_path):
     assert {id_ for c, id_ in zip(raw["shade"], written["shade"]) if c in rare} == {-1}
 
 
+def test_oov_rows_count_the_rows_given_the_default_id(options_run):
+    """run.json's oov_rows counts the rows whose value the vocabulary lacks without OOV buckets too: the rows given
+    default_value 99 (past the vocabulary) and those given tf.Transform's -1."""
+    import json
+    import os
+
+    result, raw = options_run
+    with open(os.path.join(result.output_dir, "run.json")) as handle:
+        features = json.load(handle)["features"]
+    for name in ("color", "shade"):
+        assert features[name]["oov_rows"] == sum(value in ("teal", "sky", "rust") for value in raw[name]), name
+
+
 def test_epsilon_bounds_the_boundaries_ranks(options_run):
     from skewless.layers.graph_analyzers import read_graph_features
 

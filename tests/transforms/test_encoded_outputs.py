@@ -20,7 +20,17 @@ FEATURES = {  # column: (its options, the matching ids feature of the same raw v
     "t_count": ({"transform": "vocabulary", "top_k": 5, "list": True, "output": "count"}, "t_ids"),
     "h_one": ({"transform": "hash", "hash_buckets": 7, "output": "one_hot"}, "h_ids"),
     "g_count": ({"transform": "hash", "hash_buckets": 4, "list": True, "output": "count"}, "g_ids"),
+    # no OOV bucket: an unseen value counts in its default_value's column
+    "t_zero": ({"transform": "vocabulary", "top_k": 4, "num_oov_buckets": 0, "default_value": 2, "list": True,
+                "output": "multi_hot"}, "t_zero_ids"),
+    # integers (IntegerLookup), fewer values than top_k (columns of padding), 2 hashed OOV buckets
+    "n_count": ({"transform": "vocabulary", "top_k": 9, "num_oov_buckets": 2, "list": True, "output": "count"},
+                "n_ids"),
+    "k_multi": ({"transform": "hash", "hash_buckets": 5, "key": [7, 11], "list": True, "output": "multi_hot"},
+                "k_ids"),
 }
+LISTS = [name for name, (options, _) in FEATURES.items() if options.get("list")]
+LIST_IDS = [FEATURES[name][1] for name in LISTS]
 
 
 def _raw_rows():
@@ -30,8 +40,10 @@ def _raw_rows():
     letters = list("abcdefgh")
     c = rng.choice(letters, ROWS, p=np.linspace(3, 1, 8) / np.linspace(3, 1, 8).sum()).tolist()
     t = ["|".join(rng.choice(letters[:7], rng.integers(0, 5)).tolist()) for _ in range(ROWS)]
+    n = ["|".join(str(value) for value in rng.integers(0, 6, rng.integers(0, 4))) for _ in range(ROWS)]
     columns = {"id": list(range(ROWS)), "c_one": c, "c_pad": c, "t_multi": t, "t_count": t, "h_one": c,
-               "g_count": t, "c_ids": c, "c_pad_ids": c, "t_ids": t, "h_ids": c, "g_ids": t}
+               "g_count": t, "t_zero": t, "n_count": n, "k_multi": t, "c_ids": c, "c_pad_ids": c, "t_ids": t,
+               "h_ids": c, "g_ids": t, "t_zero_ids": t, "n_ids": n, "k_ids": t}
     return columns
 
 
@@ -51,7 +63,8 @@ def encoded_run(tmp_path_factory):
     for name, (options, ids) in FEATURES.items():
         features[name] = options
         features[ids] = _ids_options(name)
-    config = {"name": "encoded", "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True},
+    config = {"name": "encoded", "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
+                                           "na_values": ["NA"]},
               "features": features, "output": {"dir": str(folder / "out"), "shards": 1}}
     return run(config), raw
 
@@ -124,13 +137,7 @@ def test_serving_equals_the_written_rows(encoded_run):
 
     result, raw = encoded_run
     layer = TransformLayer(result.output_dir)
-    rows = []
-    for i in range(ROWS):
-        row = {}
-        for name in raw:
-            list_column = name in FEATURES and FEATURES[name][0].get("list") or name in ("t_ids", "g_ids")
-            row[name] = (raw[name][i].split("|") if raw[name][i] else []) if list_column else raw[name][i]
-        rows.append(row)
+    rows = _request_rows(raw, range(ROWS))
     served, written = served_rows(layer, rows), written_rows(result.output_dir)
     for name in FEATURES:
         assert served[name] == written[name], name
@@ -156,58 +163,125 @@ def test_config_refuses_bad_combinations_in_one_line(tmp_path, feature, message)
     assert_feature_refused(tmp_path, feature, message)
 
 
-def test_native_preprocessor_is_exact_for_one_hot(encoded_run):
-    """vocabulary and hash one_hot: the lookup's ids through Keras' CategoryEncoding (lists are not built natively)."""
-    from skewless.layers import check_preprocessor
+def test_missing_items_inside_a_served_list_are_left_out(encoded_run):
+    """Serving takes the empty and NA items out of a list wherever they stand, as the job's reader does: the
+    encoded columns equal those of the list without them (tf.sparse.retain leaves holes inside a row, which
+    RaggedTensor.from_sparse refused)."""
+    from skewless.layers import TransformLayer
 
     result, raw = encoded_run
-    rows = [{name: raw[name][i] for name in raw if not name.startswith(("t_", "g_"))} for i in range(0, ROWS, 3)]
-    check = check_preprocessor(result.output_dir, rows=rows, sample=200)
+    base = _request_rows(raw, [0])[0]
+    texts = [name for name in LISTS if name not in INTEGER_LISTS]
+    ids = sorted({name for name in LIST_IDS if name not in INTEGER_LISTS})
+    gaps = {**base, **{name: ["", "b", " NA ", "a", ""] for name in texts + ids}}
+    plain = {**base, **{name: ["b", "a"] for name in texts + ids}}
+    served = served_rows(TransformLayer(result.output_dir), [gaps, plain])
+    for name in texts:
+        assert served[name][0] == served[name][1], name
+        assert sum(served[name][1]) == 2, name
+    # the ids of a list too: its two values at positions 0 and 1 (they kept positions 1 and 3, which densified
+    # to a made-up id 0 before each)
+    for name in ids:
+        assert served[name][0] == served[name][1] and len(served[name][1]) == 2, name
+
+
+def test_native_preprocessor_is_exact_for_every_encoding(encoded_run):
+    """one_hot (the lookup's ids through CategoryEncoding) and a list's multi_hot / count (PresentValues, then
+    the lookup or Hashing with output_mode, VocabularyFirstColumns): the graph's columns bit for bit on the run's
+    rows, unseen values, empty, absent and gappy lists and the probe rows; a list's var-len ids are refused."""
+    from skewless.layers import TransformLayer, check_preprocessor, keras_preprocessor, raw_feature_batch
+
+    result, raw = encoded_run
+    rows = _request_rows(raw, range(ROWS))
+    rows += _edge_rows(rows[0])
+    check = check_preprocessor(result.output_dir, rows=rows, sample=300)
     statuses = {f.name: (f.status, f.reason, f.differences) for f in check.features}
-    for name in ("c_one", "c_pad", "h_one"):
+    for name in FEATURES:
         assert statuses[name] == ("exact", None, 0), name
-    assert statuses["t_multi"][0] == "unsupported"
+    for name in set(LIST_IDS):
+        assert statuses[name][0] == "unsupported" and "var-len" in statuses[name][1], name
+
+    # independently of the graph: the edge rows' columns from the vocabulary file, counted in Python
+    edges = _edge_rows(rows[0])
+    batch = raw_feature_batch(edges, TransformLayer(result.output_dir).raw_feature_spec)
+    native = keras_preprocessor(result.output_dir, strict=False).transform_features(batch, ["t_zero", "n_count"])
+    vocabulary = _vocabulary(result, "t_zero")
+    for row, columns in zip(edges, np.asarray(native["t_zero"])):
+        present = {value.strip() for value in row["t_zero"] or []} - {"", "NA"}
+        expected = np.zeros(4, np.float32)
+        for value in present:  # multi_hot; an unseen value takes default_value 2's column
+            expected[vocabulary.index(value) if value in vocabulary else 2] = 1.0
+        np.testing.assert_array_equal(columns, expected)
+    numbers = [int(value) for value in _vocabulary(result, "n_count")]
+    for row, columns in zip(edges, np.asarray(native["n_count"])):
+        values = row["n_count"] or []
+        seen = [numbers.index(value) for value in values if value in numbers]
+        expected = np.bincount(seen, minlength=len(numbers)).astype(np.float32)
+        np.testing.assert_array_equal(columns[:len(numbers)], expected)
+        # the 2 OOV buckets hold the unseen values, the columns after them (top_k 9, fewer values) nothing
+        assert columns[len(numbers):len(numbers) + 2].sum() == len(values) - len(seen)
+        assert not columns[len(numbers) + 2:].any() and columns.shape == (11,)
+    assert len(numbers) < 9
 
 
-# the JAX side of the test below: Keras fixes its backend at import, so it runs in a child process (lists have
-# no native layers: strict=False leaves them out)
-_JAX_CHILD = """
-import json, sys
-import numpy as np
-import keras
-from skewless.layers import keras_preprocessor, raw_feature_batch
-from skewless.layers.transform_graph import specs_from_json
-
-work = sys.argv[1]
-inputs = json.load(open(work + "/inputs.json"))
-outputs = keras_preprocessor(sys.argv[2], strict=False)(raw_feature_batch(inputs["rows"], specs_from_json(inputs["spec"])))
-np.savez(work + "/jax.npz", backend=keras.backend.backend(), **{name: np.asarray(value) for name, value in outputs.items()})
-"""
+def _vocabulary(result, name) -> list[str]:
+    with open(os.path.join(result.output_dir, "run.json")) as handle:
+        file = json.load(handle)["features"][name]["vocabulary_file"]
+    with open(os.path.join(result.graph_dir, "transform_fn", "assets", file)) as handle:
+        return handle.read().split()
 
 
-def test_native_one_hot_is_exact_on_jax(encoded_run, tmp_path):
+INTEGER_LISTS = ("n_count", "n_ids")
+
+
+def _request_rows(raw: dict, indices) -> list[dict]:
+    """Rows `indices` of the raw columns as a serving request sends them: list columns as lists (of ints for
+    INTEGER_LISTS)."""
+    rows = []
+    for i in indices:
+        row = {}
+        for name, values in raw.items():
+            value = values[i]
+            if name in LISTS or name in LIST_IDS:
+                value = value.split("|") if value else []
+                value = [int(item) for item in value] if name in INTEGER_LISTS else value
+            row[name] = value
+        rows.append(row)
+    return rows
+
+
+def _edge_rows(base: dict) -> list[dict]:
+    """`base` with unseen values, empty and absent lists, a value repeated and missing items ("", NA tokens)
+    inside the lists."""
+    edges = []
+    cases = [(["zz", "a", "zz"], [99, 3, 99]), ([], []), (None, None), (["", "a", " NA ", "b", ""], [4]),
+             (["NA"], [-7, -7, 5]), (["b", "b", "b", "yy"], [0, 1, 2, 3, 4, 5, 6, 7])]
+    for i, (texts, numbers) in enumerate(cases):
+        row = {**base, "c_one": f"new{i}", "c_pad": f"new{i}", "h_one": f"new{i}"}
+        for name in LISTS + LIST_IDS:
+            row[name] = numbers if name in INTEGER_LISTS else texts
+        edges.append(row)
+    return edges
+
+
+def test_native_encodings_are_exact_on_jax(encoded_run, tmp_path):
+    """Every encoding of FEATURES on JAX, one_hot and the lists' multi_hot / count: the graph's columns bit for bit
+    on the run's rows, the edge rows and the probe rows."""
     pytest.importorskip("jax")
-    import subprocess
-    import sys
+    from native_on_jax import native_outputs_on_jax
 
     from skewless.layers import TransformLayer, transform_raw_rows
-    from skewless.layers.transform_graph import specs_to_json
+    from skewless.layers.keras_preprocessor import plan_preprocessor
+    from skewless.layers.probe_rows import probe_rows
 
     result, raw = encoded_run
     graph = TransformLayer(result.output_dir)
-    names = ("id", "c_one", "c_pad", "h_one", "c_ids", "c_pad_ids", "h_ids")
-    spec = {name: graph.raw_feature_spec[name] for name in names}
-    # the run's rows, and values it never saw (OOV buckets, hash buckets)
-    rows = [{name: raw[name][i] for name in names} for i in range(ROWS)]
-    rows += [{**rows[0], "c_one": f"new{i}", "c_pad": f"new{i}", "h_one": f"new{i}"} for i in range(20)]
+    spec = graph.raw_feature_spec
+    rows = _request_rows(raw, range(ROWS))
+    rows += _edge_rows(rows[0]) + probe_rows(spec, plan_preprocessor(result.output_dir), 300, seed=4)
     expected = transform_raw_rows(graph, rows)
-    (tmp_path / "inputs.json").write_text(json.dumps({"spec": specs_to_json(spec), "rows": rows}))
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    child = subprocess.run([sys.executable, "-c", _JAX_CHILD, str(tmp_path), result.output_dir], env=env,
-                           capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-4000:]
-    on_jax = np.load(tmp_path / "jax.npz")
-    assert str(on_jax["backend"]) == "jax"
-    for name in ("c_one", "c_pad", "h_one"):
+    on_jax = native_outputs_on_jax(result.output_dir, rows, spec, tmp_path)
+    assert not set(LIST_IDS) & set(on_jax)
+    for name in FEATURES:
         assert on_jax[name].shape == expected[name].shape, name
-        np.testing.assert_array_equal(on_jax[name].astype(np.float32), expected[name], err_msg=name)
+        assert on_jax[name].astype(np.float32).tobytes() == expected[name].tobytes(), name

@@ -1,0 +1,47 @@
+"""The native preprocessor's outputs under KERAS_BACKEND=jax, from a child process (Keras fixes its backend at
+import); the parent compares them with the TF graph's."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+# a list's var-len ids (and other refused outputs) have no native layers: strict=False leaves them out
+_CHILD = """
+import json, sys
+import numpy as np
+import keras
+from skewless.layers import keras_preprocessor, raw_feature_batch
+from skewless.layers.transform_graph import specs_from_json
+
+work = sys.argv[1]
+inputs = json.load(open(work + "/inputs.json"))
+outputs = keras_preprocessor(sys.argv[2], strict=False)(raw_feature_batch(inputs["rows"], specs_from_json(inputs["spec"])))
+np.savez(work + "/jax.npz", backend=keras.backend.backend(), **{name: np.asarray(value) for name, value in outputs.items()})
+"""
+
+
+def native_outputs_on_jax(run_dir, rows: list[dict], spec: dict, work_dir) -> dict:
+    """{feature: NumPy array} the native preprocessor of `run_dir` gives for raw `rows` (typed by `spec`) on JAX."""
+    from skewless.layers.transform_graph import specs_to_json
+
+    rows = [{name: _text(value) for name, value in row.items()} for row in rows]
+    (work_dir / "inputs.json").write_text(json.dumps({"spec": specs_to_json(spec), "rows": rows}))
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    child = subprocess.run([sys.executable, "-c", _CHILD, str(work_dir), os.fspath(run_dir)], env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-4000:]
+    outputs = dict(np.load(work_dir / "jax.npz"))
+    assert str(outputs.pop("backend")) == "jax"
+    return outputs
+
+
+def _text(value):
+    """JSON takes no bytes: text values (and list items) as str."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [_text(item) for item in value]
+    return value
