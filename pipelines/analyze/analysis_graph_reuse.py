@@ -13,7 +13,8 @@ What that SavedModel depends on, and what the key holds (`reuse_key`):
 - the `preprocessing_fn`: skewless builds it from the config's features, label and input value rules and the
   raw columns (pipelines/analyze/preprocessing.py), whose values `build_preprocessing_fn` gives as its key; a
   `preprocessing_fn` hook can call any code, which no key covers, so a function with a hook has no key and its
-  graph is traced every run;
+  graph is traced every run; nor has one with a `most_frequent` fill, whose graph reads a temporary file of
+  the run that traced it by path (a file outside the SavedModel, gone with that run);
 - the raw input signature (the raw schema's TypeSpecs), the names of the analyzers' inputs and the save options,
   which tf.Transform passes to the function this replaces;
 - the versions of TensorFlow, tf.Transform and skewless.

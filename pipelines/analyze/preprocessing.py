@@ -81,7 +81,10 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
             outputs.update(extra)
         return outputs
 
-    if user_fn is None:
+    # a most_frequent fill reads its top-1 vocabulary by path (missing.py), a temporary file of the run that
+    # traced the graph and outside its SavedModel: a kept graph would read a file of another run, maybe gone
+    reads_a_run_file = any(options["fill"] == "most_frequent" for options in features.values())
+    if user_fn is None and not reads_a_run_file:
         # everything the function above reads, by value: the key of its traced analysis graph
         # (analysis_graph_reuse); a hook's code is not data it closes over, so with one there is no key
         key = (features, reads, kinds, label, nonfinite, na_tokens, columns, label_column)

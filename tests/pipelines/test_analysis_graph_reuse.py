@@ -5,6 +5,7 @@ config, the raw schema, the versions, a hook) traces it anew."""
 import dataclasses
 import hashlib
 import os
+import shutil
 
 import pytest
 import tensorflow as tf
@@ -72,6 +73,23 @@ def test_a_rerun_reuses_the_first_graph_and_writes_the_same_bytes(tmp_path, writ
     fresh = _outputs(run(config, overwrite=True))
     assert writes[4:] == [True, "load", False]
     assert fresh == again
+
+
+def test_a_graph_that_reads_a_file_of_its_run_is_not_kept(tmp_path, writes):
+    """A most_frequent fill reads its top-1 vocabulary by path (pipelines/analyze/missing.py), a temporary file
+    of the run that traced it: a rerun after that run's folder is gone writes what a fresh trace writes."""
+    from example_job import gaps_run
+
+    for folder in ("first", "again", "fresh"):
+        (tmp_path / folder).mkdir()
+    gaps_run(tmp_path / "first")
+    shutil.rmtree(tmp_path / "first")
+    again, _ = gaps_run(tmp_path / "again")
+    assert writes.count(True) == 2  # traced both times
+    analysis_graph_reuse.forget()
+    fresh, _ = gaps_run(tmp_path / "fresh")
+    # the shards (the graphs differ by the output folder their tables are named after)
+    assert _tree(os.path.join(again.output_dir, "data")) == _tree(os.path.join(fresh.output_dir, "data"))
 
 
 def test_a_changed_config_traces_its_graph_anew(tmp_path, writes):
