@@ -335,6 +335,10 @@ def test_the_native_preprocessor_refuses_shaped_features_in_one_line(shaped_runs
                                                 r"not vocabulary"),
     ({"transform": "quantile_clip", "shape": [2]}, r"features\.x: shape only applies to transform"),
     ({"transform": "z_score", "shape": [2, 0]}, r"features\.x: shape \[2, 0\]: every dimension must be at least 1"),
+    ({"transform": "z_score", "shape": [100000, 100000]}, r"features\.x: shape \[100000, 100000\] holds "
+                                                          r"10,000,000,000 values a row; at most 1,048,576"),
+    ({"transform": "z_score", "shape": [-1]}, r"features\.x: shape \[-1\]: every dimension must be at least 1"),
+    ({"transform": "z_score", "shape": [1.5]}, r"features\.x\.shape\.0: Input should be a valid integer"),
     ({"transform": "z_score", "shape": [2], "default": 0.0}, r"features\.x: shape \[2\] holds exactly 2 values in "
                                                                r"every row .*; default does not apply to it"),
     ({"transform": "z_score", "shape": [2], "list": True, "max_length": 2}, r"list, max_length do not apply"),
