@@ -42,3 +42,12 @@ def nesting_problems(column: pa.Array, shape: tuple[int, ...]) -> dict[int, str]
         column = pc.list_flatten(column)
         depth += 1
     return wrong
+
+
+def value_nesting_problem(value: list, shape: tuple[int, ...]) -> str | None:
+    """Why one row's nested value (a JSON list) does not fit `shape`, or None: `nesting_problems` of it alone."""
+    try:
+        column = pa.array([value])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return f"lists nested unevenly where shape {list(shape)} has lists of lists alike"
+    return nesting_problems(column, shape).get(0)

@@ -425,3 +425,22 @@ def test_a_row_nested_unlike_its_shape_is_quarantined(tmp_path, file_format):
     with pytest.raises(TooManyBadRowsError, match=rf"deeper\.{file_format}:1: x: a list at depth 1 holds 1 items "
                                                   r"where shape \[2, 2\] has 2"):
         run(config)
+
+
+def test_a_jsonl_row_nested_unlike_its_shape_among_flat_rows_is_quarantined(tmp_path):
+    """JSONL rows nested unlike one another are read flat (pyarrow takes no mix): a nested row among them must
+    still be nested as the shape is, and a row nesting lists beside values is quarantined too."""
+    from run_output import quarantined
+
+    from skewless.pipelines import run
+
+    rows = [[1.5, 2.5, 3.5, 4.5], [[1.5, 2.5], [3.5, 4.5]], [[1.5, 2.5, 3.5], [4.5]], [[1.5, 2.5], 3.5, 4.5],
+            [5.5, 6.5, 7.5, 8.5], [[5.5, 6.5], [7.5, 8.5]]]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps({"id": i, "x": x}) + "\n" for i, x in enumerate(rows)))
+    config = {"name": "t", "input": {"format": "jsonl", "paths": [str(tmp_path / "rows.jsonl")]},
+              "features": {"id": {"transform": "passthrough"}, "x": {"transform": "z_score", "shape": [2, 2]}},
+              "output": {"dir": str(tmp_path / "out"), "max_bad_fraction": 0.5, "splits": {"train": 1.0}}}
+    run(config)
+    assert quarantined(tmp_path / "out") == {
+        3: "x: a list at depth 1 holds 3 items where shape [2, 2] has 2",
+        4: "x: lists nested unevenly where shape [2, 2] has lists of lists alike"}
