@@ -20,13 +20,15 @@ def _is_list(data_type: pa.DataType) -> bool:
 
 def nesting_problems(column: pa.Array, shape: tuple[int, ...]) -> dict[int, str]:
     """Row -> why its nested lists do not fit `shape`: a list at depth j must hold dims[j] items, the innermost
-    the values of the remaining dims (a row nested deeper than the shape has dims never fits)."""
+    the values of the remaining dims (a row nested deeper than the shape has dims never fits). Only rows of the
+    shape's count of items: another count is row_checks' to name."""
     if not (_is_list(column.type) and _is_list(column.type.value_type)):
         return {}  # single values or one flat list per row: counted against the shape by row_checks
     dims = list(shape)
     wrong: dict[int, str] = {}
     rows = np.flatnonzero(~column.is_null().to_numpy(zero_copy_only=False))  # a missing row: row_checks says so
     column = column.filter(column.is_valid())
+    first_rows = rows
     depth = 0
     while _is_list(column.type):
         innermost = not _is_list(column.type.value_type)
@@ -41,7 +43,10 @@ def nesting_problems(column: pa.Array, shape: tuple[int, ...]) -> dict[int, str]
         rows = np.repeat(rows, np.maximum(lengths, 0))
         column = pc.list_flatten(column)
         depth += 1
-    return wrong
+    # a row of another count of values is named by row_checks' count, as in a flat format (CSV): one reason
+    counts = np.bincount(rows, minlength=int(first_rows.max()) + 1 if len(first_rows) else 0)
+    size = math.prod(dims)
+    return {row: detail for row, detail in wrong.items() if counts[row] == size}
 
 
 def value_nesting_problem(value: list, shape: tuple[int, ...]) -> str | None:
