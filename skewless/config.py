@@ -145,6 +145,9 @@ _COMMON_FIELDS = {
     # input.list_delimiter); the graph sees (batch, d0, d1, ...)
     "shape": (list[int] | None, Field(default=None, min_length=1)),
 }
+# the most values a fixed shape may hold a row: a typo like [100000, 100000] is refused in the config, before any
+# row is read, rather than found when a row of ten billion values is (each row's values are one list in memory)
+MAX_SHAPE_VALUES = 1 << 20
 
 
 class _Feature(_Strict):
@@ -190,6 +193,9 @@ class _Feature(_Strict):
         in number (a fixed shape holds exactly its values in every row)."""
         if any(size < 1 for size in self.shape):
             raise ValueError(f"shape {self.shape}: every dimension must be at least 1")
+        if math.prod(self.shape) > MAX_SHAPE_VALUES:
+            raise ValueError(f"shape {self.shape} holds {math.prod(self.shape):,} values a row; at most "
+                             f"{MAX_SHAPE_VALUES:,} (each row's values are one list in memory and one tf.Example)")
         others = {"list": self.is_list, "sequence": self.sequence, "max_length": self.max_length is not None,
                   "default": self.default is not None, "fill": self.fill is not None,
                   "missing_indicator": self.missing_indicator}

@@ -27,6 +27,7 @@ from skewless.pipelines.reading.csv import line_bounds
 from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
 from skewless.pipelines.reading.lines import line_blocks
+from skewless.pipelines.reading.nested_shape import value_nesting_problem
 from skewless.schemas.infer import majority_kind, text_counts
 from skewless.schemas.row_checks import RowProblem
 
@@ -46,6 +47,9 @@ class JsonBlock:
         kept = [index for index, line in enumerate(lines) if line.strip()]  # a blank line is no row
         self.rejected: list[RejectedRow] = []
         self.textual: set[str] = set()
+        # column -> {batch row: its nested JSON value} where `_read_slowly` read rows nested unlike one another
+        # flat: the nesting a fixed shape's check needs (nested_shape.value_nesting_problem)
+        self.nested: dict[str, dict[int, list]] = {}
         batch = _read_fast([lines[i] for i in kept], columns)
         if batch is None:
             batch, kept = self._read_slowly(lines, kept, columns)
@@ -73,6 +77,8 @@ class JsonBlock:
             if len({_depth(value) for value in values if value is not None}) > 1:
                 # lists nested unlike one another, or beside single values (pyarrow takes neither): one list of
                 # values per row, row-major (a fixed shape's rows); a single value is a list of one
+                self.nested[name] = {row: value for row, value in enumerate(values)
+                                     if value is not None and _depth(value) > 1}
                 values = [None if value is None else _flat_items(value) for value in values]
             try:
                 arrays.append(pa.array(values))
@@ -159,6 +165,19 @@ def _parse_line(line: bytes, columns) -> tuple[dict | None, RowProblem | None]:
     return {name: _plain(row.get(name)) for name in (columns if columns is not None else row)}, None
 
 
+def _nesting_problems(block: JsonBlock, columns) -> dict[int, list[RowProblem]]:
+    """Row -> its fixed-shape column read flat from a nesting unlike the shape's (`block.nested`)."""
+    problems: dict[int, list[RowProblem]] = {}
+    for column in columns:
+        if column.shape is None:
+            continue
+        for row, value in block.nested.get(column.name, {}).items():
+            detail = value_nesting_problem(value, column.shape)
+            if detail is not None:
+                problems.setdefault(row, []).append(RowProblem("value_count", column.name, detail))
+    return problems
+
+
 def _depth(value) -> int:
     """How deep lists nest in a JSON value: 0 for a single value, 1 for a list of them, ..."""
     return 1 + max((_depth(item) for item in value), default=0) if isinstance(value, list) else 0
@@ -229,7 +248,8 @@ class JsonlFormat(InputFormat):
                 return block.raw(numbers[row]).decode("utf-8", errors="backslashreplace")
 
             line = (lambda index, first_line=first_line: first_line() + int(index))
-            yield reader.chunk(block.batch, block.numbers, block.rejected, segment.path, raw, line=line)
+            yield reader.chunk(block.batch, block.numbers, block.rejected, segment.path, raw, line=line,
+                               problems=_nesting_problems(block, reader.columns))
 
     def batches(self, config: InputConfig, paths: list[str], batch_rows: int) -> Iterator[SourceBatch]:
         for path in paths:

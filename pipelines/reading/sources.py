@@ -32,6 +32,7 @@ from skewless.errors import InputError
 from skewless.input_formats import reader_of
 from skewless.pipelines.reading.columns import ARROW_TYPES, RawColumn
 from skewless.pipelines.reading.format import ROW_CHUNK, Segment, WorkUnit
+from skewless.pipelines.reading.nested_shape import nesting_problems
 
 _KEY_SEED = 0x9E3779B97F4A7C15
 _NULL_HASH = 0x5BD1E9955BD1E995
@@ -237,7 +238,13 @@ class RowReader:
         parsed = {}
         shaped = [c.name for c in self.columns if c.shape is not None and c.name in batch.schema.names]
         if shaped and not text:
-            # a fixed shape may come nested ([[1, 2], [3, 4]]: JSON, Parquet lists of lists): its values row-major
+            # a fixed shape may come nested ([[1, 2], [3, 4]]: JSON, Parquet lists of lists): nested as the shape
+            # is (the values' total alone would take [[1, 2, 3], [4]] for [2, 2]), then its values row-major
+            shapes = {c.name: c.shape for c in self.columns}
+            problems = dict(problems or {})
+            for name in shaped:
+                for row, detail in nesting_problems(batch.column(name), shapes[name]).items():
+                    problems[row] = [*problems.get(row, []), RowProblem("value_count", name, detail)]
             batch = pa.RecordBatch.from_arrays(
                 [flat_values(column) if name in shaped else column
                  for name, column in zip(batch.schema.names, batch.columns)], batch.schema.names)

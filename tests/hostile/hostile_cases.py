@@ -619,6 +619,13 @@ DATA_CASES = [
     Case("sql: a query of no rows", sql_job("duckdb://", query="SELECT 1 AS a WHERE false"), 2, "no rows"),
     Case("sql: an analyzer cache on a database", cached_sql, 2, "cache_dir: an analyzer cache is reused while"),
     Case("sql: a table with odd column names", odd_names, 0, None, writes=("odd.duckdb", "out")),
+    Case("config: a fixed shape of ten billion values a row", lambda f: job(f, small_config(
+        f, features={"age": {"transform": "z_score", "shape": [100000, 100000]}})), 2,
+         "shape [100000, 100000] holds 10,000,000,000 values a row"),
+    Case("data: a JSON row nested unlike its fixed shape", lambda f: job(f, small_config(f, input={
+        "format": "jsonl", "paths": [str(write(f / "x.jsonl", b'{"a": [[1, 2], [3, 4]]}\n{"a": [[1, 2, 3], [4]]}\n'))]},
+        features={"a": {"transform": "z_score", "shape": [2, 2]}}, label=None)), 2,
+         "x.jsonl:2: a: a list at depth 1 holds 3 items where shape [2, 2] has 2", writes=("x.jsonl",)),
 ]
 
 

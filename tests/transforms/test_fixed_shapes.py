@@ -335,6 +335,10 @@ def test_the_native_preprocessor_refuses_shaped_features_in_one_line(shaped_runs
                                                 r"not vocabulary"),
     ({"transform": "quantile_clip", "shape": [2]}, r"features\.x: shape only applies to transform"),
     ({"transform": "z_score", "shape": [2, 0]}, r"features\.x: shape \[2, 0\]: every dimension must be at least 1"),
+    ({"transform": "z_score", "shape": [100000, 100000]}, r"features\.x: shape \[100000, 100000\] holds "
+                                                          r"10,000,000,000 values a row; at most 1,048,576"),
+    ({"transform": "z_score", "shape": [-1]}, r"features\.x: shape \[-1\]: every dimension must be at least 1"),
+    ({"transform": "z_score", "shape": [1.5]}, r"features\.x\.shape\.0: Input should be a valid integer"),
     ({"transform": "z_score", "shape": [2], "default": 0.0}, r"features\.x: shape \[2\] holds exactly 2 values in "
                                                                r"every row .*; default does not apply to it"),
     ({"transform": "z_score", "shape": [2], "list": True, "max_length": 2}, r"list, max_length do not apply"),
@@ -388,3 +392,55 @@ def test_a_column_of_single_values_is_quarantined_against_its_shape(tmp_path):
               "output": {"dir": str(tmp_path / "out"), "max_bad_fraction": 0.5}}
     with pytest.raises(TooManyBadRowsError, match=r"rows\.parquet:1: x: has 1 values, expected 2\.\.2 \(shape \[2\]"):
         run(config)
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "jsonl"])
+def test_a_row_nested_unlike_its_shape_is_quarantined(tmp_path, file_format):
+    """[[1, 2, 3], [4]] holds the 4 values of shape [2, 2] but not its lists: quarantined naming the shape and
+    file:line, not read as [[1, 2], [3, 4]]; likewise a row nested deeper than the shape."""
+    import pyarrow.parquet as pq
+
+    from skewless.errors import TooManyBadRowsError
+    from skewless.pipelines import run
+
+    rows = [[[1.5, 2.5], [3.5, 4.5]], [[1.5, 2.5, 3.5], [4.5]], [[5.5, 6.5], [7.5, 8.5]], [[[1.5, 2.5]], [[3.5, 4.5]]]]
+    ids = list(range(len(rows)))
+    if file_format == "parquet":
+        # one Arrow type per column: the deeper row goes to its own file's test below
+        pq.write_table(pa.table({"id": ids[:3], "x": rows[:3]}), tmp_path / "rows.parquet")
+    else:
+        (tmp_path / "rows.jsonl").write_text("".join(json.dumps({"id": i, "x": rows[i]}) + "\n" for i in ids[:3]))
+    config = {"name": "t", "input": {"format": file_format, "paths": [str(tmp_path / f"rows.{file_format}")]},
+              "features": {"id": {"transform": "passthrough"}, "x": {"transform": "z_score", "shape": [2, 2]}},
+              "output": {"dir": str(tmp_path / "out"), "max_bad_fraction": 0.1}}
+    with pytest.raises(TooManyBadRowsError, match=rf"rows\.{file_format}:2: x: a list at depth 1 holds 3 items where "
+                                                  r"shape \[2, 2\] has 2"):
+        run(config)
+    deeper = tmp_path / f"deeper.{file_format}"
+    if file_format == "parquet":
+        pq.write_table(pa.table({"id": [0, 1], "x": [rows[3], rows[3]]}), deeper)
+    else:
+        deeper.write_text("".join(json.dumps({"id": i, "x": rows[3]}) + "\n" for i in (0, 1)))
+    config["input"]["paths"] = [str(deeper)]
+    with pytest.raises(TooManyBadRowsError, match=rf"deeper\.{file_format}:1: x: a list at depth 1 holds 1 items "
+                                                  r"where shape \[2, 2\] has 2"):
+        run(config)
+
+
+def test_a_jsonl_row_nested_unlike_its_shape_among_flat_rows_is_quarantined(tmp_path):
+    """JSONL rows nested unlike one another are read flat (pyarrow takes no mix): a nested row among them must
+    still be nested as the shape is, and a row nesting lists beside values is quarantined too."""
+    from run_output import quarantined
+
+    from skewless.pipelines import run
+
+    rows = [[1.5, 2.5, 3.5, 4.5], [[1.5, 2.5], [3.5, 4.5]], [[1.5, 2.5, 3.5], [4.5]], [[1.5, 2.5], 3.5, 4.5],
+            [5.5, 6.5, 7.5, 8.5], [[5.5, 6.5], [7.5, 8.5]]]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps({"id": i, "x": x}) + "\n" for i, x in enumerate(rows)))
+    config = {"name": "t", "input": {"format": "jsonl", "paths": [str(tmp_path / "rows.jsonl")]},
+              "features": {"id": {"transform": "passthrough"}, "x": {"transform": "z_score", "shape": [2, 2]}},
+              "output": {"dir": str(tmp_path / "out"), "max_bad_fraction": 0.5, "splits": {"train": 1.0}}}
+    run(config)
+    assert quarantined(tmp_path / "out") == {
+        3: "x: a list at depth 1 holds 3 items where shape [2, 2] has 2",
+        4: "x: lists nested unevenly where shape [2, 2] has lists of lists alike"}

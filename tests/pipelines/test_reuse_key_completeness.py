@@ -1,0 +1,195 @@
+"""The analysis graph kept for reuse (pipelines/analyze/analysis_graph_reuse.py) never serves a run it does not fit:
+in one warm process a job runs, then ONE thing changes (a feature option of each transform family, the label,
+the input's value rules, the schema file's contents under the same path, the data's column types or order) and the
+job runs again; its data/, transform_graph/ and statistics/ must be byte for byte those of a run that traced
+everything (the kept graphs forgotten, as in a fresh process)."""
+
+import hashlib
+import os
+
+import numpy as np
+import pytest
+
+from skewless.pipelines import run
+from skewless.pipelines.analyze import analysis_graph_reuse
+
+ROWS = 120
+
+
+def _write_csv(folder, columns=("n", "i", "c", "h", "t", "d", "g", "w", "y"), float_i=False):
+    """A small CSV with a column of each kind the transforms read (seeded, so every call writes the same rows)."""
+    rng = np.random.default_rng(11)
+    words = ["Red", "green", "BLUE", "red", "Green", "x-y", "blue."]
+    values = {
+        "n": [f"{v:.3f}" for v in rng.normal(10, 3, ROWS)],
+        "i": [f"{v}.5" if float_i else str(v) for v in rng.integers(0, 50, ROWS)],
+        "c": [rng.choice(["a", "b", "c", "d", "e"], p=[.4, .3, .15, .1, .05]) for _ in range(ROWS)],
+        "h": [rng.choice(["p", "q", "r", "s"]) for _ in range(ROWS)],
+        "t": [" ".join(rng.choice(words, rng.integers(1, 5))) for _ in range(ROWS)],
+        "d": [f"2024-0{rng.integers(1, 10)}-1{rng.integers(0, 10)}T{rng.integers(10, 24)}:30:00" for _ in range(ROWS)],
+        "g": [rng.choice(["k1", "k2"]) for _ in range(ROWS)],
+        "w": [f"{v:.2f}" for v in rng.uniform(0.5, 2, ROWS)],
+        "y": [rng.choice(["yes", "no"]) for _ in range(ROWS)],
+    }
+    values["n"][3] = "NA"  # a token input.na_values may make missing
+    values["n"][5] = "inf"  # input.nonfinite decides
+    path = folder / "rows.csv"
+    with open(path, "w") as handle:
+        handle.write(",".join(columns) + "\n")
+        for row in range(ROWS):
+            handle.write(",".join(values[column][row] for column in columns) + "\n")
+    return path
+
+
+def _schema(n_optional: bool, i_type: str = "INT") -> str:
+    """A schema for the CSV: every column required, but `n` optional when `n_optional`; `i` of `i_type`."""
+    types = {"n": "FLOAT", "i": i_type, "c": "BYTES", "h": "BYTES", "t": "BYTES", "d": "BYTES", "g": "BYTES",
+             "w": "FLOAT", "y": "BYTES"}
+    entries = []
+    for name, kind in types.items():
+        fraction = 0.0 if (name == "n" and n_optional) else 1.0
+        entries.append(f'feature {{ name: "{name}" type: {kind} presence {{ min_fraction: {fraction} }} '
+                       f'value_count {{ min: 1 max: 1 }} }}')
+    return "\n".join(entries) + "\n"
+
+
+def _config(folder, out) -> dict:
+    return {
+        "name": "reuse",
+        "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
+                  "na_values": [], "nonfinite": "missing"},
+        "features": {
+            "n": {"transform": "z_score", "fill": "mean"},
+            "i": {"transform": "bucketize", "num_buckets": 3},
+            "c": {"transform": "vocabulary", "num_oov_buckets": 1},
+            "h": {"transform": "hash", "hash_buckets": 8},
+            "t": {"transform": "text_vocabulary"},
+            "d": {"transform": "datetime", "parts": ["hour", "day"]},
+            "w": {"transform": "scale_by_min_max", "range": [0, 1]},
+        },
+        "label": {"column": "y", "map": {"yes": 1, "no": 0}},
+        "output": {"dir": str(out), "splits": {"train": 1.0}, "shards": 1, "max_bad_fraction": 0.1},
+    }
+
+
+def _feature(name, **options):
+    def change(config, folder):
+        config["features"][name] = {**config["features"][name], **options}
+    return change
+
+
+def _replace(name, options):
+    def change(config, folder):
+        config["features"][name] = options
+    return change
+
+
+def _input(**options):
+    def change(config, folder):
+        config["input"].update(options)
+    return change
+
+
+def _label(**options):
+    def change(config, folder):
+        config["label"] = {"column": "y", **options}
+    return change
+
+
+def _schema_changed(config, folder):
+    (folder / "schema.pbtxt").write_text(_schema(n_optional=False))
+
+
+def _schema_type_changed(config, folder):
+    (folder / "schema.pbtxt").write_text(_schema(n_optional=True, i_type="FLOAT"))
+
+
+def _hook(config, folder):
+    config["preprocessing_fn"] = "test_reuse_key_completeness:doubled_n"
+
+
+def doubled_n(inputs, outputs):
+    """A hook: code no key sees."""
+    return {"n_doubled": outputs["n"] * 2.0}
+
+
+def _int_to_float(config, folder):
+    _write_csv(folder, float_i=True)
+
+
+def _column_order(config, folder):
+    _write_csv(folder, columns=("y", "w", "g", "d", "t", "h", "c", "i", "n"))
+
+
+def _add_cross(config, folder):
+    config["features"]["c_x_h"] = {"transform": "cross", "columns": ["c", "h"], "hash_buckets": 9}
+
+
+# (name, change): each changes ONE thing of `_config`; the fast ones first
+CHANGES = [
+    ("scale_range", _feature("w", range=[-1, 1])),
+    ("fill_constant", _replace("n", {"transform": "z_score", "default": 3.5})),
+    ("na_values", _input(na_values=["NA"])),
+    ("schema_file_contents", _schema_changed),
+    ("schema_file_types", _schema_type_changed),
+    ("preprocessing_fn_hook", _hook),
+    ("vocabulary_top_k", _feature("c", top_k=2)),
+    ("vocabulary_num_oov_buckets", _feature("c", num_oov_buckets=3)),
+    ("vocabulary_default_value", _feature("c", num_oov_buckets=0, top_k=2, default_value=7)),
+    ("vocabulary_labels", _feature("c", labels=True)),
+    ("vocabulary_weights", _feature("c", weights="w")),
+    ("bucketize_num_buckets", _feature("i", num_buckets=5)),
+    ("bucketize_epsilon", _feature("i", epsilon=0.3)),
+    ("text_lowercase", _feature("t", lowercase=False)),
+    ("text_strip_regex", _feature("t", strip_regex=None)),
+    ("text_ngrams", _feature("t", ngram_range=[1, 2])),
+    ("datetime_timezone", _feature("d", timezone="America/New_York")),
+    ("datetime_parts", _feature("d", parts=["hour", "minute"])),
+    ("cross", _add_cross),
+    ("hash_key", _feature("h", key=[1, 2])),
+    ("per_key", _feature("n", key="g")),
+    ("clip", _feature("w", clip=[0.8, 1.5])),  # w: no fill, so its min and max are the first phase's
+    ("log", _replace("w", {"transform": "log"})),
+    ("label_map", _label(map={"yes": 0, "no": 1})),
+    ("label_transform", _label(transform="vocabulary")),
+    ("label_missing", _label(map={"yes": 1, "no": 0}, missing="drop")),
+    ("nonfinite", _input(nonfinite="quarantine")),
+    ("int_to_float_column", _int_to_float),
+    ("raw_column_order", _column_order),
+]
+FAST = {"text_lowercase", "clip", "schema_file_contents"}  # ~16 s each; the rest are marked slow
+
+
+def _tree(folder) -> dict:
+    found = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, folder)] = hashlib.sha256(handle.read()).hexdigest()
+    return found
+
+
+def _outputs(result) -> dict:
+    return {part: _tree(os.path.join(result.output_dir, part)) for part in ("data", "transform_graph", "statistics")}
+
+
+@pytest.mark.parametrize("name, change", [
+    pytest.param(name, change, marks=() if name in FAST else pytest.mark.slow, id=name) for name, change in CHANGES])
+def test_a_warm_run_of_a_changed_config_equals_a_fresh_one(tmp_path, name, change):
+    _write_csv(tmp_path)
+    (tmp_path / "schema.pbtxt").write_text(_schema(n_optional=True))
+    analysis_graph_reuse.forget()
+    try:
+        first = _config(tmp_path, tmp_path / "first")
+        changed = _config(tmp_path, tmp_path / "out")
+        if name.startswith("schema"):  # the others' column types come from the data (int_to_float_column)
+            first["schema"] = changed["schema"] = str(tmp_path / "schema.pbtxt")
+        run(first)  # the warm process: this config's analysis graph kept
+        change(changed, tmp_path)
+        warm = _outputs(run(changed))
+        analysis_graph_reuse.forget()  # what a fresh process has: no graph kept
+        fresh = _outputs(run(changed, overwrite=True))
+    finally:
+        analysis_graph_reuse.forget()
+    assert warm == fresh
