@@ -3,13 +3,12 @@ same config writes what a run that traced everything writes, and any change to w
 config, the raw schema, the versions, a hook) traces it anew."""
 
 import dataclasses
-import hashlib
-import os
 import shutil
 
 import pytest
 import tensorflow as tf
 from example_job import example_config
+from run_output import files_of
 from tensorflow_transform.beam import impl as tft_impl
 
 from skewless.config import load_config
@@ -22,19 +21,8 @@ ROWS = {"format": "synthetic", "rows": 300, "seed": 5}
 SIGNATURE = {"age": tf.TensorSpec([None], tf.float32)}
 
 
-def _tree(folder) -> dict:
-    """Every file under `folder` by relative path, as a digest of its bytes."""
-    found = {}
-    for root, _, names in os.walk(folder):
-        for name in names:
-            path = os.path.join(root, name)
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, folder)] = hashlib.sha256(handle.read()).hexdigest()
-    return found
-
-
 def _outputs(result) -> dict:
-    return {part: _tree(os.path.join(result.output_dir, part)) for part in ("data", "transform_graph")}
+    return files_of(result.output_dir, ("data", "transform_graph"))
 
 
 @pytest.fixture
@@ -89,7 +77,7 @@ def test_a_graph_that_reads_a_file_of_its_run_is_not_kept(tmp_path, writes):
     analysis_graph_reuse.forget()
     fresh, _ = gaps_run(tmp_path / "fresh")
     # the shards (the graphs differ by the output folder their tables are named after)
-    assert _tree(os.path.join(again.output_dir, "data")) == _tree(os.path.join(fresh.output_dir, "data"))
+    assert files_of(again.output_dir, ("data",)) == files_of(fresh.output_dir, ("data",))
 
 
 def test_a_changed_config_traces_its_graph_anew(tmp_path, writes):

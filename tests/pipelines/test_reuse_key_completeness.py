@@ -4,11 +4,10 @@ the input's value rules, the schema file's contents under the same path, the dat
 job runs again; its data/, transform_graph/ and statistics/ must be byte for byte those of a run that traced
 everything (the kept graphs forgotten, as in a fresh process)."""
 
-import hashlib
-import os
-
 import numpy as np
 import pytest
+
+from run_output import files_of
 
 from skewless.pipelines import run
 from skewless.pipelines.analyze import analysis_graph_reuse
@@ -160,18 +159,8 @@ CHANGES = [
 FAST = {"text_lowercase", "clip", "schema_file_contents"}  # ~16 s each; the rest are marked slow
 
 
-def _tree(folder) -> dict:
-    found = {}
-    for root, _, names in os.walk(folder):
-        for name in names:
-            path = os.path.join(root, name)
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, folder)] = hashlib.sha256(handle.read()).hexdigest()
-    return found
-
-
 def _outputs(result) -> dict:
-    return {part: _tree(os.path.join(result.output_dir, part)) for part in ("data", "transform_graph", "statistics")}
+    return files_of(result.output_dir)
 
 
 @pytest.mark.parametrize("name, change", [
