@@ -284,7 +284,7 @@ def _fill(feature: tf.train.Feature, value, dtype: tf.DType, what: str) -> None:
 def transform_raw_rows(graph_dir: str | os.PathLike | TransformLayer, rows: Iterable[Mapping]) -> dict[str, np.ndarray]:
     """The serving path in Python: raw rows (dicts) -> transformed features by the graph (NumPy arrays).
 
-    The rows go through ``tf.train.Example`` and ``tf.io.parse_example`` as a serving request does;
+    The rows go through ``tf.train.Example`` and `parse_raw_examples` as a serving request does;
     the label column is transformed too when every row has it. `graph_dir` may also be a
     `TransformLayer` (reused across calls: loading a graph takes a while).
     """

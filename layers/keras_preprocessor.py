@@ -257,7 +257,7 @@ def export_keras_preprocessor(
 def raw_feature_batch(rows: Iterable[Mapping], raw_spec: Mapping) -> dict:
     """Raw rows (dicts) as a preprocessor's input: NumPy arrays, ``tf.SparseTensor`` for optional features.
 
-    The rows go through ``tf.train.Example`` and ``tf.io.parse_example`` as a serving request does.
+    The rows go through ``tf.train.Example`` and `parse_raw_examples` as a serving request does.
     """
     spec = dict(raw_spec)
     parsed = parse_raw_examples(tf.constant(serialize_raw_examples(rows, spec), tf.string), spec)
