@@ -35,7 +35,6 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 
 from tensorflow_transform.beam import common as tft_common
@@ -43,6 +42,7 @@ from tensorflow_transform.beam import impl as tft_impl
 
 from skewless.pipelines.analyze.preprocessing import REUSE_KEY_ATTRIBUTE
 from skewless.pipelines.output.files import is_local
+from skewless.pipelines.runner.shared_patch import SharedPatch
 
 _VERSIONED = ("tensorflow", "tensorflow-transform", "skewless")
 # analysis graphs kept per process, the least recently used dropped first: a notebook trying config after config
@@ -50,8 +50,6 @@ _VERSIONED = ("tensorflow", "tensorflow-transform", "skewless")
 KEPT = 4
 
 _lock = threading.Lock()
-_depth = 0
-_originals: dict = {}
 _copies: OrderedDict = OrderedDict()  # key -> a folder holding that analysis graph
 _loaded: OrderedDict = OrderedDict()  # (key, inputs, excluded outputs) -> tf.Transform's loaded graph state
 _keyed_dirs: dict = {}  # a SavedModel folder this process wrote or copied -> its key
@@ -92,7 +90,7 @@ def _create_saved_model(tensor_replacement_map, base_temp_dir, preprocessing_fn,
         saved_model_dir = tft_common.get_unique_temp_path(base_temp_dir)
         shutil.copytree(kept, saved_model_dir)
     else:
-        saved_model_dir = _originals.get("create", tft_impl._create_v2_saved_model)(
+        saved_model_dir = _PATCH.original(tft_impl, "_create_v2_saved_model")(
             tensor_replacement_map, base_temp_dir, preprocessing_fn, input_signature, baseline_analyzers_fingerprint,
             output_keys_to_name_map, save_options)
         if key:
@@ -131,7 +129,7 @@ def _make_graph_state(self, saved_model_dir):
     """`_RunMetaGraphDoFn._make_graph_state`: an analysis graph of a kept key is loaded once per process; a
     later run gets the loaded graph under its own folder's name (tf.Transform checks that it runs the graph it
     was given). The loaded graph is stateless: its tables hold the graph's own assets, read when loaded."""
-    original = _originals.get("load", tft_impl._RunMetaGraphDoFn._make_graph_state)
+    original = _PATCH.original(tft_impl._RunMetaGraphDoFn, "_make_graph_state")
     with _lock:
         key = _keyed_dirs.get(saved_model_dir)
     if key is None or self._use_tf_compat_v1:
@@ -169,25 +167,17 @@ def forget() -> None:
         _keyed_dirs.clear()
 
 
-@contextmanager
+def _forget_job_folders() -> None:
+    # the folders named here are the job's temporary ones, gone after it
+    _keyed_dirs.clear()
+
+
+_PATCH = SharedPatch([(tft_impl, "_create_v2_saved_model", _create_saved_model),
+                      (tft_impl._RunMetaGraphDoFn, "_make_graph_state", _make_graph_state)],
+                     on_restore=_forget_job_folders)
+
+
 def installed():
     """tf.Transform writes its first SavedModel through `_create_saved_model`, and loads analysis graphs through
     `_make_graph_state`, while the block runs (nested blocks and threads share one installation)."""
-    global _depth
-    with _lock:
-        if _depth == 0:
-            _originals["create"] = tft_impl._create_v2_saved_model
-            _originals["load"] = tft_impl._RunMetaGraphDoFn._make_graph_state
-            tft_impl._create_v2_saved_model = _create_saved_model
-            tft_impl._RunMetaGraphDoFn._make_graph_state = _make_graph_state
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0:
-                tft_impl._create_v2_saved_model = _originals.pop("create")
-                tft_impl._RunMetaGraphDoFn._make_graph_state = _originals.pop("load")
-                # the folders named here are the job's temporary ones, gone after it
-                _keyed_dirs.clear()
+    return _PATCH.installed()

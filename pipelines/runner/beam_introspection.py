@@ -20,17 +20,14 @@ returned are copies, as callers may change them).
 
 from __future__ import annotations
 
-import threading
 import types
 import weakref
-from contextlib import contextmanager
 
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.transforms import core
 
-_lock = threading.Lock()
-_depth = 0
-_originals: dict = {}
+from skewless.pipelines.runner.shared_patch import SharedPatch
+
 # function -> (args, defaults), for plain functions and for the functions behind bound methods
 _plain: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -41,7 +38,7 @@ _views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _args_defaults(f):
     """`core.get_function_args_defaults`, remembered per function for plain functions and bound methods."""
-    original = _originals["get_function_args_defaults"]
+    original = _PATCH.original(core, "get_function_args_defaults")
     if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
         cache, key = _bound, f.__func__
     elif isinstance(f, types.FunctionType):
@@ -63,28 +60,15 @@ def _view_as(self, cls):
     found = views.get(cls)
     if found is not None and found[0] == flags:
         return found[1]
-    view = _originals["view_as"](self, cls)
+    view = _PATCH.original(PipelineOptions, "view_as")(self, cls)
     views[cls] = (flags, view)
     return view
 
 
-@contextmanager
+_PATCH = SharedPatch([(core, "get_function_args_defaults", _args_defaults), (PipelineOptions, "view_as", _view_as)])
+
+
 def memoized():
     """Beam's function signatures and options views remembered while the block runs (nested blocks and
     threads share one installation)."""
-    global _depth
-    with _lock:
-        if _depth == 0:
-            _originals["get_function_args_defaults"] = core.get_function_args_defaults
-            _originals["view_as"] = PipelineOptions.view_as
-            core.get_function_args_defaults = _args_defaults
-            PipelineOptions.view_as = _view_as
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0:
-                core.get_function_args_defaults = _originals.pop("get_function_args_defaults")
-                PipelineOptions.view_as = _originals.pop("view_as")
+    return _PATCH.installed()
