@@ -39,7 +39,8 @@ class Case:
     make: Callable[[Path], list]  # makes the input in the folder; returns the command's arguments
     code: int
     line: str | None  # a fragment of the one stderr line; None: nothing on stderr
-    item: int | None = None  # the item of issue 29 it proves
+    item: int | None = None  # the item of `issue` it proves (it failed before the fix)
+    issue: int = 29
     run: bool = False  # the folder holds a copy of the example run as run/
     process: bool = False  # run `python -m skewless` in a subprocess (`drive` may steer it)
     drive: Callable | None = None  # process cases: (Popen, folder) -> (stdout, stderr), instead of waiting
