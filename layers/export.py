@@ -33,6 +33,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from skewless import staged_folder
 from skewless.errors import InputError, OutputError, OutputExistsError, SchemaError
 from skewless.layers.label_scale import original_units
 from skewless.layers.serving_head import ServingHead, serving_head
@@ -56,7 +57,10 @@ def export_serving_model(
     takes raw features, or takes transformed features: its inputs are named after transformed
     features (any subset) and are fed by name, cast to each input's dtype, with a trailing axis
     added where an input has shape ``(None, 1)``. A model with its own TransformLayer carries its
-    graph: `run_dir` is then not read. An existing `export_dir` is replaced only with `overwrite`.
+    graph: `run_dir` is then not read. An existing `export_dir` is replaced only with `overwrite`, and only when it
+    is a previous export holding just the files skewless wrote there (docs/errors.md). On a local disk the export
+    is written beside it (``<export_dir>.staging``, skewless/staged_folder.py) and published whole by rename: the
+    path holds the old export or the new one, never a part.
 
     Examples:
         After ``skewless run configs/example.yaml -o out/example``, a model of the transformed features (as
@@ -85,11 +89,11 @@ def export_serving_model(
         True
     """
     export_dir = os.fspath(export_dir)
-    if tf.io.gfile.exists(export_dir) and tf.io.gfile.listdir(export_dir):
-        if not overwrite:
-            raise OutputExistsError(f"{export_dir}: already exists (pass overwrite=True / --overwrite to replace it)")
-        _check_replaceable(export_dir)
-        tf.io.gfile.rmtree(export_dir)
+    local = "://" not in export_dir
+    if local:
+        staged_folder.check_not_input(export_dir, folders=[os.fspath(run_dir)],
+                                      files=[os.fspath(model)] if isinstance(model, (str, os.PathLike)) else [])
+    _check_target(export_dir, overwrite)
     if isinstance(model, (str, os.PathLike)):
         model = _load_model(os.fspath(model))
     inputs = _named_inputs(model)
@@ -128,9 +132,25 @@ def export_serving_model(
         archive.add_endpoint("predict_raw", lambda raw: predict(nan_as_missing(raw, serving_spec)), raw_spec)
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
     _save_each_weight_once(archive, head)
+    if not local:  # an object store has no rename to publish by: the old export goes, then the new is written
+        if overwrite and tf.io.gfile.exists(export_dir):
+            tf.io.gfile.rmtree(export_dir)
+        _write_export(archive, export_dir, graph, serving_spec)
+        return export_dir
+    claimed = staged_folder.claim(export_dir)
+    try:
+        staged = os.path.join(claimed, staged_folder.STAGED)
+        _write_export(archive, staged, graph, serving_spec)
+        # checked again at publish time: someone may have put files in the old export meanwhile
+        staged_folder.publish(staged, export_dir, claimed, _replaceable if overwrite else _empty)
+    finally:
+        staged_folder.release(claimed)
+    return export_dir
+
+
+def _write_export(archive, export_dir: str, graph: TransformLayer, serving_spec: Mapping) -> None:
     archive.write_out(export_dir, verbose=False)
     _write_spec_file(export_dir, graph, serving_spec)
-    return export_dir
 
 
 def _save_each_weight_once(archive, head: ServingHead) -> None:
@@ -329,14 +349,58 @@ def padded(value):
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 
-def _check_replaceable(export_dir: str) -> None:
-    """As `skewless run --overwrite` (docs/errors.md), only what skewless wrote is deleted: a previous export (it
-    has `SPEC_FILE`) or folders without a file (a serving layout's empty version folders)."""
-    if tf.io.gfile.exists(os.path.join(export_dir, SPEC_FILE)):
+def _check_target(export_dir: str, overwrite: bool) -> None:
+    """Before anything is written: an existing export folder is refused without `overwrite` (unless empty), and
+    with it unless it is a previous export as skewless wrote it (`_replaceable`)."""
+    if not tf.io.gfile.exists(export_dir):
         return
-    if any(names for _, _, names in tf.io.gfile.walk(export_dir)):
+    if overwrite:
+        _replaceable(export_dir)
+    else:
+        _empty(export_dir)
+
+
+def _empty(export_dir: str) -> None:
+    if os.path.islink(export_dir) or not tf.io.gfile.isdir(export_dir) or tf.io.gfile.listdir(export_dir):
+        raise OutputExistsError(f"{export_dir}: already exists (pass overwrite=True / --overwrite to replace it)")
+
+
+def _replaceable(export_dir: str) -> None:
+    """As `skewless run --overwrite` (docs/errors.md), only what skewless wrote is replaced: a previous export
+    holding only the files it was written with (its spec file lists them), or folders without a file (a serving
+    layout's empty version folders). A file someone added (notes, TF Serving's warm-up requests) keeps it."""
+    if os.path.islink(export_dir) or not tf.io.gfile.isdir(export_dir):
+        raise OutputError(f"{export_dir}: is a file or a link, not an export of skewless; --overwrite replaces only a "
+                          "previous export (delete it yourself if it should go)")
+    found = sorted(os.path.relpath(os.path.join(folder, name), export_dir)
+                   for folder, _, names in tf.io.gfile.walk(export_dir) for name in names)
+    if not found:
+        return
+    if SPEC_FILE not in found:
         raise OutputError(f"{export_dir}: holds files but is not an export of skewless (no {SPEC_FILE}); --overwrite "
                           "replaces only a previous export (delete it yourself if it should go)")
+    written = _written_files(export_dir)
+    added = [name for name in found if not written(name)]
+    if added:
+        shown = ", ".join(added[:3]) + (", ..." if len(added) > 3 else "")
+        raise OutputError(f"{export_dir}: holds {shown}, which skewless export did not write; --overwrite replaces "
+                          "only a previous export as it was written (move those files out, or delete it yourself)")
+
+
+# what an export written before its spec file listed its files holds: a SavedModel's files and the spec file
+_SAVED_MODEL_FILES = ("saved_model.pb", "fingerprint.pb", SPEC_FILE)
+_SAVED_MODEL_FOLDERS = ("variables/", "assets/")
+
+
+def _written_files(export_dir: str):
+    """Whether a file (relative to `export_dir`) is one the export was written with."""
+    try:
+        listed = json.loads(tf.io.gfile.GFile(os.path.join(export_dir, SPEC_FILE)).read()).get("files")
+    except (ValueError, AttributeError, tf.errors.OpError):
+        listed = None
+    if isinstance(listed, list):
+        return set(listed).__contains__
+    return lambda name: name in _SAVED_MODEL_FILES or name.startswith(_SAVED_MODEL_FOLDERS)
 
 
 def _load_model(path: str):
@@ -480,6 +544,9 @@ def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mappi
         "label_scale": graph.label_scale,
         "label_output": signature_argument_name(graph.label) if graph.label_scale else None,
         "predict_raw_arguments": {name: signature_argument_name(name) for name in serving_spec},
+        # every file of the export, this one included: --overwrite replaces nothing else (`_replaceable`)
+        "files": sorted({SPEC_FILE} | {os.path.relpath(os.path.join(folder, name), export_dir)
+                                       for folder, _, names in tf.io.gfile.walk(export_dir) for name in names}),
     }
     with tf.io.gfile.GFile(path, "w") as handle:
         handle.write(json.dumps(data, indent=2, sort_keys=True))

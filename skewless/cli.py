@@ -617,10 +617,12 @@ def inspect(
 @_command()
 @reports_errors("output")
 def clean(
-    output: str = typer.Argument(..., help="The output directory a run, apply or predict was writing."),
+    output: str = typer.Argument(..., help="The output directory a run, apply, predict or export was writing."),
 ) -> None:
-    """Remove what runs of OUTPUT left beside it: OUTPUT.staging (whatever it holds) and the claim folders of
-    runs that are gone. OUTPUT itself is never touched; refused while a running skewless writes OUTPUT."""
+    """Remove what killed runs of OUTPUT left beside it: OUTPUT.staging and the claim folders OUTPUT.staging-PID-TOKEN,
+    each only when its owner record proves a skewless run made it and that run is gone. Anything else (someone's
+    OUTPUT.staging-backup, a file) and OUTPUT itself are never touched; refused while a running skewless writes
+    OUTPUT."""
     from skewless.pipelines.output.staging import clean as clean_staging
 
     if "://" not in output:

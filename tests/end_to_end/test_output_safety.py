@@ -15,7 +15,7 @@ from example_job import example_config
 from skewless.cli import app
 from skewless.errors import OutputError
 from skewless.pipelines.commands import job
-from skewless.pipelines.output import staging
+from skewless import staged_folder
 
 SMALL = {
     "input": {"format": "synthetic", "rows": 300, "seed": 1},
@@ -92,9 +92,9 @@ def test_overwrite_at_publish_time_refuses_a_folder_that_appeared_meanwhile(tmp_
 @pytest.mark.parametrize("renameat2", ["available", "missing"])
 def test_rename_no_replace_refuses_an_existing_destination(tmp_path, monkeypatch, renameat2):
     if renameat2 == "missing":
-        def unavailable(source, destination):
+        def unavailable(source, destination, flags):
             raise OSError(errno.ENOSYS, "no renameat2")
-        monkeypatch.setattr(staging, "_renameat2_noreplace", unavailable)
+        monkeypatch.setattr(staged_folder, "_renameat2", unavailable)
     (tmp_path / "staged").mkdir()
     (tmp_path / "staged" / "run.json").write_text("new")
     for existing in ("empty", "full"):
@@ -102,9 +102,9 @@ def test_rename_no_replace_refuses_an_existing_destination(tmp_path, monkeypatch
     (tmp_path / "full" / "run.json").write_text("old")
     for existing in ("empty", "full"):
         with pytest.raises(FileExistsError):
-            staging._rename_no_replace(str(tmp_path / "staged"), str(tmp_path / existing))
+            staged_folder.rename_no_replace(str(tmp_path / "staged"), str(tmp_path / existing))
     assert (tmp_path / "full" / "run.json").read_text() == "old" and os.listdir(tmp_path / "empty") == []
-    staging._rename_no_replace(str(tmp_path / "staged"), str(tmp_path / "fresh"))
+    staged_folder.rename_no_replace(str(tmp_path / "staged"), str(tmp_path / "fresh"))
     assert (tmp_path / "fresh" / "run.json").read_text() == "new" and not (tmp_path / "staged").exists()
 
 
