@@ -35,6 +35,7 @@ from skewless.errors import InputError
 from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import SourceBatch, row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
+from skewless.pipelines.reading.interruptible import interruptible
 from skewless.pipelines.reading.parquet import plain_batch, plain_type
 
 SAMPLE_ROWS = 1000  # column types come from the Arrow types of the result's first rows
@@ -67,16 +68,21 @@ def quoted(name: str) -> str:
 class _Rows:
     """A query's rows: their Arrow `schema`, and their batches as the engine streams them (its errors InputErrors)."""
 
-    def __init__(self, reader: pa.RecordBatchReader, errors: tuple, source: str, cursor=None):
+    def __init__(self, reader: pa.RecordBatchReader, errors: tuple, source: str, cancel: Callable[[], None],
+                 cursor=None):
         self.schema = reader.schema
-        self._reader, self._errors, self._source = reader, errors, source
+        self._reader, self._errors, self._source, self._cancel = reader, errors, source, cancel
         self._cursor = cursor  # an ADBC cursor closes its stream when collected: kept while the rows are read
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        try:
-            yield from self._reader
-        except self._errors as error:
-            raise _refused(self._source, error) from None
+        while True:
+            try:
+                batch = interruptible(self._reader.read_next_batch, self._cancel)
+            except StopIteration:
+                return
+            except self._errors as error:
+                raise _refused(self._source, error) from None
+            yield batch
 
     def read_all(self) -> pa.Table:
         return pa.Table.from_batches(list(self), self.schema)
@@ -110,19 +116,21 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
     try:
         if scheme == "duckdb":
             path = config.url[len("duckdb://"):]
-            handle = driver.connect(path or ":memory:", read_only=bool(path))
+            handle = interruptible(lambda: driver.connect(path or ":memory:", read_only=bool(path)))
         else:
-            handle = driver.connect(config.url)
+            handle = interruptible(lambda: driver.connect(config.url))
     except errors as error:
         raise InputError(f"input.url {source}: cannot connect: {_first_line(error)}") from None
 
     def run(query: str) -> _Rows:
         try:
+            # every call that may wait on the engine goes through `interruptible`: Ctrl-C cancels it and ends the run
             if scheme == "duckdb":
-                return _Rows(handle.sql(query).to_arrow_reader(ROW_CHUNK), errors, source)
+                reader = interruptible(lambda: handle.sql(query).to_arrow_reader(ROW_CHUNK), handle.interrupt)
+                return _Rows(reader, errors, source, handle.interrupt)
             cursor = handle.cursor()
-            cursor.execute(query)
-            return _Rows(cursor.fetch_record_batch(), errors, source, cursor)
+            interruptible(lambda: cursor.execute(query), cursor.adbc_cancel)
+            return _Rows(cursor.fetch_record_batch(), errors, source, cursor.adbc_cancel, cursor)
         except errors as error:
             raise _refused(source, error) from None
 
