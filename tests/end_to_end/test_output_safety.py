@@ -108,6 +108,27 @@ def test_rename_no_replace_refuses_an_existing_destination(tmp_path, monkeypatch
     assert (tmp_path / "fresh" / "run.json").read_text() == "new" and not (tmp_path / "staged").exists()
 
 
+@pytest.mark.parametrize("renameat2", ["available", "missing"])
+def test_publish_swaps_a_replaced_output_into_the_claim(tmp_path, monkeypatch, renameat2):
+    """With --overwrite the output path holds the old output until the new one takes its place (one exchanging
+    rename where the kernel has it, else the old renamed into the claim first); the old one goes with the claim."""
+    if renameat2 == "missing":
+        def unavailable(source, destination, flags):
+            raise OSError(errno.ENOSYS, "no renameat2")
+        monkeypatch.setattr(staged_folder, "_renameat2", unavailable)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run.json").write_text("old")
+    claimed = staged_folder.claim(str(tmp_path / "out"))
+    staged = Path(claimed) / staged_folder.STAGED
+    (staged / "run.json").write_text("new")
+    checked = []
+    staged_folder.publish(str(staged), str(tmp_path / "out"), claimed, checked.append)
+    assert checked == [str(tmp_path / "out")] and (tmp_path / "out" / "run.json").read_text() == "new"
+    assert sorted(p.read_text() for p in Path(claimed).rglob("run.json")) == ["old"]
+    staged_folder.release(claimed)
+    assert staging_left(tmp_path) == []
+
+
 @pytest.mark.parametrize("what", ["file", "user folder"])
 def test_overwrite_refuses_what_is_not_a_previous_run(tmp_path, what):
     output = tmp_path / "out"

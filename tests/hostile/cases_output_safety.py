@@ -252,6 +252,26 @@ def with_notes(folder: Path) -> list:
     return export_args(folder, "exported", "model.keras", "--overwrite")
 
 
+def older_export(folder: Path) -> None:
+    """An export as skewless wrote it before its spec file listed the export's files."""
+    spec = exported(folder) / "assets.extra" / "skewless_features.json"
+    data = json.loads(spec.read_text())
+    del data["files"]
+    spec.write_text(json.dumps(data))
+
+
+def with_notes_only(folder: Path) -> list:
+    write(folder / "exported" / "NOTES.txt", "my notes on this model")
+    return export_args(folder, "exported", "model.keras", "--overwrite")
+
+
+def listed_files(export: Path) -> None:
+    """The export holds exactly the files its spec file lists."""
+    listed = json.loads((export / "assets.extra" / "skewless_features.json").read_text())["files"]
+    found = sorted(str(path.relative_to(export)) for path in export.rglob("*") if path.is_file())
+    assert found == listed and "saved_model.pb" in found, (found, listed)
+
+
 def mounted_disk(folder: Path, size: str) -> Path:
     """A small tmpfs mounted at `folder`/disk (unmounted by test_hostile.py's fixture; skipped where mounting is not
     allowed)."""
@@ -324,6 +344,17 @@ EXPORT_CASES = [
     Case("export --overwrite: a previous export holding the user's NOTES.txt", keep("exported", with_notes), 2,
          "holds NOTES.txt, which skewless export did not write", issue=41, item=3, run=True,
          writes=("model.keras",), after=unchanged("exported")),
+    Case("export --overwrite: TF Serving's warm-up requests in the previous export", keep("exported", lambda f: (
+        write(exported(f) / "assets.extra" / "tf_serving_warmup_requests", b"\x00requests"),
+        export_args(f, "exported", "model.keras", "--overwrite"))[-1]), 2,
+        "holds assets.extra/tf_serving_warmup_requests, which skewless export did not write", issue=41, item=3,
+        run=True, writes=("model.keras",), after=unchanged("exported")),
+    Case("export --overwrite: an export written before its files were listed, holding NOTES.txt",
+         keep("exported", lambda f: (older_export(f), with_notes_only(f))[-1]), 2, "holds NOTES.txt", issue=41,
+         run=True, writes=("model.keras",), after=unchanged("exported")),
+    Case("export --overwrite: an export written before its files were listed is replaced", lambda f: (
+        older_export(f), export_args(f, "exported", "model.keras", "--overwrite"))[-1], 0, None, issue=41, run=True,
+        writes=("model.keras", "exported"), after=lambda f: listed_files(f / "exported")),
     Case("export --overwrite: a --model that does not exist keeps the previous export", keep("exported", lambda f: (
         exported(f), export_args(f, "exported", "none.keras", "--overwrite"))[-1]), 2, "model file not found",
         issue=41, item=3, run=True, writes=("model.keras",), after=unchanged("exported")),
