@@ -91,7 +91,7 @@ def export_serving_model(
     export_dir = os.fspath(export_dir)
     local = "://" not in export_dir
     if local:
-        staged_folder.check_not_input(export_dir, folders=[os.fspath(run_dir)],
+        staged_folder.check_not_input(export_dir, folders=[os.fspath(run_dir)] if run_dir is not None else [],
                                       files=[os.fspath(model)] if isinstance(model, (str, os.PathLike)) else [])
     _check_target(export_dir, overwrite)
     if isinstance(model, (str, os.PathLike)):

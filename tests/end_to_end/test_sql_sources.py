@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from postgres_server import PostgresServer
+from postgres_server import server
 from real_data import (
     DATASETS,
     job_config,
@@ -35,12 +35,9 @@ POSITION = "row_position"  # the PostgreSQL table's order: a column the job does
 
 @pytest.fixture(scope="module")
 def postgres_url():
-    """A PostgreSQL server of its own, on a free port, for the module: its URL; stopped and removed after."""
-    server = PostgresServer()
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    """A PostgreSQL server of its own for the module (tests/postgres_server.py): its URL."""
+    with server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ owner record it leaves is what a run finds after a crash. Exports are made in th
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
@@ -23,7 +22,7 @@ from typing import Callable
 import pytest
 
 from hostile_cases import Case, gone, job, keep, run_copy, set_summary, small_config, unchanged, write
-from postgres_server import PostgresServer
+from postgres_server import shared_url
 
 # ------------------------------------------------------------------------------------------------------- helpers
 
@@ -385,17 +384,6 @@ EXPORT_CASES = [
 
 # ------------------------------------------------------------------ item 5: Ctrl-C ends a slow database query too
 
-_SERVER: list[PostgresServer] = []
-
-
-def postgres() -> str:
-    """The URL of a PostgreSQL server shared by these cases, started on first use and stopped when tests end."""
-    if not _SERVER:
-        _SERVER.append(PostgresServer())
-        atexit.register(_SERVER[0].stop)
-    return _SERVER[0].url
-
-
 def _sleeping_queries(url: str) -> int:
     import adbc_driver_postgresql.dbapi as driver  # the sql extra; only these cases need it
 
@@ -412,7 +400,7 @@ def sleeping_job(sleep_from_call: int) -> Callable[[Path], list]:
     def make(folder):
         import adbc_driver_postgresql.dbapi as driver  # the sql extra; only these cases need it
 
-        url, sequence = postgres(), f"calls_{abs(hash(str(folder)))}"
+        url, sequence = shared_url(), f"calls_{abs(hash(str(folder)))}"
         with driver.connect(url) as connection, connection.cursor() as cursor:
             cursor.execute(f"CREATE SEQUENCE {sequence}")
             connection.commit()
@@ -428,7 +416,7 @@ def interrupt_during_query(in_pipeline: bool) -> Callable:
     """Ctrl-C (SIGINT to the process group) while the server runs the job's sleeping query (in the pipeline:
     once the run's staging folder is being written too)."""
     def drive(process, folder):
-        url, deadline = postgres(), time.time() + 300
+        url, deadline = shared_url(), time.time() + 300
         while not (_sleeping_queries(url) and (not in_pipeline or (folder / "out.staging" / "run" / "tmp").exists())):
             assert process.poll() is None and time.time() < deadline, "the run ended before its query slept"
             time.sleep(0.05)
@@ -439,7 +427,7 @@ def interrupt_during_query(in_pipeline: bool) -> Callable:
 
 def query_cancelled(folder: Path) -> None:
     deadline = time.time() + 10
-    while _sleeping_queries(postgres()):
+    while _sleeping_queries(shared_url()):
         assert time.time() < deadline, "the query still runs on the server after Ctrl-C"
         time.sleep(0.1)
 
