@@ -23,6 +23,7 @@ from typer.core import TyperCommand, TyperGroup
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
 from skewless.input_formats import FILE_FORMATS
+from skewless.staged_folder import check_not_input
 
 # Every command's, in its --help; docs/errors.md says more
 EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, schema validate), 2 a usage or input "
@@ -268,6 +269,8 @@ def run(
         output = os.path.abspath(output)  # a command-line path is the shell's: relative to the current directory
     job_config = load_config(config, overrides=overrides, output_dir=output)
     output_dir = job_config.output.dir
+    # said before TensorFlow is imported, as the next check; the job checks what the config reads again
+    check_not_input(output_dir, files=[os.path.abspath(config)])
     if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
@@ -325,7 +328,8 @@ def apply(
         fail(f"{run_dir}: not a run directory of `skewless run` (no {CONFIG_FILE})")
     if "://" not in output:
         output = os.path.abspath(output)
-        if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; the job checks again
+        check_not_input(output, folders=[run_dir])  # said before TensorFlow is imported; the job checks again
+        if not overwrite and os.path.exists(output):
             raise output_exists(output)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
@@ -373,7 +377,8 @@ def predict(
         fail(f"{export_dir}: no such directory (an export of `skewless export`)")
     if "://" not in output:
         output = os.path.abspath(output)
-        if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; predict checks again
+        check_not_input(output, folders=[export_dir], files=inputs)  # before TensorFlow is imported; predict again
+        if not overwrite and os.path.exists(output):
             raise output_exists(output)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")

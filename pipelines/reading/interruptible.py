@@ -1,4 +1,4 @@
-"""A blocking call into a database driver that Ctrl-C ends, whichever thread and driver it is in.
+"""A blocking call into ADBC's PostgreSQL driver that Ctrl-C ends.
 
 ADBC's driver manager (PostgreSQL), called from the main thread, swaps in a SIGINT handler of its own for the
 length of each call: it cancels the statement on the server and tells Python nothing. A cancelled `execute`
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
@@ -37,7 +38,24 @@ def interruptible(call: Callable[[], T], cancel: Callable[[], None] | None = Non
         if cancel is not None:
             with contextlib.suppress(Exception):  # the statement may have ended meanwhile
                 cancel()
+        _wait_for(worker)
         raise
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+# how long a cancelled call may take to return before the interrupt goes on without it
+_CANCELLED_CALL_SECONDS = 10.0
+
+
+def _wait_for(worker: threading.Thread) -> None:
+    """Lets a cancelled call return before the process goes on to end: a thread still inside the driver when the
+    interpreter finalizes is unwound through its C++ and aborts the process (DuckDB: "FATAL: exception not
+    rethrown", exit -6). Further Ctrl-Cs meanwhile (the `skewless` command repeats one until it is reported) wait."""
+    deadline = time.monotonic() + _CANCELLED_CALL_SECONDS
+    while worker.is_alive() and time.monotonic() < deadline:
+        try:
+            worker.join(0.05)
+        except KeyboardInterrupt:
+            pass

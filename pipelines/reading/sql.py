@@ -68,16 +68,18 @@ def quoted(name: str) -> str:
 class _Rows:
     """A query's rows: their Arrow `schema`, and their batches as the engine streams them (its errors InputErrors)."""
 
-    def __init__(self, reader: pa.RecordBatchReader, errors: tuple, source: str, cancel: Callable[[], None],
-                 cursor=None):
+    def __init__(self, reader: pa.RecordBatchReader, errors: tuple, source: str, cursor=None):
         self.schema = reader.schema
-        self._reader, self._errors, self._source, self._cancel = reader, errors, source, cancel
+        self._reader, self._errors, self._source = reader, errors, source
         self._cursor = cursor  # an ADBC cursor closes its stream when collected: kept while the rows are read
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         while True:
             try:
-                batch = interruptible(self._reader.read_next_batch, self._cancel)
+                if self._cursor is None:
+                    batch = self._reader.read_next_batch()
+                else:  # ADBC: see `connection`
+                    batch = interruptible(self._reader.read_next_batch, self._cursor.adbc_cancel)
             except StopIteration:
                 return
             except self._errors as error:
@@ -116,7 +118,7 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
     try:
         if scheme == "duckdb":
             path = config.url[len("duckdb://"):]
-            handle = interruptible(lambda: driver.connect(path or ":memory:", read_only=bool(path)))
+            handle = driver.connect(path or ":memory:", read_only=bool(path))
         else:
             handle = interruptible(lambda: driver.connect(config.url))
     except errors as error:
@@ -124,13 +126,13 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
 
     def run(query: str) -> _Rows:
         try:
-            # every call that may wait on the engine goes through `interruptible`: Ctrl-C cancels it and ends the run
+            # DuckDB checks for Ctrl-C itself (Python's handler runs, the query ends with an error); ADBC takes SIGINT
+            # from Python in the main thread, so each call that waits on PostgreSQL goes through `interruptible`
             if scheme == "duckdb":
-                reader = interruptible(lambda: handle.sql(query).to_arrow_reader(ROW_CHUNK), handle.interrupt)
-                return _Rows(reader, errors, source, handle.interrupt)
+                return _Rows(handle.sql(query).to_arrow_reader(ROW_CHUNK), errors, source)
             cursor = handle.cursor()
             interruptible(lambda: cursor.execute(query), cursor.adbc_cancel)
-            return _Rows(cursor.fetch_record_batch(), errors, source, cursor.adbc_cancel, cursor)
+            return _Rows(cursor.fetch_record_batch(), errors, source, cursor)
         except errors as error:
             raise _refused(source, error) from None
 
