@@ -28,6 +28,7 @@ from skewless.errors import ConfigError, InputError, TooManyBadRowsError
 from skewless.pipelines.output import files
 from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
+from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
 from skewless.pipelines.plan.plan import JobPlan, plan, sample_rows
 from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.output.staging import StagedOutput
@@ -125,7 +126,7 @@ def run(
     """
     if not isinstance(config, JobConfig):
         config = load_config(config)
-    with pre_existing_objects_frozen():
+    with one_job_at_a_time(), pre_existing_objects_frozen():
         return _run(config, overwrite, beam_args, progress, process_started)
 
 

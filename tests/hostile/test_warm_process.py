@@ -46,3 +46,32 @@ def test_an_empty_request_returns_empty_outputs(example_run, tmp_path):
             assert value.shape[0] == 0 and value.shape[1:] == reference[name].shape[1:], (signature, name)
             assert value.dtype == reference[name].dtype, (signature, name)
     assert len(full["score"]) == len(rows)
+
+
+# ----------------------------------------------------------------------------------- 14: two threads at once
+
+def test_two_threads_running_jobs_at_once_each_get_the_sequential_run(tmp_path):
+    """Issue 41 item 14: a second thread's run() failed with a bare AssertionError from tf.Transform's annotators
+    (`assert _OBJECT_TRACKER is None`); both must succeed, writing what each writes run alone."""
+    configs = [example_config(tmp_path / "a", input=SMALL),
+               example_config(tmp_path / "b", input={**SMALL, "seed": 4},
+                              features={"age": {"transform": "scale_0_1"}, "workclass": {"transform": "vocabulary"}})]
+    outcomes = {}
+    start = threading.Barrier(len(configs))
+
+    def job(index):
+        start.wait()
+        try:
+            outcomes[index] = files_of(run(configs[index]).output_dir)
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=job, args=(index,)) for index in range(len(configs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    failed = {index: repr(outcome) for index, outcome in outcomes.items() if isinstance(outcome, BaseException)}
+    assert failed == {}
+    for index, config in enumerate(configs):
+        assert outcomes[index] == files_of(run(config, overwrite=True).output_dir), index
