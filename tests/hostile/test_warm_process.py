@@ -75,3 +75,56 @@ def test_two_threads_running_jobs_at_once_each_get_the_sequential_run(tmp_path):
     assert failed == {}
     for index, config in enumerate(configs):
         assert outcomes[index] == files_of(run(config, overwrite=True).output_dir), index
+
+
+# --------------------------------------------------------------- 13: a rerun after the input or the schema changed
+
+def _cities_csv(path, cities: int) -> None:
+    path.write_text("age,city\n" + "".join(f"{20 + i % 37},c{i % cities}\n" for i in range(90)))
+
+
+def _schema(path, domain: list[str] | None) -> None:
+    city_domain = "".join(f' value: "{value}"' for value in domain or [])
+    path.write_text('feature { name: "age" type: INT }\n'
+                    'feature { name: "city" type: BYTES'
+                    + (f" string_domain {{{city_domain} }}" if domain else "") + " }\n")
+
+
+def _city_domain(result) -> tuple[int, int]:
+    from skewless.schemas import load_schema
+
+    schema = load_schema(f"{result.output_dir}/transform_graph/transformed_metadata/schema.pbtxt")
+    (city,) = [feature for feature in schema.feature if feature.name == "city"]
+    return city.int_domain.min, city.int_domain.max
+
+
+def _written_cities(folder, domain) -> int:
+    """The distinct cities of the rows the run keeps (those the schema's domain allows), counted from the CSV."""
+    lines = (folder / "rows.csv").read_text().splitlines()[1:]
+    return len({line.split(",")[1] for line in lines if domain is None or line.split(",")[1] in domain})
+
+
+# (cities, schema domain) before and after the change, under the same paths
+CHANGES = {
+    "the data file gains a city": ((2, None), (3, None)),
+    "the data file loses a city": ((3, None), (2, None)),
+    "the schema file gains a domain": ((3, None), (3, ["c0", "c1"])),
+    "the schema file loses its domain": ((3, ["c0", "c1"]), (3, None)),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_rerun_after_the_input_changed_under_the_same_path_writes_the_new_domain(change, tmp_path):
+    """Issue 41 item 13: the second run in one process kept the first run's vocabulary size in
+    transformed_metadata/schema.pbtxt (`int_domain max: 2` with 3 cities), which model_inputs sizes encodings by."""
+    config = {"name": "cities", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+              "schema": str(tmp_path / "schema.pbtxt"),
+              "features": {"age": {"transform": "z_score"}, "city": {"transform": "vocabulary", "num_oov_buckets": 1}},
+              "output": {"dir": str(tmp_path / "out"), "splits": {"train": 1.0}, "shards": 1,
+                         "max_bad_fraction": 0.5}}
+    for cities, domain in CHANGES[change]:
+        _cities_csv(tmp_path / "rows.csv", cities)
+        _schema(tmp_path / "schema.pbtxt", domain)
+        result = run(config, overwrite=True)
+        # ids 0..n-1 for the n cities written, then the one OOV bucket
+        assert _city_domain(result) == (0, _written_cities(tmp_path, domain)), (cities, domain)
