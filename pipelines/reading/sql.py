@@ -22,6 +22,7 @@ query the engine refuses, a missing table) are one `InputError` line naming the 
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Callable, Iterator
 from urllib.parse import urlsplit, urlunsplit
@@ -36,6 +37,7 @@ from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import SourceBatch, row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
 from skewless.pipelines.reading.parquet import plain_batch, plain_type
+from skewless.schemas.infer import majority_kind, text_counts
 
 SAMPLE_ROWS = 1000  # column types come from the Arrow types of the result's first rows
 SCHEMES = ("duckdb", "postgresql", "postgres")
@@ -53,10 +55,29 @@ def source_name(config: InputConfig) -> str:
 
 
 def base_query(config: InputConfig) -> str:
-    """The rows to read: the config's query (without a trailing semicolon) or every row of its table."""
+    """The rows to read: the config's query (without the semicolon that may end it) or every row of its table."""
     if config.query:
-        return config.query.strip().rstrip(";").strip()
+        return _without_final_semicolon(config.query.strip())
     return f"SELECT * FROM {'.'.join(quoted(part) for part in config.table.split('.'))}"
+
+
+def rows_of(config: InputConfig) -> str:
+    """The rows to read as a subquery: on lines of their own, so that a query ending in a `-- comment` does not
+    comment out the closing parenthesis."""
+    return f"(\n{base_query(config)}\n) AS skewless_rows"
+
+
+# what a semicolon may stand in without ending the statement: quoted text and names, comments, dollar quotes
+_SQL_PART = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|(\$\w*\$).*?\1|;", re.S)
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
+
+
+def _without_final_semicolon(query: str) -> str:
+    """`query` cut before a semicolon that only whitespace and comments follow (`SELECT 1; -- rows`)."""
+    ends = [part.start() for part in _SQL_PART.finditer(query) if part.group() == ";"]
+    if ends and not _COMMENTS.sub("", query[ends[-1] + 1:]).strip():
+        return query[: ends[-1]].rstrip()
+    return query
 
 
 def quoted(name: str) -> str:
@@ -134,6 +155,8 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
 
 def _engine_type(arrow_type: pa.DataType) -> pa.DataType:
     """The type `_engine_plain` gives a column of `arrow_type`."""
+    if pa.types.is_union(arrow_type):
+        return pa.string()
     if not isinstance(arrow_type, pa.BaseExtensionType):
         return arrow_type
     return pa.float64() if getattr(arrow_type, "type_name", None) == "numeric" else arrow_type.storage_type
@@ -142,10 +165,22 @@ def _engine_type(arrow_type: pa.DataType) -> pa.DataType:
 def _engine_plain(column: pa.Array) -> pa.Array:
     """A column without the engine's own types: ADBC hands PostgreSQL types Arrow has no match for as opaque
     extension types over their text (numeric, uuid, json, ...). A numeric is a decimal: a float, as Parquet's
-    decimals are; the others are their text."""
+    decimals are; the others are their text. A DuckDB UNION holds a value of one of several types a row: its
+    text, read as a CSV column is (a row whose value is not of the column's kind is quarantined, naming it)."""
+    if pa.types.is_union(column.type):
+        return _union_text(column)
     if not isinstance(column.type, pa.BaseExtensionType):
         return column
     return pc.cast(column.storage, _engine_type(column.type))
+
+
+def _union_text(column: pa.Array) -> pa.Array:
+    def text(value) -> str | None:
+        if value is None or isinstance(value, str):
+            return value
+        return value.decode("utf-8", errors="backslashreplace") if isinstance(value, bytes) else str(value)
+
+    return pa.array([text(value) for value in column.to_pylist()], pa.string())
 
 
 class SqlFormat(InputFormat):
@@ -156,7 +191,7 @@ class SqlFormat(InputFormat):
 
     def sizes(self, config: InputConfig, paths: list[str]) -> list[int]:
         with connection(config) as run:
-            count = run(f"SELECT count(*) AS n FROM ({base_query(config)}) AS skewless_rows").read_all()
+            count = run(f"SELECT count(*) AS n FROM {rows_of(config)}").read_all()
         return [int(count.column(0)[0].as_py())]
 
     def splittable(self, config: InputConfig, path: str) -> bool:
@@ -174,10 +209,16 @@ class SqlFormat(InputFormat):
 
     def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
         with connection(config) as run:
-            schema = run(f"SELECT * FROM ({base_query(config)}) AS skewless_rows LIMIT {SAMPLE_ROWS}").schema
+            rows = run(f"SELECT * FROM {rows_of(config)} LIMIT {SAMPLE_ROWS}")
+            unions = [field.name for field in rows.schema if pa.types.is_union(field.type)]
+            sample = rows.read_all() if unions else None
         source = source_name(config)
         kinds = {}
-        for field in schema:
+        for field in rows.schema:
+            if field.name in unions:  # typed by its values' text, as a CSV column is
+                text = _union_text(sample.column(field.name).combine_chunks())
+                kinds[field.name] = majority_kind(text_counts(text, config.missing_tokens(field.name)))
+                continue
             try:
                 plain = plain_type(_engine_type(field.type), f"{source}: column {field.name!r}")
                 kinds[field.name] = arrow_kind(plain)
@@ -191,7 +232,7 @@ class SqlFormat(InputFormat):
         query = base_query(config)
         if config.order_by:
             order = ", ".join(quoted(name) for name in config.order_by)
-            query = f"SELECT * FROM ({query}) AS skewless_rows ORDER BY {order}"
+            query = f"SELECT * FROM {rows_of(config)} ORDER BY {order}"
             if stop >= 0:
                 query += f" LIMIT {stop - start} OFFSET {start}"
         source = source_name(config)
@@ -201,8 +242,10 @@ class SqlFormat(InputFormat):
                 if batch.num_rows:
                     numbers = np.arange(number, number + batch.num_rows, dtype=np.int64)
                     columns = [_engine_plain(column) for column in batch.columns]
+                    unions = frozenset(name for name, column in zip(batch.schema.names, batch.columns)
+                                       if pa.types.is_union(column.type))
                     batch = pa.RecordBatch.from_arrays(columns, batch.schema.names)
-                    yield SourceBatch(source, "record", plain_batch(batch, source), numbers)
+                    yield SourceBatch(source, "record", plain_batch(batch, source), numbers, text_columns=unions)
                     number += batch.num_rows
 
 
