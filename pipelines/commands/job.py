@@ -34,6 +34,7 @@ from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
 from skewless.progress_snapshot import Snapshot
+from skewless.redaction import url_without_credentials
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
 from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
 from skewless.safe_names import most_frequent_filename
@@ -448,8 +449,13 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
 
     run = RunDirectory(staging)
     metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(columns)), run.raw_metadata_dir)
-    # the config's paths are absolute since it was loaded: every later reader sees the paths this run read
-    files.write_bytes(run.config_file, yaml.safe_dump(config.model_dump(by_alias=True), sort_keys=False).encode())
+    # the config's paths are absolute since it was loaded: every later reader sees the paths this run read. A
+    # database URL is kept without its password: `verify` and `apply` then find it where libpq looks (PGPASSWORD,
+    # ~/.pgpass, a service file), as configs should give it (docs/recipes/sql.md)
+    kept = config.model_dump(by_alias=True)
+    if kept["input"].get("url"):
+        kept["input"]["url"] = url_without_credentials(kept["input"]["url"])
+    files.write_bytes(run.config_file, yaml.safe_dump(kept, sort_keys=False).encode())
 
 
 def _write_sequence_spec(staging: str) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from typing import Callable, Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +32,7 @@ import pyarrow.compute as pc
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
+from skewless.redaction import url_password, url_secrets, url_without_credentials, without_credentials
 from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import SourceBatch, row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
@@ -46,12 +46,7 @@ _SQL_EXTRA = "pip install 'skewless[sql]'"
 
 def source_name(config: InputConfig) -> str:
     """The URL without its password, then the table (or "query"): what quarantine and errors name."""
-    url = config.url
-    parts = urlsplit(url)
-    if parts.password is not None:
-        netloc = f"{parts.username}@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-        url = urlunsplit(parts._replace(netloc=netloc))
-    return f"{url} {config.table or 'query'}"
+    return f"{url_without_credentials(config.url)} {config.table or 'query'}"
 
 
 def base_query(config: InputConfig) -> str:
@@ -88,28 +83,44 @@ def quoted(name: str) -> str:
 class _Rows:
     """A query's rows: their Arrow `schema`, and their batches as the engine streams them (its errors InputErrors)."""
 
-    def __init__(self, reader: pa.RecordBatchReader, errors: tuple, source: str, cursor=None):
+    def __init__(self, reader: pa.RecordBatchReader, errors: tuple, source: str, cursor=None,
+                 secrets: tuple[str, ...] = ()):
         self.schema = reader.schema
-        self._reader, self._errors, self._source = reader, errors, source
+        self._reader, self._errors, self._source, self._secrets = reader, errors, source, secrets
         self._cursor = cursor  # an ADBC cursor closes its stream when collected: kept while the rows are read
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         try:
             yield from self._reader
         except self._errors as error:
-            raise _refused(self._source, error) from None
+            raise _refused(self._source, error, self._secrets) from None
 
     def read_all(self) -> pa.Table:
         return pa.Table.from_batches(list(self), self.schema)
 
 
-def _first_line(error: Exception) -> str:
+def _first_line(error: Exception, secrets: tuple[str, ...] = ()) -> str:
+    """The driver's message, first line, without the URL's credentials (libpq quotes a token it cannot read)."""
     lines = str(error).strip().splitlines()
-    return lines[0] if lines else type(error).__name__
+    line = without_credentials(lines[0]) if lines else type(error).__name__
+    for secret in secrets:
+        line = line.replace(secret, "…")
+    return line
 
 
-def _refused(source: str, error: Exception) -> InputError:
-    return InputError(f"{source}: the database refuses the query: {_first_line(error)}")
+def _refused(source: str, error: Exception, secrets: tuple[str, ...] = ()) -> InputError:
+    return InputError(f"{source}: the database refuses the query: {_first_line(error, secrets)}")
+
+
+def _misread_password(url: str) -> str | None:
+    """What libpq would misread in the URL's password: it ends the user information at the first "/" or "@",
+    and quotes a bad percent-escape back in its error, so such a password would be sent cut and shown in part."""
+    password = url_password(url)
+    if "/" in password or "@" in password:
+        return "holds a raw '/' or '@' (write them %2F and %40)"
+    if re.search(r"%(?![0-9A-Fa-f]{2})", password):
+        return "holds a '%' not followed by two hex digits (write it %25)"
+    return None
 
 
 @contextmanager
@@ -128,6 +139,10 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
     except ImportError as error:
         raise InputError(f"input.url {source}: {error.name} is not installed ({_SQL_EXTRA})") from None
     errors = (driver.Error,)
+    secrets = url_secrets(config.url)
+    if scheme != "duckdb" and _misread_password(config.url):
+        raise InputError(f"input.url {source}: the password {_misread_password(config.url)}; better, give it in "
+                         "PGPASSWORD, a service file or ~/.pgpass (docs/recipes/sql.md)")
     try:
         if scheme == "duckdb":
             path = config.url[len("duckdb://"):]
@@ -135,7 +150,7 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
         else:
             handle = driver.connect(config.url)
     except errors as error:
-        raise InputError(f"input.url {source}: cannot connect: {_first_line(error)}") from None
+        raise InputError(f"input.url {source}: cannot connect: {_first_line(error, secrets)}") from None
 
     def run(query: str) -> _Rows:
         try:
@@ -143,9 +158,9 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
                 return _Rows(handle.sql(query).to_arrow_reader(ROW_CHUNK), errors, source)
             cursor = handle.cursor()
             cursor.execute(query)
-            return _Rows(cursor.fetch_record_batch(), errors, source, cursor)
+            return _Rows(cursor.fetch_record_batch(), errors, source, cursor, secrets)
         except errors as error:
-            raise _refused(source, error) from None
+            raise _refused(source, error, secrets) from None
 
     try:
         yield run

@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import yaml
 
-from hostile_cases import SMALL, Case, job, small_config
+from hostile_cases import SMALL, Case, damaged, job, run_copy, small_config, write
+from postgres_server import shared_url
+from skewless.pipelines import run as run_job
 
 # ---------------------------------------------------------------------------------------- 9: SQL queries and types
 
@@ -84,4 +87,166 @@ SQL_CASES = [
 ]
 
 
-CASES = SQL_CASES
+# ------------------------------------------------------------------------------------- 6: no credential shown
+
+# a password whose pieces are searched for: no piece may be shown or kept, whatever character sits between them
+PIECES = ("zq7K", "xw9J")
+
+
+def password(between: str = "") -> str:
+    return PIECES[0] + between + PIECES[1]
+
+
+def _with_password(secret: str, in_query: bool = False) -> str:
+    """The shared server's URL (tests/postgres_server.py: it takes any password) holding `secret`."""
+    url = shared_url()
+    return f"{url}?password={secret}" if in_query else url.replace("postgres@", f"postgres:{secret}@", 1)
+
+
+def _table() -> None:
+    """The shared server's table `rows`: 60 values of column a."""
+    import adbc_driver_postgresql.dbapi as postgres  # the sql extra; only these cases need it
+
+    with postgres.connect(shared_url()) as connection, connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS rows AS SELECT i::float8 AS a FROM generate_series(1, 60) i")
+        connection.commit()
+
+
+def postgres_job(secret: str, in_query: bool = False, table: str = "rows") -> Callable[[Path], list]:
+    def make(folder):
+        _table()
+        config = small_config(folder, input={"format": "sql", "url": _with_password(secret, in_query),
+                                             "table": table}, features={"a": {"transform": "z_score"}}, label=None)
+        return job(folder, config)
+    return make
+
+
+def _leaked(text: str) -> list[str]:
+    return [piece for piece in PIECES if piece in text]
+
+
+def shows_no_password(text: str) -> None:
+    assert _leaked(text) == [], text[-2000:]
+
+
+def keeps_no_password(name: str = "out") -> Callable[[Path], None]:
+    """No file under `name` (run.json, config.yaml, report.html, quarantine, statistics, the graph) holds a piece
+    of the password."""
+    def check(folder):
+        found = [str(path.relative_to(folder)) for path in sorted((folder / name).rglob("*"))
+                 if path.is_file() and any(piece.encode() in path.read_bytes() for piece in PIECES)]
+        assert found == [], found
+    return check
+
+
+def shows_the_user_and_host(text: str) -> None:
+    """The URL is still named, its user and host kept (errors must say where)."""
+    shows_no_password(text)
+    assert "postgresql://postgres@127.0.0.1:" in text, text[-2000:]
+
+
+def _config_url(url: str) -> Callable[[Path], None]:
+    """An older run's config.yaml, which kept the URL as given (password and all)."""
+    def damage(run):
+        config = yaml.safe_load((run / "config.yaml").read_text())
+        config["input"]["url"] = url
+        (run / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return damage
+
+
+_OLD_URL = f"postgresql://reader:{password()}@db.example:5432/shop?sslmode=require&password={password('-')}"
+
+SECRET_CASES = [
+    Case("secrets: a run with the password in the URL", postgres_job(password()), 0, None, issue=41, item=6,
+         writes=("out",), after=keeps_no_password(), printed=shows_no_password),
+    Case("secrets: a run with ?password= in the URL", postgres_job(password(), in_query=True), 0, None, issue=41,
+         item=6, writes=("out",), after=keeps_no_password(), printed=shows_no_password),
+    Case("secrets: a run with a '#' in the password", postgres_job(password("#")), 0, None, issue=41, item=6,
+         writes=("out",), after=keeps_no_password(), printed=shows_no_password),
+    Case("secrets: a missing table, the password in the URL", postgres_job(password(), table="nothere"), 2,
+         "the database refuses the query", issue=41, printed=shows_the_user_and_host),
+    Case("secrets: a missing table, ?password= in the URL", postgres_job(password(), True, "nothere"), 2,
+         "the database refuses the query", issue=41, item=6, printed=shows_the_user_and_host),
+    Case("secrets: a missing table, a '#' in the password", postgres_job(password("#"), table="nothere"), 2,
+         "the database refuses the query", issue=41, item=6, printed=shows_the_user_and_host),
+    Case("secrets: a raw '%zz' in the password", postgres_job(password("%zz"), table="nothere"), 2,
+         "holds a '%' not followed by two hex digits", issue=41, item=6, printed=shows_the_user_and_host),
+    Case("secrets: a raw '/' in the password", postgres_job(password("/"), table="nothere"), 2,
+         "holds a raw '/' or '@'", issue=41, item=6, printed=shows_the_user_and_host),
+    Case("secrets: a raw '@' in the password", postgres_job(password("@"), table="nothere"), 2,
+         "holds a raw '/' or '@'", issue=41, item=6, printed=shows_the_user_and_host),
+    Case("secrets: a '%zz' in ?password=", postgres_job(password("%zz"), True, "nothere"), 2,
+         "postgresql://postgres@127.0.0.1:", issue=41, item=6, printed=shows_no_password),
+    Case("secrets: a server that does not answer, ?password=", lambda f: job(f, small_config(
+        f, input={"format": "sql", "url": f"postgresql://u@127.0.0.1:9/db?password={password()}", "table": "t"},
+        features={"a": {"transform": "z_score"}}, label=None)), 2, "input.url postgresql://u@127.0.0.1:9/db t",
+        issue=41, item=6, printed=shows_no_password),
+    Case("secrets: report of a run whose config.yaml kept a password", damaged(
+        _config_url(_OLD_URL), lambda f: ["report", str(run_copy(f))]), 0, None, issue=41, item=6, run=True,
+        writes=("run",), after=lambda f: shows_no_password((run_copy(f) / "report.html").read_text()),
+        printed=shows_no_password),
+    Case("secrets: inspect of a run whose config.yaml kept a password", damaged(
+        _config_url(_OLD_URL), lambda f: ["inspect", str(run_copy(f))]), 0, None, issue=41, run=True,
+        writes=("run",), printed=shows_no_password),
+]
+
+
+# ------------------------------------------------------------------------ 7: nothing printed acts on a terminal
+
+OSC_52 = "\x1b]52;c;aGk=\x07"  # writes the clipboard
+CLEAR = "\x1b[2J"  # clears the screen
+NAME = f"job{OSC_52}"  # the config's name
+COLUMN = f"ci{CLEAR}ty"  # a column's name
+
+
+def _hostile_rows(folder: Path) -> Path:
+    values = [OSC_52, CLEAR, "\u202eevil", "plain"]
+    lines = [f"age,{COLUMN}"] + [f"{20 + i % 40},{values[i % len(values)]}" for i in range(200)]
+    return write(folder / "rows.csv", "\n".join(lines) + "\n")
+
+
+def _hostile_config(folder: Path) -> dict:
+    return small_config(folder, name=NAME, input={"format": "csv", "paths": [str(_hostile_rows(folder))],
+                                                  "header": True},
+                        features={"age": {"transform": "z_score"}, COLUMN: {"transform": "vocabulary"}}, label=None,
+                        output={**SMALL["output"], "splits": {"train": 0.5, "eval": 0.5}})
+
+
+def hostile_run(command: Callable[[Path], list]) -> Callable[[Path], list]:
+    """A run of the rows above (made in the process), then `command`."""
+    def make(folder):
+        run_job(_hostile_config(folder))
+        return command(folder)
+    return make
+
+
+def shows_escaped(*texts: str) -> Callable[[str], None]:
+    """Each of `texts` is printed with its control characters escaped (as `repr`-like text: \\x1b, \\u202e)."""
+    def check(printed):
+        for text in texts:
+            escaped = text.encode("unicode_escape").decode()
+            assert escaped in printed, (escaped, printed[-3000:])
+    return check
+
+
+TERMINAL_CASES = [
+    Case("terminal: run prints the config's name and progress escaped", lambda f: job(f, _hostile_config(f)), 0,
+         None, issue=41, item=7, writes=("out", "rows.csv"), printed=shows_escaped(NAME)),
+    Case("terminal: inspect shows category values and column names escaped", hostile_run(
+        lambda f: ["inspect", str(f / "out")]), 0, None, issue=41, item=7, printed=shows_escaped(
+            NAME, COLUMN, OSC_52, CLEAR, "\u202eevil")),
+    Case("terminal: validate's table shows column names escaped", hostile_run(
+        lambda f: ["validate", str(f / "out"), "--threshold", "1"]), 0, None, issue=41, item=7,
+        printed=shows_escaped(COLUMN)),
+    Case("terminal: schema validate shows values escaped", lambda f: [
+        "schema", "validate", str(_hostile_rows(f)), "--header", "--schema", str(write(
+            f / "s.pbtxt", f'feature {{ name: "age" type: INT }}\nfeature {{ name: "{COLUMN.encode("unicode_escape").decode()}" '
+                           'type: BYTES string_domain { value: "plain" } }\n'))], 1, None, issue=41, item=7,
+        printed=shows_escaped(COLUMN, OSC_52)),
+    Case("terminal: an error naming a hostile feature", lambda f: job(f, small_config(
+        f, features={COLUMN: {"transform": "nope"}})), 2, "unknown value 'nope'", issue=41, item=7,
+        printed=shows_escaped(CLEAR)),
+]
+
+
+CASES = SQL_CASES + SECRET_CASES + TERMINAL_CASES
