@@ -28,6 +28,7 @@ from pydantic import (
 from skewless.errors import ConfigError
 from skewless.input_formats import INPUT_FORMATS
 from skewless.safe_names import missing_indicator_name
+from skewless.terminal_text import printable
 from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, applies_to, transform_options
 
 # What a config may cost, checked on the text before anything builds it (docs/errors.md): a real config is a
@@ -591,7 +592,7 @@ def _key_lines(node, where: str, path: tuple = ()) -> dict[tuple, int]:
             key = path + (key_node.value,)
             line = key_node.start_mark.line + 1
             if key in lines and isinstance(key_node, yaml.ScalarNode) and key_node.value != "<<":
-                dotted = ".".join(map(str, key)).replace("\r", "\\r").replace("\n", "\\n")
+                dotted = printable(".".join(map(str, key)))
                 raise ConfigError(f"{where}:{line}: {dotted}: key given twice (first on line {lines[key]})")
             lines[key] = line
             lines.update(_key_lines(value_node, where, key))
@@ -623,8 +624,8 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int], overr
             continue
         prefix = f"{where}:{line}" if line else where
         messages.append(f"{prefix}: {dotted}: {message}" if dotted else f"{prefix}: {message}")
-    # keys and values are the user's text: a newline in one must not break the one-line message
-    return "; ".join(messages).replace("\r", "\\r").replace("\n", "\\n")
+    # keys and values are the user's text: a newline or an escape sequence in one must not act on a terminal
+    return printable("; ".join(messages))
 
 
 # how pydantic names a union branch or a validator in a location: `function-after[_check(), FeatureConfig]`
