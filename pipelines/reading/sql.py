@@ -32,11 +32,11 @@ import pyarrow.compute as pc
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
-from skewless.redaction import url_password, url_secrets, url_without_credentials, without_credentials
 from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import SourceBatch, row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
 from skewless.pipelines.reading.parquet import plain_batch, plain_type
+from skewless.redaction import url_password, url_secrets, url_without_credentials, without_credentials
 from skewless.schemas.infer import majority_kind, text_counts
 
 SAMPLE_ROWS = 1000  # column types come from the Arrow types of the result's first rows
@@ -140,9 +140,10 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
         raise InputError(f"input.url {source}: {error.name} is not installed ({_SQL_EXTRA})") from None
     errors = (driver.Error,)
     secrets = url_secrets(config.url)
-    if scheme != "duckdb" and _misread_password(config.url):
-        raise InputError(f"input.url {source}: the password {_misread_password(config.url)}; better, give it in "
-                         "PGPASSWORD, a service file or ~/.pgpass (docs/recipes/sql.md)")
+    misread = _misread_password(config.url) if scheme != "duckdb" else None
+    if misread:
+        raise InputError(f"input.url {source}: the password {misread}; better, give it in PGPASSWORD, a service "
+                         "file or ~/.pgpass (docs/recipes/sql.md)")
     try:
         if scheme == "duckdb":
             path = config.url[len("duckdb://"):]

@@ -46,6 +46,13 @@ def test_an_empty_request_returns_empty_outputs(example_run, tmp_path):
             assert value.shape[0] == 0 and value.shape[1:] == reference[name].shape[1:], (signature, name)
             assert value.dtype == reference[name].dtype, (signature, name)
     assert len(full["score"]) == len(rows)
+    # predict_raw: one tensor per raw feature, of no rows
+    signature = served.signatures["predict_raw"]
+    arguments = {name: tf.zeros([0, *spec.shape[1:]], spec.dtype)
+                 for name, spec in signature.structured_input_signature[1].items()}
+    empty = signature(**arguments)
+    assert {name: value.shape for name, value in empty.items()} == {
+        name: (0, *value.shape[1:]) for name, value in full.items()}
 
 
 # ----------------------------------------------------------------------------------- 14: two threads at once
