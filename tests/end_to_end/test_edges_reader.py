@@ -181,3 +181,87 @@ def test_a_list_in_a_python_sources_single_value_column_is_quarantined(tmp_path)
     assert result.rows["quarantined"] == 1
     (reason,) = quarantined(result.output_dir).values()
     assert reason.startswith("state:") and "2 values" in reason
+
+
+# ---- item 5: `skewless predict` reads rows as `apply` and the job do -------------------------------------------
+
+@pytest.fixture(scope="module")
+def scored(runs, tmp_path_factory):
+    """The R-written run's export scores its own R-written file with `predict`; `apply` reads the same file."""
+    import keras
+
+    from skewless.layers import export_serving_model, model_inputs
+    from skewless.pipelines import apply, predict
+
+    folder = tmp_path_factory.mktemp("scored")
+    run_dir = runs["r-csv"]
+    keras.utils.set_random_seed(43)
+    inputs, encoded = model_inputs(run_dir, features=["flag", "ok", "state", "tags", "x"])
+    export = export_serving_model(run_dir, keras.Model(inputs, keras.layers.Dense(1)(encoded)), folder / "export")
+    path = folder / "new.csv"
+    write_csv(path, r_style=True)
+    predicted = predict(str(export), [str(path)], str(folder / "predicted"), keys=["id"])
+    applied = apply(run_dir, str(folder / "applied"), inputs=[str(path)], one_split=True)
+    return {"export": export, "path": path, "predicted": predicted, "applied": applied}
+
+
+def _rows_as_pandas_reads_them(path) -> list[dict]:
+    """The R-written file read without the job: pandas with the run's NA tokens, lists split at the run's
+    delimiter without their missing items."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, na_values=NA_TOKENS, keep_default_na=False)
+    rows = []
+    for record in frame.to_dict("records"):
+        row = {name: None if isinstance(value, float) and math.isnan(value) else value
+               for name, value in record.items()}
+        row["tags"] = [tag for tag in (row["tags"] or "").split(LIST_DELIMITER) if tag not in ("", *NA_TOKENS)]
+        rows.append(row)
+    return rows
+
+
+def _predictions(output_dir) -> dict[int, float]:
+    import glob
+
+    found = {}
+    for path in sorted(glob.glob(f"{output_dir}/predictions-*.csv")):
+        with open(path, newline="") as handle:
+            found |= {int(line["id"]): float(line["output_0"]) for line in csv.DictReader(handle)}
+    return found
+
+
+def test_predict_scores_every_row_apply_writes(scored):
+    assert scored["predicted"].rows == {"read": len(logical_rows()), "written": len(logical_rows()), "quarantined": 0}
+    assert scored["applied"].rows == {"read": len(logical_rows()), "written": {"all": len(logical_rows())},
+                                      "quarantined": 0}
+
+
+def test_predict_equals_serving_default_on_the_rows_as_pandas_reads_them(scored):
+    import tensorflow as tf
+
+    from skewless.layers import read_spec_file, serialize_raw_examples
+
+    rows = _rows_as_pandas_reads_them(scored["path"])
+    assert any(row["x"] is None for row in rows) and any(len(row["tags"]) > 1 for row in rows)
+    examples = tf.constant(serialize_raw_examples(rows, read_spec_file(scored["export"])["raw"]))
+    served = tf.saved_model.load(str(scored["export"])).signatures["serving_default"](examples=examples)
+    expected = dict(zip((row["id"] for row in rows), served["output_0"].numpy()[:, 0].astype(np.float32)))
+    found = _predictions(scored["predicted"].output_dir)
+    assert sorted(found) == sorted(expected)
+    mismatched = [i for i in expected if np.float32(found[i]) != expected[i]]
+    assert not mismatched, [(i, found[i], expected[i]) for i in mismatched[:3]]
+
+
+def test_apply_writes_what_the_export_transforms_from_the_same_rows(scored):
+    import tensorflow as tf
+
+    from skewless.layers import read_spec_file, serialize_raw_examples
+
+    rows = _rows_as_pandas_reads_them(scored["path"])
+    examples = tf.constant(serialize_raw_examples(rows, read_spec_file(scored["export"])["raw"]))
+    transformed = tf.saved_model.load(str(scored["export"])).signatures["transform_features"](examples=examples)
+    written = _written(scored["applied"].output_dir)
+    for name, values in transformed.items():
+        got = dict(zip((row["id"] for row in rows), python_rows(values)))
+        mismatched = [i for i in written if got[i] != written[i][name]]
+        assert not mismatched, (name, mismatched[:3])
