@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 ROWS = 48
 NA_TOKENS = ["NA"]
 LIST_DELIMITER = "|"
@@ -52,9 +54,10 @@ def present(row: dict) -> dict:
 
 
 def rows(shard: int, num_shards: int):
-    """The logical rows as a Python source yields them (`input.generator: edge_rows:rows`)."""
+    """The logical rows as a Python source yields them (`input.generator: edge_rows:rows`); `flag` as NumPy's bool,
+    as a value taken from a NumPy array or a pandas frame is."""
     for row in logical_rows()[shard::num_shards]:
-        yield dict(row)
+        yield dict(row, flag=np.bool_(row["flag"]))
 
 
 def rows_with_a_list_in_state(shard: int, num_shards: int):

@@ -37,7 +37,7 @@ from apache_beam.ml.inference.tensorflow_inference import ModelType, TFModelHand
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from skewless.errors import ConfigError, InputError
-from skewless.input_formats import CSV_OPTIONS, VALUE_OPTIONS, reader_of
+from skewless.input_formats import SYNTAX_OPTIONS, VALUE_OPTIONS, reader_of
 from skewless.layers.export import read_spec_file, serialize_raw_examples
 from skewless.pipelines.output import files
 from skewless.pipelines.reading import sources
@@ -208,8 +208,10 @@ def _width(shape) -> int:
 
 def with_run_reading(input_config, reading: dict):
     """`input_config` with the run's value rules (`reading`, the export's record of them): those every format
-    shares, and the CSV options too when both the run and the new data are CSV (as `skewless apply` keeps them)."""
-    keys = [*VALUE_OPTIONS, *(CSV_OPTIONS if input_config.format == reading.get("format") == "csv" else ())]
+    shares, and its syntax (CSV's delimiter, ...) too when the new data has the run's format (as `skewless apply`
+    keeps them)."""
+    same_format = input_config.format == reading.get("format")
+    keys = [*VALUE_OPTIONS, *(SYNTAX_OPTIONS if same_format else ())]
     return input_config.model_copy(update={key: reading[key] for key in keys if key in reading})
 
 
