@@ -18,7 +18,8 @@ Column types come from the export's raw spec (assets.extra/skewless_features.jso
 data: a value that does not parse as its feature's type goes to quarantine with its reason, as in the
 job. Values are read by the run's rules, which the export records beside the spec (its "reading"): the NA
 tokens, the list columns and their delimiter, ``nonfinite``, and for CSV input of a CSV run its delimiter,
-``skip_initial_space`` and ``multiline``; so a row predicted here is the row `skewless apply` reads. The output is staged and published whole, as a run is (pipelines/output/staging.py).
+``skip_initial_space`` and ``multiline``; so a row predicted here is the row `skewless apply` reads. The
+output is staged and published whole, as a run is (pipelines/output/staging.py).
 """
 
 from __future__ import annotations

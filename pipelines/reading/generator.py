@@ -57,18 +57,23 @@ class GeneratorFormat(InputFormat):
 
     def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
         """Types from the first rows of shard 0 of 1: int (bools too), float (any float seen), else bytes; a list's
-        type is its values'."""
+        type is its values' (bytes when every list seen is empty)."""
         generator = import_function(config.generator, "input.generator")
         kinds: dict[str, str] = {}
+        listed = set()
         for row in itertools.islice(generator(shard=0, num_shards=1, **config.args), SAMPLE_ROWS):
             if not isinstance(row, dict):
                 raise InputError(f"input.generator {config.generator!r} yields {type(row).__name__}, not dicts")
             for name, value in row.items():
+                if isinstance(value, _LISTS):
+                    listed.add(name)
                 for item in _items(value):
                     kind = _kind(item)
                     previous = kinds.get(name)
                     if previous is None or _ORDER.index(kind) > _ORDER.index(previous):
                         kinds[name] = kind
+        for name in listed - set(kinds):
+            kinds[name] = "bytes"
         if not kinds:
             raise InputError(f"input.generator {config.generator!r} yields no rows for shard 0 of 1")
         return kinds

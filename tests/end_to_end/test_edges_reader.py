@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from edge_rows import (
-    FEATURES,
     LIST_DELIMITER,
     NA_TOKENS,
     SOURCES,
