@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from edge_rows import (
     LIST_DELIMITER,
@@ -138,6 +140,31 @@ def test_csv_lines_are_read_as_pythons_csv_module_reads_them_in_every_path(skip)
         found = dict(zip(parsed.numbers.tolist(), zip(*(parsed.batch.column(c).to_pylist() for c in columns))))
         assert {n: list(v) for n, v in found.items()} == {n: v for n, v in expected.items() if v is not None}
         assert sorted(row.number for row in parsed.rejected) == [n for n, v in expected.items() if v is None]
+
+
+_FIELDS = st.lists(st.text(alphabet=' a,"\té', max_size=6), min_size=3, max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_FIELDS, min_size=1, max_size=8), st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL]),
+       st.booleans())
+def test_written_csv_is_read_back_as_pythons_csv_module_reads_it(rows, quoting, skip):
+    """Generated fields (spaces, commas, quotes, tabs) written by Python's csv writer: every path of the reader
+    reads each value back as the csv module does; with QUOTE_ALL, or without skip_initial_space, as written."""
+    from skewless.pipelines.reading.csv import parse_csv_block, parse_csv_records
+
+    columns = ["c0", "c1", "c2"]
+    text = io.StringIO()
+    csv.writer(text, quoting=quoting, lineterminator="\n").writerows(rows)
+    data = text.getvalue().encode()
+    expected = [row for row in csv.reader(io.StringIO(text.getvalue()), skipinitialspace=skip, strict=True)]
+    if quoting == csv.QUOTE_ALL or not skip:
+        assert expected == rows
+    by_block = parse_csv_block(data, columns, ",", skip)
+    ((by_record, _),) = list(parse_csv_records(io.BytesIO(data), columns, ",", skip))
+    for parsed in (by_block, by_record):
+        assert not parsed.rejected
+        assert [list(values) for values in zip(*(parsed.batch.column(c).to_pylist() for c in columns))] == expected
 
 
 def test_a_quoted_leading_space_is_kept_with_and_without_multiline(runs):
