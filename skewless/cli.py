@@ -24,6 +24,7 @@ from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
 from skewless.input_formats import FILE_FORMATS
 from skewless.staged_folder import check_not_input
+from skewless.terminal_text import shown, shown_lines
 
 # Every command's, in its --help; docs/errors.md says more
 EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, schema validate), 2 a usage or input "
@@ -89,8 +90,14 @@ def _root(
 
 def fail(message: str, code: int = 2) -> None:
     """Prints one line on stderr and exits: the CLI's answer to every user error."""
-    typer.echo(f"skewless: error: {message}", err=True)
+    typer.echo(f"skewless: error: {shown(message)}", err=True)
     raise typer.Exit(code)
+
+
+def say(text: str, err: bool = False) -> None:
+    """Prints what a command made of data or a config (paths, names, summaries) as `shown_lines` makes it: control
+    characters escaped, credentials cut (skewless/terminal_text.py)."""
+    typer.echo(shown_lines(text), err=err)
 
 
 _DEBUG = typer.Option(
@@ -275,7 +282,7 @@ def run(
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
     # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
-    typer.echo(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
+    say(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.commands.job import run as run_job
@@ -287,8 +294,8 @@ def run(
                      progress=lambda poll: show_progress(poll, title=title), process_started=process_started)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     page = render_report(result.output_dir)
-    typer.echo(result.summary())
-    typer.echo(f"report: {page}")
+    say(result.summary())
+    say(f"report: {page}")
 
 
 @_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
@@ -343,8 +350,8 @@ def apply(
                          overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started,
                          max_bad_fraction=max_bad_fraction, progress=lambda poll: show_progress(poll, title=title))
     page = render_report(result.output_dir)
-    typer.echo(result.summary())
-    typer.echo(f"report: {page}")
+    say(result.summary())
+    say(f"report: {page}")
 
 
 @_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
@@ -387,7 +394,7 @@ def predict(
     result = predict_rows(export_dir, inputs, output, output_format=format, keys=keys, input_format=input_format,
                           columns=columns.split(",") if columns else None, overwrite=overwrite,
                           beam_args=list(ctx.args), process_started=process_started)
-    typer.echo(result.summary())
+    say(result.summary())
 
 
 schema_app = typer.Typer(cls=Group, no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
@@ -400,7 +407,8 @@ _HEADER = typer.Option(False, "--header", help="CSV: the first line of each file
 _COLUMNS = typer.Option(None, "--columns", help="CSV: comma-separated column names (needed without --header).")
 _DELIMITER = typer.Option(",", "--delimiter", help="CSV: the field delimiter.")
 _SKIP_SPACE = typer.Option(
-    True, "--skip-initial-space/--no-skip-initial-space", help="CSV: strip the spaces that start a field."
+    True, "--skip-initial-space/--no-skip-initial-space",
+    help="CSV: spaces after a delimiter are no part of the field (never inside quotes)."
 )
 
 
@@ -486,7 +494,7 @@ def export(
     if not object_store.tensorflow_opens(out):
         fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
     export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
-    typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
+    say(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
 
 
 @_command()
@@ -526,7 +534,7 @@ def report(
     from skewless.report import render_report
 
     path = render_report(run_dir)
-    typer.echo(path)
+    say(path)
     if open_:
         import pathlib
         import webbrowser
@@ -633,7 +641,7 @@ def clean(
     if "://" not in output:
         output = os.path.abspath(output)
     removed = clean_staging(output)
-    typer.echo("\n".join(f"removed {path}" for path in removed) or f"nothing left beside {output}")
+    say("\n".join(f"removed {path}" for path in removed) or f"nothing left beside {output}")
 
 
 def main() -> None:

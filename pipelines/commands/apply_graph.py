@@ -27,7 +27,7 @@ from typing import Callable
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
-from skewless.input_formats import reader_of
+from skewless.input_formats import VALUE_OPTIONS, reader_of
 from skewless.pipelines.output import files, object_store
 from skewless.pipelines.commands.job import (
     pipeline_options,
@@ -41,6 +41,7 @@ from skewless.pipelines.commands.job import (
 )
 from skewless.pipelines.plan.plan import JobPlan, plan
 from skewless.pipelines.output.progress import snapshot
+from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
 from skewless.pipelines.write.split_statistics import write_split_statistics
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
@@ -134,7 +135,7 @@ def apply(
     run_label = _run_label(local_run)
     label_left_out = config.label is None and run_label is not None
     digest = graph_digest(graph_dir)
-    with output.staging() as staging:
+    with one_job_at_a_time(), output.staging() as staging:
         # no analysis pass, so no count of the rows to come
         with progress(lambda: snapshot(staging, total_known=False)) if progress else nullcontext():
             _run_pipeline(config, job_plan, graph_dir, staging, beam_args or [])
@@ -176,7 +177,7 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
         raw["input"]["paths"] = [path if "://" in path else os.path.abspath(path) for path in inputs]
     if input_format and input_format != config.input.format:
         # the run's settings for another format do not apply: keep only those every format has
-        general = ("nonfinite", "na_values", "list_delimiter", "keep_parsed")
+        general = (*VALUE_OPTIONS, "keep_parsed")
         raw["input"] = {"format": input_format, "paths": raw["input"]["paths"],
                         **{key: raw["input"][key] for key in general}}
     if header is not None:
