@@ -33,12 +33,11 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         for name, feature in config.features.items():
             if text and types.get(name) == "bytes" and feature.transform_kind.needs == "number":
                 types[name] = "float"  # its text is mostly not numbers: those rows go to quarantine
+    check_named_columns(config, list(types), source)
     reader_of(input_config.format).check_columns(input_config, paths, config.raw_columns)
     columns = []
     for name in config.raw_columns:
-        key = f"label.column {name!r}" if config.label and name == config.label.column else f"features.{name}"
-        if name not in types:
-            raise ConfigError(f"{key}: no column {name!r} in {source} (columns: {', '.join(types)})")
+        key = _config_key(config, name)
         feature = config.features.get(name)
         default = feature.default if feature else None
         fill = feature.fill if feature else None
@@ -76,6 +75,17 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list or shape is not None,
                                  image=image, sequence=sequence, shape=shape))
     return columns
+
+
+def check_named_columns(config: JobConfig, names: list[str], source: str) -> None:
+    """Refuses a feature or the label that names no column of the input (`names`, found in `source`)."""
+    for name in config.raw_columns:
+        if name not in names:
+            raise ConfigError(f"{_config_key(config, name)}: no column {name!r} in {source} (columns: {', '.join(names)})")
+
+
+def _config_key(config: JobConfig, name: str) -> str:
+    return f"label.column {name!r}" if config.label and name == config.label.column else f"features.{name}"
 
 
 def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = (), wanted=None) -> dict[str, str]:
