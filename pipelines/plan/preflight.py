@@ -30,7 +30,8 @@ def check_inputs(config: JobConfig) -> None:
     if not config.schema_path:
         # the names first: a CSV's are its header, read in a moment; the types need pyarrow's compute functions,
         # whose first call imports pandas (most of a second)
-        check_named_columns(config, input_format.column_names(input_config, paths, set(config.raw_columns)), paths[0])
+        names = input_format.column_names(input_config, paths, set(config.raw_columns))
+        check_named_columns(config, input_config, names, paths[0])
     resolve_columns(config, input_config, paths)
 
 

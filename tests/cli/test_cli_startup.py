@@ -106,6 +106,10 @@ EARLY_ERRORS = {
                              "label.map: the label column 'label' holds int values in {tmp}/data.csv; a map needs "
                              "string labels (declare the column BYTES in the schema, or drop the map to use the "
                              "numbers as they are)"),
+    "';'-delimited CSV": ({"data.csv": _CSV.replace(",", ";"), "job.yaml": _job(["data.csv"])}, ["run", "job.yaml"],
+                          "features.age: no column 'age' in {tmp}/data.csv (columns: age;city;label); the header is "
+                          "one column at delimiter ',', and ';' splits it into age, city, label: set "
+                          "input.delimiter: ';'"),
     "missing input": ({"job.yaml": _job(["nope.csv"])}, ["run", "job.yaml"],
                       "{tmp}/nope.csv: no input file matches"),
     "glob matching nothing": ({"data.csv": _CSV, "job.yaml": _job(["data/*.csv"])}, ["run", "job.yaml"],
@@ -159,6 +163,25 @@ def test_parquet_column_names_come_before_the_heavy_import(tmp_path):
     assert (code, loaded) == (2, [])
     assert err.splitlines() == [f"skewless: error: features.agee: no column 'agee' in {tmp_path}/data.parquet "
                                 "(columns: age, label)"]
+
+
+def test_a_parquet_list_column_read_as_one_value_names_list_true(tmp_path):
+    """Issue 42 item 3: the job read every row, then failed with "tags: has 3 values, expected 1..1" per row."""
+    pq.write_table(pa.table({"tags": [["a", "b", "c"], ["d"]], "label": [1, 0]}), tmp_path / "data.parquet")
+    config = {"name": "t", "input": {"format": "parquet", "paths": ["data.parquet"]},
+              "features": {"tags": {"transform": "vocabulary"}}, "label": {"column": "label"}, "output": {"dir": "out"}}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(config))
+    code, _, err, loaded = skewless("run", "job.yaml", cwd=tmp_path)
+    assert (code, loaded) == (2, [])
+    assert err.splitlines() == [f"skewless: error: features.tags: {tmp_path}/data.parquet declares 'tags' a list "
+                                f"column ({pq.read_schema(tmp_path / 'data.parquet').field('tags').type}); add `list: true` to the feature (0..n values per row), or "
+                                "`shape:` for a fixed number of values"]
+    config["features"]["tags"]["list"] = True
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(config))
+    code, _, err, _ = skewless("run", "job.yaml", cwd=tmp_path)
+    assert code == 0, err
+    rows = json.loads((tmp_path / "out" / "run.json").read_text())["rows"]
+    assert sum(rows["written"].values()) == 2
 
 
 def test_inspect_reads_a_plain_run_without_tensorflow(example_run):
