@@ -6,8 +6,10 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+import time
 import zipfile
 
 import pyarrow as pa
@@ -219,6 +221,21 @@ def test_run_loads_no_keras_3_and_ends_through_the_exit_handlers(tmp_path):
     rows = json.loads((tmp_path / "out" / "run.json").read_text())["rows"]
     assert out.splitlines()[-2].startswith(f"{tmp_path / 'out'}: read {rows['read']:,} rows")
     assert out.splitlines()[-1] == f"report: {tmp_path / 'out' / 'report.html'}"  # the last line names the page
+
+
+def test_run_json_seconds_count_from_the_command_not_from_its_process_id(tmp_path):
+    """Issue 42 item 4: `bash -c 'pip install ... && skewless run ...'` execs skewless in the shell's process,
+    whose start the kernel records: run.json counted the install as start-up (136-409 s for a 9 s job)."""
+    pause = 5  # seconds the shell spends before exec'ing skewless under its own process ID
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(example_config(tmp_path / "out", input={"format": "synthetic", "rows": 300})))
+    started = time.time()
+    done = subprocess.run(["bash", "-c", f"sleep {pause}; exec {shlex.quote(sys.executable)} -m skewless run {path}"],
+                          capture_output=True, text=True, timeout=600)
+    wall = time.time() - started
+    assert done.returncode == 0, done.stderr
+    seconds = json.loads((tmp_path / "out" / "run.json").read_text())["seconds"]
+    assert 0 < seconds["startup"] and seconds["startup"] + seconds["pipeline"] <= seconds["total"] <= wall - pause
 
 
 def test_jax_is_hidden_only_while_the_stack_is_imported():
