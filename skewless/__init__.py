@@ -13,10 +13,10 @@ import time
 # before exec'ing `skewless` (`bash -c 'pip install ... && skewless run ...'`) had started minutes earlier
 STARTED = time.time()
 
-from pathlib import Path  # noqa: E402  (after the clock: imports take time)
+from pathlib import Path  # after the clock: imports take time
 
-from skewless.keras_registry import register_lazily  # noqa: E402
-from skewless.source_folders import map_checkout_folders  # noqa: E402
+from skewless.keras_registry import register_lazily
+from skewless.source_folders import map_checkout_folders
 
 __version__ = "0.1.0"
 

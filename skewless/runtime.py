@@ -1,5 +1,6 @@
 """How the `skewless` command sets up its own process before heavy work. Process-wide, so only the CLI
-calls these (the library leaves a host process's settings alone). Figures: the 2-core benchmark machine.
+calls these (the library leaves a host process's settings alone), but for `import_tensorflow_quietly`, which
+`skewless.layers` and `skewless.pipelines` call. Figures: the 2-core benchmark machine.
 """
 
 from __future__ import annotations
@@ -43,6 +44,18 @@ def quiet_tensorflow_logs() -> None:
     come at every start on a CPU-only machine and say nothing about the job. Must run before TensorFlow is
     imported; a TF_CPP_MIN_LOG_LEVEL the user set wins (0 shows them all, as `--debug` does)."""
     os.environ.setdefault(_TF_LOG_LEVEL, "3")
+
+
+def import_tensorflow_quietly() -> None:
+    """The Python API's first import of TensorFlow, as quiet as the command's: its C++ log lines hidden (the
+    CUDA and oneDNN notices at import, "failed call to cuInit" later, tf.data's INFO lines) and its load-time
+    notices dropped. A TF_CPP_MIN_LOG_LEVEL the user set wins; where TensorFlow was imported already (by the
+    user, or Keras with its TensorFlow backend), it has printed its start-up lines, and nothing changes."""
+    if "tensorflow" in sys.modules:
+        return
+    quiet_tensorflow_logs()
+    with _native_load_notices_dropped():
+        importlib.import_module("tensorflow")
 
 
 def import_tf_transform_stack(*modules: str) -> None:
