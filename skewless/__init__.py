@@ -6,14 +6,10 @@ part may import which, and where an import goes inside a function: docs/design.m
 (tests/architecture/test_import_rules.py checks it).
 """
 
-import time
+# first: the clock run.json's seconds count from (skewless/command_clock.py)
+import skewless.command_clock
 
-# The command's own clock, read before anything else of skewless runs: run.json's seconds.startup and total count
-# from here (runtime.process_start_time), not from the process's start, which a shell that ran other commands
-# before exec'ing `skewless` (`bash -c 'pip install ... && skewless run ...'`) had started minutes earlier
-STARTED = time.time()
-
-from pathlib import Path  # after the clock: imports take time
+from pathlib import Path
 
 from skewless.keras_registry import register_lazily
 from skewless.source_folders import map_checkout_folders

@@ -18,7 +18,7 @@ import tempfile
 import threading
 from typing import NoReturn
 
-import skewless
+from skewless.command_clock import STARTED
 
 # What TensorFlow 2.21's native libraries log on stderr as they load (oneDNN is on, no CUDA driver),
 # whatever TF_CPP_MIN_LOG_LEVEL says: absl INFO lines and the notice that precedes them.
@@ -87,7 +87,7 @@ def process_start_time() -> float:
     console script's first import). Not the kernel's record of the process's start: a process ID a shell ran
     other commands under before exec'ing `skewless` started long before (startup read 136-409 s for a 9 s job
     after `bash -c 'pip install ... && skewless run ...'`); the interpreter's own first ~0.1 s are not counted."""
-    return skewless.STARTED
+    return STARTED
 
 
 def import_frozen(*modules: str) -> None:
