@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
 from typing import Iterable, Mapping
 
 import keras
@@ -35,7 +34,8 @@ import tensorflow as tf
 
 from skewless import staged_folder
 from skewless.boolean_values import as_number
-from skewless.errors import InputError, OutputError, OutputExistsError, SchemaError
+from skewless.errors import InputError, SchemaError
+from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
 from skewless.layers.label_scale import original_units
 from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
@@ -44,9 +44,6 @@ from skewless.safe_names import signature_argument_name
 from skewless.sequence_specs import parse_sequence_examples, split_raw_spec
 
 EXAMPLES = "examples"
-# A copy of the raw schema beside the SavedModel (TF Serving's place for extra files), so clients
-# can build requests without the run directory.
-SPEC_FILE = os.path.join("assets.extra", "skewless_features.json")
 
 
 def export_serving_model(
@@ -94,7 +91,7 @@ def export_serving_model(
     if local:
         staged_folder.check_not_input(export_dir, folders=[os.fspath(run_dir)] if run_dir is not None else [],
                                       files=[os.fspath(model)] if isinstance(model, (str, os.PathLike)) else [])
-    _check_target(export_dir, overwrite)
+    replacing = _check_export_folder(export_dir, overwrite)  # before anything is loaded or written
     if isinstance(model, (str, os.PathLike)):
         model = _load_model(os.fspath(model))
     inputs = _named_inputs(model)
@@ -134,7 +131,7 @@ def export_serving_model(
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
     _save_each_weight_once(archive, head)
     if not local:  # an object store has no rename to publish by: the old export goes, then the new is written
-        if overwrite and tf.io.gfile.exists(export_dir):
+        if replacing:
             tf.io.gfile.rmtree(export_dir)
         _write_export(archive, export_dir, graph, serving_spec)
         return export_dir
@@ -143,10 +140,16 @@ def export_serving_model(
         staged = os.path.join(claimed, staged_folder.STAGED)
         _write_export(archive, staged, graph, serving_spec)
         # checked again at publish time: someone may have put files in the old export meanwhile
-        staged_folder.publish(staged, export_dir, claimed, _replaceable if overwrite else _empty)
+        staged_folder.publish(staged, export_dir, claimed, lambda path: _check_export_folder(path, overwrite))
     finally:
         staged_folder.release(claimed)
     return export_dir
+
+
+def _check_export_folder(export_dir: str, overwrite: bool) -> bool:
+    """`check_export_folder` through TensorFlow's filesystems (gs://)."""
+    return check_export_folder(export_dir, overwrite, tf.io.gfile.exists, tf.io.gfile.listdir, tf.io.gfile.walk,
+                               tf.io.gfile.isdir, lambda path: tf.io.gfile.GFile(path, "rb").read())
 
 
 def _write_export(archive, export_dir: str, graph: TransformLayer, serving_spec: Mapping) -> None:
@@ -349,93 +352,13 @@ def padded(value):
     return value
 
 
-# how a legacy Keras HDF5 file (.h5), which load_model also reads, begins
-_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-
-
-def _check_target(export_dir: str, overwrite: bool) -> None:
-    """Before anything is written: an existing export folder is refused without `overwrite` (unless empty), and
-    with it unless it is a previous export as skewless wrote it (`_replaceable`)."""
-    if not tf.io.gfile.exists(export_dir):
-        return
-    if overwrite:
-        _replaceable(export_dir)
-    else:
-        _empty(export_dir)
-
-
-def _empty(export_dir: str) -> None:
-    if os.path.islink(export_dir) or not tf.io.gfile.isdir(export_dir) or tf.io.gfile.listdir(export_dir):
-        raise OutputExistsError(f"{export_dir}: already exists (pass overwrite=True / --overwrite to replace it)")
-
-
-def _replaceable(export_dir: str) -> None:
-    """As `skewless run --overwrite` (docs/errors.md), only what skewless wrote is replaced: a previous export
-    holding only the files it was written with (its spec file lists them), or folders without a file (a serving
-    layout's empty version folders). A file someone added (notes, TF Serving's warm-up requests) keeps it."""
-    if os.path.islink(export_dir) or not tf.io.gfile.isdir(export_dir):
-        raise OutputError(f"{export_dir}: is a file or a link, not an export of skewless; --overwrite replaces only a "
-                          "previous export (delete it yourself if it should go)")
-    found = sorted(os.path.relpath(os.path.join(folder, name), export_dir)
-                   for folder, _, names in tf.io.gfile.walk(export_dir) for name in names)
-    if not found:
-        return
-    if SPEC_FILE not in found:
-        raise OutputError(f"{export_dir}: holds files but is not an export of skewless (no {SPEC_FILE}); --overwrite "
-                          "replaces only a previous export (delete it yourself if it should go)")
-    written = _written_files(export_dir)
-    added = [name for name in found if not written(name)]
-    if added:
-        shown = ", ".join(added[:3]) + (", ..." if len(added) > 3 else "")
-        raise OutputError(f"{export_dir}: holds {shown}, which skewless export did not write; --overwrite replaces "
-                          "only a previous export as it was written (move those files out, or delete it yourself)")
-
-
-# what an export written before its spec file listed its files holds: a SavedModel's files and the spec file
-_SAVED_MODEL_FILES = ("saved_model.pb", "fingerprint.pb", SPEC_FILE)
-_SAVED_MODEL_FOLDERS = ("variables/", "assets/")
-
-
-def _written_files(export_dir: str):
-    """Whether a file (relative to `export_dir`) is one the export was written with."""
-    try:
-        listed = json.loads(tf.io.gfile.GFile(os.path.join(export_dir, SPEC_FILE)).read()).get("files")
-    except (ValueError, AttributeError, tf.errors.OpError):
-        listed = None
-    if isinstance(listed, list):
-        return set(listed).__contains__
-    return lambda name: name in _SAVED_MODEL_FILES or name.startswith(_SAVED_MODEL_FOLDERS)
-
-
 def _load_model(path: str):
-    if not os.path.exists(path):
-        raise InputError(f"{path}: model file not found")
-    what = _not_a_model_file(path)
-    if what is not None:  # Keras would call it "File not found"
-        raise InputError(f"{path}: not a Keras model file ({what}); --model takes a .keras file (model.save)")
+    check_model_file(path)
     try:
         return keras.models.load_model(path)
     except (OSError, TypeError, ValueError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{path}: cannot load the Keras model: {first_line}") from None
-
-
-def _not_a_model_file(path: str) -> str | None:
-    """What `path` is when it cannot be a Keras model file (a .keras zip archive holding config.json, or
-    HDF5), else None."""
-    if os.path.isdir(path):
-        return "a folder" + (", a SavedModel: export takes the Keras model" if
-                             os.path.exists(os.path.join(path, "saved_model.pb")) else "")
-    with open(path, "rb") as handle:
-        head = handle.read(len(_HDF5_SIGNATURE))
-    if head == _HDF5_SIGNATURE:
-        return None
-    if not zipfile.is_zipfile(path):
-        return "an empty file" if not head else "neither a zip archive nor HDF5"
-    with zipfile.ZipFile(path) as archive:
-        if "config.json" not in archive.namelist():
-            return "a zip archive without a Keras model's config.json"
-    return None
 
 
 def _find_transform_layer(model) -> TransformLayer | None:
@@ -550,7 +473,7 @@ def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mappi
         "predict_raw_arguments": {name: signature_argument_name(name) for name in serving_spec},
         # how the run read raw values, so that `skewless predict` reads new data as the job and `apply` do
         "reading": graph.reading,
-        # every file of the export, this one included: --overwrite replaces nothing else (`_replaceable`)
+        # every file of the export, this one included: --overwrite replaces nothing else (`check_export_folder`)
         "files": sorted({SPEC_FILE} | {os.path.relpath(os.path.join(folder, name), export_dir)
                                        for folder, _, names in tf.io.gfile.walk(export_dir) for name in names}),
     }

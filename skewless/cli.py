@@ -281,6 +281,10 @@ def run(
     if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
+    # so are the input paths and columns, where that needs no Beam (a CSV header is read in milliseconds)
+    from skewless.pipelines.plan.preflight import check_inputs
+
+    check_inputs(job_config)
     # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
     say(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     runtime.keep_freed_memory()
@@ -338,6 +342,7 @@ def apply(
         check_not_input(output, folders=[run_dir])  # said before TensorFlow is imported; the job checks again
         if not overwrite and os.path.exists(output):
             raise output_exists(output)
+    _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
     from skewless.pipelines.commands.apply_graph import apply as apply_graph
@@ -387,6 +392,7 @@ def predict(
         check_not_input(output, folders=[export_dir], files=inputs)  # before TensorFlow is imported; predict again
         if not overwrite and os.path.exists(output):
             raise output_exists(output)
+    _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")
     from skewless.pipelines.commands.batch_prediction import predict as predict_rows
@@ -395,6 +401,14 @@ def predict(
                           columns=columns.split(",") if columns else None, overwrite=overwrite,
                           beam_args=list(ctx.args), process_started=process_started)
     say(result.summary())
+
+
+def _check_input_paths(inputs: List[str]) -> None:
+    """An --input that matches no file (or names a folder) is refused before TensorFlow and Beam are imported,
+    with the job's own error (`pipelines/plan/preflight.py`)."""
+    from skewless.pipelines.plan.preflight import local_inputs
+
+    local_inputs([os.path.abspath(path) for path in inputs if "://" not in path])
 
 
 schema_app = typer.Typer(cls=Group, no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
@@ -487,6 +501,13 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),
 ) -> None:
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
+    from skewless.export_target import check_export_folder, check_model_file
+
+    # said before TensorFlow and Keras are imported; export_serving_model checks again, on any filesystem
+    if "://" not in out:
+        check_not_input(out, folders=[run_dir], files=[model])
+        check_export_folder(out, overwrite)
+    check_model_file(model)
     runtime.import_frozen("tensorflow", "keras")
     from skewless.layers import export_serving_model
     from skewless.pipelines.output import object_store

@@ -7,11 +7,13 @@ Errors name the file, the line and the key path, e.g.
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Union
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import (
@@ -613,7 +615,7 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int], overr
         line = _nearest_line(keys, lines)
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
-            message = "unknown key"
+            message = "unknown key" + _did_you_mean(str(keys[-1]), keys[:-1])
         elif item["type"] == "literal_error":
             message = f"unknown value {item.get('input')!r} ({message[0].lower()}{message[1:]})"
         dotted = ".".join(str(part) for part in keys)
@@ -641,6 +643,42 @@ def _real_keys(loc: tuple, lines: dict[tuple, int]) -> tuple:
             continue
         keys += (part,)
     return keys
+
+
+def _did_you_mean(key: str, where: tuple) -> str:
+    """A known key of the mapping at `where` close to the unknown `key` (a typo), as "; did you mean ...?"."""
+    near = difflib.get_close_matches(key, _known_keys(where), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _known_keys(where: tuple) -> list[str]:
+    """The keys the config's models take in the mapping at `where` (("input",), ("features", "age"), ...)."""
+    kinds: list = [JobConfig]
+    for part in where:
+        kinds = [inner for kind in kinds for inner in _inside(kind, part)]
+    return sorted({field.alias or name for kind in kinds for model in _alternatives(kind) if _is_model(model)
+                   for name, field in model.model_fields.items()})
+
+
+def _inside(kind, part) -> list:
+    """The types a value of type `kind` holds at key or index `part`."""
+    found = []
+    for alternative in _alternatives(kind):
+        if _is_model(alternative):
+            found += [field.annotation for name, field in alternative.model_fields.items()
+                      if part in (name, field.alias, "schema" if name == "schema_path" else None)]
+        elif get_origin(alternative) in (dict, list, tuple) and get_args(alternative):
+            found.append(get_args(alternative)[-1])
+    return found
+
+
+def _alternatives(kind) -> tuple:
+    """The types of a union (`X | None`), else the type itself."""
+    return get_args(kind) if get_origin(kind) in (Union, UnionType) else (kind,)
+
+
+def _is_model(kind) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
 
 
 def _override_of(keys: tuple, overridden: dict[tuple, str]) -> str | None:

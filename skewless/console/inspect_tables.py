@@ -86,7 +86,8 @@ def print_run(description: dict, console=None) -> None:
 
     _print_split_statistics(description.get("split_statistics", {}), console)
 
-    shards = Table(title=f"Shards ({description.get('compression')})", title_justify="left")
+    shards = Table(title=f"Shards ({description.get('compression')})", title_justify="left",
+                   caption=shard_reading(description.get("compression")), caption_justify="left")
     shards.add_column("split")
     shards.add_column("file")
     shards.add_column("rows", justify="right")
@@ -95,6 +96,12 @@ def print_run(description: dict, console=None) -> None:
         for shard in files:
             _add_row(shards, split, shard["path"], format_number(shard["rows"]), format_bytes(shard["bytes"]))
     console.print(shards)
+
+
+def shard_reading(compression: str | None) -> str:
+    """How tf.data reads the shards: gzip ones need compression_type, or every record is "corrupted at 0"."""
+    argument = ', compression_type="GZIP"' if compression == "gzip" else ""
+    return f"read: tf.data.TFRecordDataset(files{argument})"
 
 
 def _print_split_statistics(split_statistics: dict, console) -> None:
