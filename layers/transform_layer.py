@@ -17,6 +17,7 @@ from skewless.layers.transform_graph import (
     FROM_RUN,
     find_graph_dir,
     label_column,
+    label_classes,
     label_scale,
     specs_from_json,
     specs_to_json,
@@ -91,6 +92,7 @@ class TransformLayer(keras.layers.Layer):
             self._transformed_spec = self._tft_output.transformed_feature_spec()
             self._label_outputs = self._outputs_computed_from_label()
             self._label_scale = label_scale(self.graph_dir, self.label)
+            self._label_classes = label_classes(self.graph_dir, self.label)
         else:
             # Rebuilt from a config: the graph is loaded by load_assets (a .keras file) or on first use.
             self.label = None if label == FROM_RUN else label
@@ -98,6 +100,7 @@ class TransformLayer(keras.layers.Layer):
             self._transformed_spec = specs_from_json(graph_spec["transformed"])
             self._label_outputs = list(graph_spec["label_outputs"])
             self._label_scale = graph_spec.get("label_scale")  # absent from models saved before it existed
+            self._label_classes = graph_spec.get("label_classes")  # likewise
         # Nothing to build: the graph has no trainable state.
         self.built = True
 
@@ -121,6 +124,12 @@ class TransformLayer(keras.layers.Layer):
         """How the run transformed its regression label (``{"transform": ..., **statistics}``, as run.json's
         label has it), which the export inverts; None when the label is not transformed so."""
         return None if self._label_scale is None else dict(self._label_scale)
+
+    @property
+    def label_classes(self) -> list[str] | None:
+        """The class each label id stands for, in id order, when the run wrote the label as class ids (its
+        ``label.map`` or vocabulary, as run.json's label has them); None otherwise."""
+        return None if self._label_classes is None else list(self._label_classes)
 
     def __call__(self, inputs, *args, **kwargs):
         # Checked before Keras' __call__, which would wrap the one-line error into a multi-line one.
@@ -155,6 +164,7 @@ class TransformLayer(keras.layers.Layer):
                 "transformed": specs_to_json(self._transformed_spec),
                 "label_outputs": list(self._label_outputs),
                 "label_scale": self._label_scale,
+                "label_classes": self._label_classes,
             },
         )
         return config

@@ -475,13 +475,16 @@ def export(
 ) -> None:
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
     runtime.import_frozen("tensorflow", "keras")
-    from skewless.layers import export_serving_model
+    from skewless.layers import export_serving_model, read_spec_file
     from skewless.pipelines.output import object_store
 
     if not object_store.tensorflow_opens(out):
         fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
     export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
-    typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
+    api = read_spec_file(out)["api_signature"] or {}
+    signatures = ", ".join(["serving_default", "predict_raw", "transform_features"] + [api["name"]] * ("name" in api))
+    left_out = f"; no Classify/Regress API signature: {api['left_out']}" if "left_out" in api else ""
+    typer.echo(f"exported {out} (signatures: {signatures}){left_out}")
 
 
 @_command()

@@ -35,7 +35,7 @@ from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_u
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
 from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
-from skewless.safe_names import most_frequent_filename
+from skewless.safe_names import most_frequent_filename, vocabulary_filename
 
 
 @dataclass
@@ -348,7 +348,7 @@ def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
     """run.json's label: its column, and for a transformed regression label the statistics it was scaled with."""
     if config.label is None:
         return None
-    label = Label(column=config.label.column, name=config.label.column)
+    label = Label(column=config.label.column, name=config.label.column, classes=label_classes(config, graph_dir))
     if config.label.transform in NUMERIC_LABEL_TRANSFORMS:
         # here only: skewless.layers loads Keras 3, which a job without a transformed label never needs
         # (tests/cli/test_cli_startup.py), and TensorFlow, which `run` imports once its progress has started
@@ -357,6 +357,22 @@ def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
         label.transform = config.label.transform
         label.statistics = label_statistics(graph_dir, config.label.column, config.label.transform)
     return label
+
+
+def label_classes(config: JobConfig, graph_dir: str) -> list[str] | None:
+    """The class of each label id, in id order, when the job writes the label as class ids: the map's keys by
+    their id (the first key of an id several share; an id no key has is its own text), or the label's
+    vocabulary file in the graph. None otherwise."""
+    if config.label.map is not None:
+        names: dict[int, str] = {}
+        for key, value in config.label.map.items():
+            names.setdefault(value, key)
+        return [names.get(i, str(i)) for i in range(max(names) + 1)] if min(names) >= 0 else None
+    if config.label.transform == "vocabulary":
+        with open(os.path.join(graph_dir, "transform_fn", "assets", vocabulary_filename(config.label.column)),
+                  "rb") as handle:
+            return [line.decode("utf-8", "backslashreplace") for line in handle.read().splitlines()]
+    return None
 
 
 def run_seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:
