@@ -307,6 +307,12 @@ class OutputConfig(_Strict):
         return shards
 
 
+class DriftConfig(_Strict):
+    # raw columns `skewless validate` and the reports leave out of drift and skew (IDs, timestamps: every new
+    # batch differs on them by design); listed as left out, not measured
+    exclude: list[str] = Field(default_factory=list)
+
+
 class RunnerConfig(_Strict):
     name: str = "DirectRunner"
     options: dict[str, Any] = Field(default_factory=dict)
@@ -326,6 +332,7 @@ class JobConfig(_Strict):
     preprocessing_fn: str | None = None
     output: OutputConfig
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
+    drift: DriftConfig = Field(default_factory=DriftConfig)
     # tf.Transform's analyzer cache: each input file is analyzed once; reruns read only new or changed files
     cache_dir: str | None = None
     # what one analyzer-cache dataset is: each input `file`, or each `directory` (a dated partition of files)
@@ -352,6 +359,11 @@ class JobConfig(_Strict):
             unknown = sorted(set(self.input.na_values) - set(self.raw_columns))
             if unknown:
                 raise ValueError(f"input.na_values names {unknown[0]!r}, which is not a raw column of the config")
+        if self.drift.exclude and self.features:
+            unknown = sorted(set(self.drift.exclude) - set(self.raw_columns))
+            if unknown:
+                raise ValueError(f"drift.exclude names {unknown[0]!r}, which is not a raw column of the config "
+                                 f"(those are: {', '.join(self.raw_columns)})")
         return self
 
     @model_validator(mode="after")
