@@ -15,7 +15,7 @@ from scipy import stats
 # a difference is beyond sampling noise when its test's p-value is below this: at most 1 false alarm in 1,000
 # comparisons of two samples of one distribution, per feature
 SIGNIFICANCE = 0.001
-KS_WELCH = "Kolmogorov-Smirnov + Welch t"
+KS_WELCH = "KS + Welch t"  # two-sample Kolmogorov-Smirnov and Welch t-tests
 CHI_SQUARE = "chi-square"
 MIN_EXPECTED = 5.0  # the chi-square test's usual floor on a cell's expected count
 
