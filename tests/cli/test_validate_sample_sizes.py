@@ -4,6 +4,7 @@ feature shows its distance, test, p-value and sample sizes (the split's rows, co
 the config's `drift.exclude` (an ID) is listed as left out, not measured. docs/statistics.md, "Sample sizes"."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,6 +88,12 @@ def test_the_table_shows_the_test_and_the_sizes(runs):
     written = runs["small"].rows["written"]
     assert f"{written['train']:,} / {written['eval']:,}" in result.output
     assert EXCLUDED in result.output and "chi-square" in result.output
+
+
+def test_the_run_report_leaves_the_excluded_column_out_and_shows_the_tests(runs):
+    html = (Path(runs["small"].output_dir) / "report.html").read_text()
+    assert EXCLUDED in html
+    assert html.count('data-p-value="') >= 3  # x, c, label: each distance with its p-value
 
 
 def test_drift_exclude_names_raw_columns():
