@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
-from skewless.errors import ConfigError, InputError, TooManyBadRowsError
+from skewless.errors import ConfigError, TooManyBadRowsError
 from skewless.pipelines.output import files
 from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
-from skewless.pipelines.plan.plan import JobPlan, plan, sample_rows
+from skewless.pipelines.plan.plan import JobPlan, no_rows, plan, sample_rows
 from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
@@ -289,8 +289,8 @@ def sum_parts(config: JobConfig, parts: list[UnitSummary]) -> tuple[int, int, di
             f"output.max_bad_fraction {config.output.max_bad_fraction:g}; no output written. First reasons: "
             + "; ".join(reasons)
         )
-    if read == 0:
-        raise InputError(f"{', '.join(config.input.paths) or 'the input'}: holds no rows")
+    if read == 0:  # an input whose sizes did not show it empty (a CSV header alone, a query, a generator)
+        raise no_rows(config)
     shards = {split: [p.shards[split] for p in parts] for split in config.output.splits}
     written = {split: sum(s.rows for s in shards[split]) for split in shards}
     return read, quarantined, shards, written
