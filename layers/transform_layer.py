@@ -19,6 +19,7 @@ from skewless.layers.transform_graph import (
     label_column,
     label_classes,
     label_scale,
+    reading_rules,
     specs_from_json,
     specs_to_json,
 )
@@ -93,6 +94,7 @@ class TransformLayer(keras.layers.Layer):
             self._label_outputs = self._outputs_computed_from_label()
             self._label_scale = label_scale(self.graph_dir, self.label)
             self._label_classes = label_classes(self.graph_dir, self.label)
+            self._reading = reading_rules(self.graph_dir)
         else:
             # Rebuilt from a config: the graph is loaded by load_assets (a .keras file) or on first use.
             self.label = None if label == FROM_RUN else label
@@ -101,6 +103,7 @@ class TransformLayer(keras.layers.Layer):
             self._label_outputs = list(graph_spec["label_outputs"])
             self._label_scale = graph_spec.get("label_scale")  # absent from models saved before it existed
             self._label_classes = graph_spec.get("label_classes")  # likewise
+            self._reading = graph_spec.get("reading")  # likewise
         # Nothing to build: the graph has no trainable state.
         self.built = True
 
@@ -130,6 +133,13 @@ class TransformLayer(keras.layers.Layer):
         """The class each label id stands for, in id order, when the run wrote the label as class ids (its
         ``label.map`` or vocabulary, as run.json's label has them); None otherwise."""
         return None if self._label_classes is None else list(self._label_classes)
+
+    @property
+    def reading(self) -> dict | None:
+        """How the run read its raw values (`transform_graph.reading_rules`: NA tokens, list columns and their
+        delimiter, CSV options), which an export passes on to `skewless predict`; None without a run beside the
+        graph."""
+        return None if self._reading is None else dict(self._reading)
 
     def __call__(self, inputs, *args, **kwargs):
         # Checked before Keras' __call__, which would wrap the one-line error into a multi-line one.
@@ -165,6 +175,7 @@ class TransformLayer(keras.layers.Layer):
                 "label_outputs": list(self._label_outputs),
                 "label_scale": self._label_scale,
                 "label_classes": self._label_classes,
+                "reading": self._reading,
             },
         )
         return config
