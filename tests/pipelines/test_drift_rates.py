@@ -91,7 +91,9 @@ def categorical_shifts(rng, values: np.ndarray, which: tuple[str, ...]) -> dict[
         shifted["new value"] = with_new
     if "5 points between two values" in which:
         labels, counts = np.unique(values, return_counts=True)
-        first, second = labels[np.argsort(-counts, kind="stable")[:2]]
+        order = np.argsort(-counts, kind="stable")
+        # a half of 100 rows of 95/5 may hold one value only: its rows then move to a value of their own
+        first, second = labels[order[0]], labels[order[1]] if len(labels) > 1 else b"second value"
         moved = values.copy()
         moved[np.flatnonzero(values == first)[: len(values) // 20]] = second
         shifted["5 points between two values"] = moved
