@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from skewless.cli import app
 from skewless.config import load_config
 from skewless.errors import ConfigError
+from skewless.report import render_report
 from skewless.significance import SIGNIFICANCE
 
 EXCLUDED = "left out (drift.exclude)"
@@ -91,7 +92,7 @@ def test_the_table_shows_the_test_and_the_sizes(runs):
 
 
 def test_the_run_report_leaves_the_excluded_column_out_and_shows_the_tests(runs):
-    html = (Path(runs["small"].output_dir) / "report.html").read_text()
+    html = Path(render_report(runs["small"].output_dir)).read_text()
     assert EXCLUDED in html
     assert html.count('data-p-value="') >= 3  # x, c, label: each distance with its p-value
 
