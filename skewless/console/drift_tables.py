@@ -8,14 +8,15 @@ from rich.text import Text
 
 from skewless.drift import Comparison, FeatureDistance
 from skewless.significance import SIGNIFICANCE
+from skewless.terminal_text import shown
 
 
 def print_comparisons(comparisons: list[Comparison], console=None) -> None:
     console = console or Console()
     for comparison in comparisons:
-        table = Table(title=f"{comparison.base} (baseline) vs {comparison.test}; thresholds: flags, "
-                            f"schema {comparison.comparator}, defaults; CROSSED: past the threshold and "
-                            f"p < {SIGNIFICANCE:g}", title_justify="left")
+        table = Table(title=Text(shown(f"{comparison.base} (baseline) vs {comparison.test}; thresholds: flags, "
+                                       f"schema {comparison.comparator}, defaults; CROSSED: past the threshold and "
+                                       f"p < {SIGNIFICANCE:g}")), title_justify="left")
         table.add_column("feature")
         table.add_column("measure")
         table.add_column("distance", justify="right")
@@ -27,10 +28,10 @@ def print_comparisons(comparisons: list[Comparison], console=None) -> None:
         for f in comparison.features:
             cells = [f.feature, f.measure, "–" if f.distance is None else f"{f.distance:.4f}",
                      f"{f.threshold:g}", f.test or "–", _p_value(f), _sizes(f), _verdict(f)]
-            table.add_row(*(Text(cell) for cell in cells))
+            table.add_row(*(Text(shown(cell)) for cell in cells))
         console.print(table)
     crossed = [f"{c.test}: {f.feature}" for c in comparisons for f in c.crossed]
-    console.print(Text(f"{len(crossed)} threshold(s) crossed" + (": " + ", ".join(crossed) if crossed else "")))
+    console.print(Text(shown(f"{len(crossed)} threshold(s) crossed" + (": " + ", ".join(crossed) if crossed else ""))))
 
 
 def _p_value(f: FeatureDistance) -> str:
