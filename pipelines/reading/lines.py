@@ -167,7 +167,7 @@ def _without_long_lines(block: bytes, max_line: int) -> tuple[bytes, list[LongLi
     found, parts, kept_from = [], [], 0
     for index in long_ones:
         begins, finish = int(starts[index]), int(ends[index])
-        found.append(LongLine(int(index), finish - begins, block[begins : begins + LONG_LINE_SHOWN]))
+        found.append(LongLine(int(index), finish - begins, block[begins : min(finish, begins + LONG_LINE_SHOWN)]))
         parts.append(block[kept_from:begins])
         kept_from = finish
     if not found:
