@@ -12,7 +12,7 @@ line by line with Python's `json`, which names each bad line exactly and keeps t
 
 Before either reads a block, lines nested deeper than `MAX_NESTING` are quarantined (pyarrow's reader recurses
 and can crash the process on them, Python's fails the block), and a block holding bytes that are not UTF-8, an
-escaped UTF-16 surrogate or an integer of 19 digits or more is read line by line: pyarrow takes invalid UTF-8
+escaped UTF-16 surrogate or an integer that may be past int64 is read line by line: pyarrow takes invalid UTF-8
 into its strings and reads an integer past int64 as a float, so only Python's reader can quarantine such a value
 ("byte N of the line is not UTF-8", "... holds a lone UTF-16 surrogate", "... is beyond int64"). Lines longer
 than `input.max_line_bytes` never reach either (`lines.line_blocks`).
@@ -43,8 +43,9 @@ JSONL_BLOCK_BYTES = 8 << 20
 SAMPLE_BYTES = 1 << 20  # column types are inferred from the lines that start in the first MB of the first file
 MAX_NESTING = 64  # lists and objects in a line nest at most this deep (as a config's YAML does)
 # what pyarrow's reader takes without a word where Python's names the line: an escaped surrogate (a lone one is
-# no character), an integer of 19 digits or more (maybe past int64); bytes that are not UTF-8 are found apart
-_NEEDS_PYTHON = re.compile(rb"\\u[dD][89a-fA-F]|\d{19}")
+# no character), an integer maybe past int64 (20 digits or more, or 19 from 92...: int64 ends at 9223372036854775807,
+# and ids of 18-19 digits below it keep the fast path); bytes that are not UTF-8 are found apart
+_NEEDS_PYTHON = re.compile(rb"\\u[dD][89a-fA-F]|\d{20}|9[2-9]\d{17}")
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')  # a JSON string, its escapes included
 _OPENERS = np.frombuffer(b"[{", dtype=np.uint8)
 
