@@ -32,8 +32,8 @@ from skewless.config import InputConfig
 from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
 from skewless.pipelines.reading.csv import line_bounds
-from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input
-from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
+from skewless.pipelines.reading.files import file_sizes, is_gzip
+from skewless.pipelines.reading.format import InputFormat, Segment
 from skewless.pipelines.reading.lines import line_blocks, rejected_long_lines
 from skewless.pipelines.reading.nested_shape import value_nesting_problem
 from skewless.schemas.infer import majority_kind, text_counts
