@@ -221,7 +221,8 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
     with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
-            key_lookup.installed(), runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
+            key_lookup.installed(), \
+            runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
         # the string columns past EXACT_DISTINCT values: the transform pass counts their candidate top values
