@@ -7,7 +7,9 @@ cover every vocabulary entry, then mix known entries with unseen ones (which lan
 for an optional feature, the empty string. Optional features are missing in some rows; a list column's rows
 are lists of 0..4 of these values, some with a value twice. Values the graph
 refuses (docs/values.md: NaN in a required feature, ±inf unless they are missing values, empty text in a
-required feature) are never drawn: the graph fails the whole batch on them, as serving must.
+required feature, text that is no date) are never drawn: the graph fails the whole batch on them, as serving must.
+A drawn number outside a domain the job quarantines by (a schema's, `log`'s -1) is refused too: the check leaves
+such rows out (`keras_preprocessor._served`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
         if name in plans and plans[name].transform in TRANSFORMS and TRANSFORMS[plans[name].transform].image:
             # the graph decodes these bytes: any other probe than a real image fails the whole batch
             values = [tf.io.encode_png(tf.zeros([1, 1, 1], tf.uint8)).numpy()] * count
+        elif name in plans and plans[name].transform == "datetime" and spec.dtype == tf.string:
+            # the graph refuses text that is no date (as the job quarantines it): any other probe fails the batch
+            values = _dates(count, rng)
         else:
             optional = isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature))
             values = _column(name, spec.dtype, probe, count, rng, optional,
@@ -69,6 +74,16 @@ def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: 
         return _integers(points, scale, count, rng)
     special = [0.0, -0.0] + ([np.nan] if optional else []) + ([np.inf, -np.inf] if optional and infinite_missing else [])
     return _floats(points, scale, count, rng, np.array(special, dtype=np.float32))
+
+
+def _dates(count: int, rng) -> list[bytes]:
+    """ISO-8601 texts 1900-2100, some dates alone, some times in UTC or at an offset."""
+    days = rng.integers(-25567, 47482, size=count)  # 1900-01-01 .. 2099-12-31 as days since 1970
+    seconds = rng.integers(0, 86400, size=count)
+    stamps = (np.datetime64("1970-01-01T00:00:00") + days.astype("timedelta64[D]") + seconds.astype("timedelta64[s]"))
+    forms = rng.integers(3, size=count)
+    return [(str(stamp)[:10] if form == 0 else str(stamp) + ("Z" if form == 1 else "+05:30")).encode()
+            for stamp, form in zip(stamps, forms)]
 
 
 def _lists(values: list, rng, longest: int = 4) -> list[list]:
