@@ -4,7 +4,7 @@ Numbers sit on and one float32 step around each mean, min, max and bucket bounda
 values across (and beyond) the observed range, zeros of both signs, and the values the graph reads as
 missing where a feature may be missing: NaN (infinities too under ``input.nonfinite: missing``). Categories
 cover every vocabulary entry, then mix known entries with unseen ones (which land in the OOV buckets) and,
-for an optional feature, the empty string. Optional features are missing in some rows; a list column's rows
+for an optional feature, the empty string and the NA tokens. Optional features are missing in some rows; a list column's rows
 are lists of 0..4 of these values, some with a value twice. Values the graph
 refuses (docs/values.md: NaN in a required feature, ±inf unless they are missing values, empty text in a
 required feature, text that is no date) are never drawn: the graph fails the whole batch on them, as serving must.
@@ -40,7 +40,8 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
         else:
             optional = isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature))
             values = _column(name, spec.dtype, probe, count, rng, optional,
-                             infinite_missing=name in plans and _infinities_are_missing(plans[name]))
+                             infinite_missing=name in plans and _infinities_are_missing(plans[name]),
+                             tokens=_missing_tokens(plans[name]) if name in plans else [])
         if isinstance(spec, tf.io.RaggedFeature):  # a feature list: here one step of one value
             values = [[[value]] for value in values]
         elif isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape):  # a fixed shape: each value in all of it
@@ -59,11 +60,18 @@ def _infinities_are_missing(plan) -> bool:
     return any(getattr(layer, "nonfinite", None) == "missing" for layer in plan.layers or [])
 
 
+def _missing_tokens(plan) -> list[str]:
+    """The NA tokens (``input.na_values``) the feature's graph reads as missing, from its FillMissing or PresentValues."""
+    return [token for layer in plan.layers or [] for token in getattr(layer, "missing_tokens", [])]
+
+
 def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: bool = True,
-            infinite_missing: bool = False) -> list:
+            infinite_missing: bool = False, tokens=()) -> list:
     if dtype == tf.string:
         known = [token.encode() if isinstance(token, str) else token for token in probe.get("tokens", [])]
-        unseen = [f"skewless-probe-{name}-{i}".encode() for i in range(max(count // 4, 1))] + ([b""] if optional else [])
+        # missing text where it may be missing: empty, and each NA token bare and with whitespace around it
+        missing = [b"", *(form.encode() for token in tokens for form in (token, f" {token} "))] if optional else []
+        unseen = [f"skewless-probe-{name}-{i}".encode() for i in range(max(count // 4, 1))] + missing
         return _mix(known, unseen, count, rng)
     if "tokens" in probe:
         unseen = rng.integers(-1000, 1000, size=max(count // 4, 1)).tolist()
