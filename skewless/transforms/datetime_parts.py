@@ -80,6 +80,11 @@ class Datetime(Transform):
     def extra_outputs(self, name: str, feature) -> list[str]:
         return [output for part in feature.parts for output in _part_outputs(name, part, feature.cyclical)]
 
+    def unit_scale_outputs(self, name: str, feature) -> list[str]:
+        # sin and cos lie in [-1, 1]; seconds, year and days do not
+        return [output for part in feature.parts if feature.cyclical and part in PERIODIC
+                for output in _part_outputs(name, part, True)]
+
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
         import tensorflow as tf
 

@@ -11,6 +11,7 @@ from skewless.transforms.z_score import mean_and_deviation, undo_z_score
 
 class Log(NumericTransform):
     name = "log"
+    unit_scale = True
     doc = "log1p then `tft.scale_to_z_score`; values must be above -1 (`clip` them)"
     label_transform = True
     native_ops = Z_SCORE.native_ops | {"Log1p"}

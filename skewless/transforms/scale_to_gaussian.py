@@ -7,6 +7,7 @@ from skewless.transforms.numeric import NumericTransform
 
 class ScaleToGaussian(NumericTransform):
     name = "scale_to_gaussian"
+    unit_scale = True
     shapes = False  # its batch-wise L-moments over a shape's values are untested here
     doc = ("`tft.scale_to_gaussian`: the inverse of a Tukey HH distribution fitted by L-moments, so heavy tails "
            "(delays, prices, incomes) come out about standard normal; a column without long tails is z-scored. "
