@@ -15,12 +15,13 @@ any unit without a complete stream from the input, so a missing stream costs tim
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from skewless.pipelines.reading.sources import BadRow, Chunk
+from skewless.pipelines.reading.format import ROW_CHUNK
+from skewless.pipelines.reading.sources import BadRow, Chunk, regrouped
 from skewless.run_directory import parsed_unit_name
 
 _KEYS = "__skewless_split_key"
@@ -63,6 +64,18 @@ def read_kept(path: str) -> Iterator[Chunk] | None:
     if not FileSystems.exists(path):
         return None
     return _chunks(path)
+
+
+def in_input_order(units: list, parsed_dir: str | None, read: Callable) -> Iterator[Chunk]:
+    """Every unit's chunks in input order, unit after unit, cut into chunks of ROW_CHUNK good rows wherever the
+    units end: the same rows give the same chunks from every format and every cut into units. A unit's kept
+    stream is read back where there is one, else `read(unit)` reads it from the input."""
+    def unit_chunks(unit):
+        stream = read_kept(stream_path(parsed_dir, unit.index)) if parsed_dir is not None else None
+        return stream if stream is not None else read(unit)
+
+    ordered = sorted(units, key=lambda unit: unit.index)
+    yield from regrouped((chunk for unit in ordered for chunk in unit_chunks(unit)), ROW_CHUNK)
 
 
 def _chunks(path: str) -> Iterator[Chunk]:

@@ -230,7 +230,7 @@ class RowReader:
         """
         input_format = reader_of(self.config.format)
         chunks = (chunk for segment in unit.segments for chunk in input_format.read(self, segment))
-        yield from _regrouped(chunks, ROW_CHUNK)
+        yield from regrouped(chunks, ROW_CHUNK)
 
     # -- shared: judging rows, typing, split keys
 
@@ -357,7 +357,7 @@ class RowReader:
         return key
 
 
-def _regrouped(chunks: Iterator[Chunk], rows: int) -> Iterator[Chunk]:
+def regrouped(chunks: Iterator[Chunk], rows: int) -> Iterator[Chunk]:
     """`chunks` as chunks of exactly `rows` good rows each, in order (the last one fewer); a chunk's bad and
     unlabeled rows go with the chunk its good rows start in."""
     tables, keys, bad, unlabeled, held = [], [], [], 0, 0
