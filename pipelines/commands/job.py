@@ -217,7 +217,8 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         cache_dir=config.cache_dir,
         parsed_dir=parsed_dir,
     )
-    unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
+    # each split's statistics come from the rows in input order (below), not from the units
+    unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir, split_statistics=False)
     options = pipeline_options(config, beam_args)
     with beam_introspection.memoized(), analysis_graph_reuse.installed(), \
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
@@ -239,8 +240,10 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
 
 
 def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str, staging: str,
-                    parsed_dir: str | None = None):
-    """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`."""
+                    parsed_dir: str | None = None, split_statistics: bool = True):
+    """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`;
+    `split_statistics`: whether each unit counts its splits' statistics (`skewless apply`; the job counts them from
+    the rows in input order)."""
     from skewless.pipelines.write.transform import UnitWriteSpec
 
     return UnitWriteSpec(
@@ -258,7 +261,7 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
         output_format=config.output.format,
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
-        split_statistics=False,  # the job counts them from the rows in input order (_run_pipeline)
+        split_statistics=split_statistics,
     )
 
 

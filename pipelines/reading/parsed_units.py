@@ -5,7 +5,9 @@ by row in bulk). The analysis pass has done that for every row, so it keeps each
 typed table, the split keys, the bad rows — as an Arrow IPC stream in the run's temporary folder, and
 the transform pass reads them back instead of reading the input again: zero-copy buffers, no
 parsing. The stream is uncompressed (written and read once, it is cheaper so) and about the size of
-the decoded rows; `input.keep_parsed: false` parses twice instead, for disks that cannot hold it.
+the decoded rows; `input.keep_parsed: false` parses three times instead (the analysis, the split statistics,
+the transform pass), for disks that cannot hold it. The analysis and the split statistics read the streams back
+in input order (`in_input_order`).
 
 A unit has a stream only if the analysis read it whole and in one piece: not under the analyzer cache
 (which reads a unit per file, or not at all when its analysis is cached). The transform pass reads
