@@ -79,9 +79,15 @@ def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: 
     points = np.asarray(probe.get("points", [0.0]), dtype=np.float64)
     scale = float(probe.get("scale", 1.0))
     if dtype.is_integer:
-        return _integers(points, scale, count, rng)
-    special = [0.0, -0.0] + ([np.nan] if optional else []) + ([np.inf, -np.inf] if optional and infinite_missing else [])
-    return _floats(points, scale, count, rng, np.array(special, dtype=np.float32))
+        values = _integers(points, scale, count, rng)
+        lowest = int(np.floor(probe["above"])) + 1 if "above" in probe else None
+    else:
+        special = [0.0, -0.0] + ([np.nan] if optional else []) + ([np.inf, -np.inf] if optional and infinite_missing
+                                                                  else [])
+        values = _floats(points, scale, count, rng, np.array(special, dtype=np.float32))
+        lowest = float(np.nextafter(np.float32(probe["above"]), np.float32(np.inf))) if "above" in probe else None
+    # values the graph refuses (`log` at or below -1: the job quarantines them) become the lowest it takes, an edge
+    return values if lowest is None else [lowest if value <= probe["above"] else value for value in values]
 
 
 def _dates(count: int, rng) -> list[bytes]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import NumericTransform
 from skewless.transforms.values import each
@@ -57,6 +59,9 @@ class Log(NumericTransform):
             # the probes are raw values: around the values whose log1p is the mean
             mean = plan.probe["points"][0]
             plan.probe = {"points": [0.0, float(np.expm1(mean))], "scale": float(np.expm1(mean)) or 1.0}
+            bound = self.raw_above(SimpleNamespace(**plan.options))
+            if bound is not None:  # values at or below it are refused by the graph (as the job quarantines them)
+                plan.probe["above"] = bound
         return reason
 
 
