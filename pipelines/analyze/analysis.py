@@ -76,7 +76,7 @@ def _keep_unit(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str
 
 
 def canonical_tables(_ready, units: list[WorkUnit], reader: RowReader, staging_dir: str, dataset: str,
-                     parsed_dir: str | None):
+                     parsed_dir: str | None, overlap: bool = True):
     """Every unit's good rows in input order, in tables of ROW_CHUNK rows wherever the units end
     (`parsed_units.in_input_order`): the same rows give the same tables, in the same order, from every format and
     every cut into units.
@@ -91,7 +91,7 @@ def canonical_tables(_ready, units: list[WorkUnit], reader: RowReader, staging_d
     def read(unit: WorkUnit):
         return _read_chunks(unit, reader, staging_dir, dataset, None)
 
-    for chunk in in_input_order(units, parsed_dir, read):
+    for chunk in in_input_order(units, parsed_dir, read, overlap):
         if chunk.table.num_rows:
             yield chunk.table
 
@@ -108,6 +108,7 @@ class AnalysisSpec:
     staging_dir: str  # the run's staging directory: the workers' progress goes under it
     cache_dir: str | None = None  # tf.Transform's analyzer cache, when there is one
     parsed_dir: str | None = None  # where to keep the units' parsed chunks for the transform pass
+    overlap_stages: bool = True  # kept streams are read back on a thread of their own (runner.overlap_stages)
 
 
 class AnalyzeInputs(beam.PTransform):
@@ -157,7 +158,7 @@ class AnalyzeInputs(beam.PTransform):
         else:
             ready = pipeline | f"Plan[{name}]" >> beam.Create([None])
         tables = ready | f"InInputOrder[{name}]" >> beam.FlatMap(
-            canonical_tables, units, spec.reader, spec.staging_dir, name, self._parsed_dir)
+            canonical_tables, units, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.overlap_stages)
         path = os.path.join(spec.stats_dir, f"{name}.json")
         statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
         _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)

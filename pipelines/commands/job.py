@@ -216,6 +216,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         staging_dir=staging,
         cache_dir=config.cache_dir,
         parsed_dir=parsed_dir,
+        overlap_stages=config.runner.overlap_stages,
     )
     # each split's statistics come from the rows in input order (below), not from the units
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir, split_statistics=False)

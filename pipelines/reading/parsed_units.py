@@ -68,13 +68,18 @@ def read_kept(path: str) -> Iterator[Chunk] | None:
     return _chunks(path)
 
 
-def in_input_order(units: list, parsed_dir: str | None, read: Callable) -> Iterator[Chunk]:
+def in_input_order(units: list, parsed_dir: str | None, read: Callable, overlap: bool = True) -> Iterator[Chunk]:
     """Every unit's chunks in input order, unit after unit, cut into chunks of ROW_CHUNK good rows wherever the
     units end: the same rows give the same chunks from every format and every cut into units. A unit's kept
-    stream is read back where there is one, else `read(unit)` reads it from the input."""
+    stream is read back where there is one (on a thread of its own with `overlap`: `runner.overlap_stages`),
+    else `read(unit)` reads it from the input."""
+    from skewless.pipelines.reading.read_ahead import read_ahead
+
     def unit_chunks(unit):
         stream = read_kept(stream_path(parsed_dir, unit.index)) if parsed_dir is not None else None
-        return stream if stream is not None else read(unit)
+        if stream is None:
+            return read(unit)
+        return read_ahead(stream) if overlap else stream
 
     ordered = sorted(units, key=lambda unit: unit.index)
     yield from regrouped((chunk for unit in ordered for chunk in unit_chunks(unit)), ROW_CHUNK)

@@ -19,7 +19,7 @@ def split_states(units: list, spec: UnitWriteSpec, candidates: dict | None) -> d
     """{split: `SplitStatistics.state()`} of every unit's rows, read in input order."""
     statistics = {split: SplitStatistics(spec.reader.columns, spec.categorical_features, candidates)
                   for split in spec.splits}
-    for chunk in in_input_order(units, spec.parsed_dir, spec.reader.read):
+    for chunk in in_input_order(units, spec.parsed_dir, spec.reader.read, spec.overlap_stages):
         if chunk.table.num_rows:
             add_by_split(statistics, chunk.table, split_of(chunk.keys, list(spec.splits.values())))
     return {split: stats.state() for split, stats in statistics.items()}
