@@ -27,7 +27,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.config import InputConfig, JobConfig
+from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
+from skewless.transforms import TRANSFORMS
 from skewless.errors import InputError
 from skewless.input_formats import reader_of
 from skewless.pipelines.reading.columns import ARROW_TYPES, RawColumn
@@ -133,11 +134,13 @@ def judged_schema(config: JobConfig, columns: list[RawColumn], allowed: dict[str
 
         schema = load_schema(config.schema_path)
     judged = job_schema(columns, schema, allowed)
+    bounds = {name: options.transform_kind.raw_above(options) for name, options in config.features.items()}
+    if config.label is not None and config.label.transform in NUMERIC_LABEL_TRANSFORMS:
+        # a label's transform refuses what a feature's does (log: -1 and below), the label having no clip
+        bounds[config.label.column] = TRANSFORMS[config.label.transform].raw_above(config.label)
     for feature in judged.feature:
-        options = config.features.get(feature.name)
-        bound = options.transform_kind.raw_above(options) if options is not None else None
-        if bound is not None:
-            _above(feature, bound)
+        if bounds.get(feature.name) is not None:
+            _above(feature, bounds[feature.name])
     return judged
 
 
