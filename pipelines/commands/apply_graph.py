@@ -33,6 +33,7 @@ from skewless.pipelines.commands.job import (
     pipeline_options,
     reads,
     shared_summary_fields,
+    split_statistics,
     sum_parts,
     transform_and_write,
     unit_parts,
@@ -42,7 +43,7 @@ from skewless.pipelines.commands.job import (
 from skewless.pipelines.plan.plan import JobPlan, plan
 from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
-from skewless.pipelines.write.split_statistics import write_split_statistics
+from skewless.pipelines.write.split_statistics import write_states
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RunDirectory
@@ -142,8 +143,10 @@ def apply(
         pipeline_seconds = time.time() - started
         parts = unit_parts(job_plan, staging)
         sums = sum_parts(config, parts)
-        # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift)
-        write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
+        # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift), counted as the job
+        # counts a run's: the run's own input applied gives the run's statistics
+        states = files.read_json(RunDirectory(staging).split_statistics_file)
+        write_states(staging, {split: [states[split]] for split in config.output.splits}, job_plan.columns)
         oov = {name: sum(part.oov[name] for part in parts) for name in parts[0].oov}
         for folder in (RunDirectory(staging).parts_dir, RunDirectory(staging).progress_dir):
             files.remove_tree(folder)
@@ -239,6 +242,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, graph_dir: str, staging:
     with runners.pipeline(pipeline_options(config, beam_args), config.runner.start_timeout,
                           work_started(staging)) as pipeline:
         transform_and_write(pipeline, job_plan.units, unit_writes)
+        split_statistics(pipeline, job_plan.units, unit_writes)
 
 
 def graph_digest(graph_dir: str) -> str:

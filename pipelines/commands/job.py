@@ -211,7 +211,6 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
     from skewless.pipelines.analyze.stats import top_candidates
-    from skewless.pipelines.write.statistics_in_input_order import write_split_states
 
     run = RunDirectory(staging)
     graph_dir = run.graph_dir
@@ -228,8 +227,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
     )
-    # each split's statistics come from the rows in input order (below), not from the units
-    unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir, split_statistics=False)
+    unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
     with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
             key_lookup.installed(), \
@@ -241,21 +239,15 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         candidates = (analyzed["statistics"] | "GatherStatistics" >> beam.combiners.ToList()
                       | "TopCandidates" >> beam.Map(top_candidates, counted))
         transform_and_write(pipeline, job_plan.units, unit_writes,
-                            graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
-                            top_candidates=beam.pvalue.AsSingleton(candidates))
-        # each split's raw statistics, from the rows in input order: the same for every format and cut into units
-        _ = (pipeline | "PlanSplitStatistics" >> beam.Create([None])
-             | "SplitStatistics" >> beam.Map(write_split_states, job_plan.units, unit_writes, run.split_statistics_file,
-                                             graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
-                                             top_candidates=beam.pvalue.AsSingleton(candidates)))
+                            graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]))
+        split_statistics(pipeline, job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
+                         top_candidates=beam.pvalue.AsSingleton(candidates))
     files.remove_tree(run.tmp_dir)
 
 
 def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str, staging: str,
-                    parsed_dir: str | None = None, split_statistics: bool = True):
-    """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`;
-    `split_statistics`: whether each unit counts its splits' statistics (`skewless apply`; the job counts them from
-    the rows in input order)."""
+                    parsed_dir: str | None = None):
+    """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`."""
     from skewless.pipelines.write.transform import UnitWriteSpec
 
     return UnitWriteSpec(
@@ -273,7 +265,6 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
         output_format=config.output.format,
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
-        split_statistics=split_statistics,
     )
 
 
@@ -292,6 +283,20 @@ def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> No
         | "WriteParts" >> beam.Map(
             lambda part, d=staging: write_unit_summary(part, RunDirectory(d).unit_summary_file(part.unit)))
     )
+
+
+def split_statistics(pipeline, units: list, unit_writes, **side_inputs) -> None:
+    """Each split's raw statistics, from the rows in input order (`statistics_in_input_order`): the same for every
+    format and every cut into units, so `skewless apply` of a run's own input gives the run's statistics exactly.
+    `side_inputs`: `graph_ready` (the job: after the analysis, which keeps the units' streams) and
+    `top_candidates`."""
+    import apache_beam as beam
+
+    from skewless.pipelines.write.statistics_in_input_order import write_split_states
+
+    path = RunDirectory(unit_writes.staging_dir).split_statistics_file
+    _ = (pipeline | "PlanSplitStatistics" >> beam.Create([None])
+         | "SplitStatistics" >> beam.Map(write_split_states, units, unit_writes, path, **side_inputs))
 
 
 def unit_parts(job_plan: JobPlan, staging: str) -> list[UnitSummary]:

@@ -30,7 +30,6 @@ from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.analyze.stats import (
     HISTOGRAM_BINS, QUANTILES, TOP_VALUES, ColumnStats, RawStatsFn, capped, column_values,
 )
-from skewless.pipelines.write.unit_summary import UnitSummary
 from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, statistics_path
 
 RANK_HISTOGRAM_BUCKETS = 1000  # TFDV's default num_rank_histogram_buckets
@@ -297,11 +296,6 @@ def _string(strings, common, stats: ColumnStats, candidates: tuple[dict[bytes, i
         strings.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=value.decode("utf-8", "replace"),
                                            sample_count=count)
     return result["exact"]["distinct"]
-
-
-def write_split_statistics(run_dir: str, parts: list[UnitSummary], splits: list[str], columns: list[RawColumn]) -> None:
-    """Writes every split's FeatureStats.pb from the units' summaries (`parts`, in unit order)."""
-    write_states(run_dir, {split: [part.statistics[split] for part in parts] for split in splits}, columns)
 
 
 def write_states(run_dir: str, states: dict[str, list[dict]], columns: list[RawColumn]) -> None:

@@ -25,7 +25,6 @@ from skewless.pipelines.write.example_encoder import Records, encode_examples, e
 from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.write.shards import ShardWriter
-from skewless.pipelines.write.split_statistics import SplitStatistics, add_by_split
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
 from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
@@ -214,9 +213,6 @@ class UnitWriteSpec:
     output_format: str = "example"
     parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
     categorical_features: frozenset[str] = frozenset()  # int features whose statistics count values (vocabulary, hash)
-    # each unit counts the raw statistics of the rows it writes to each split (`skewless apply`); the job counts
-    # them from the rows in input order instead (statistics_in_input_order), the same for every cut into units
-    split_statistics: bool = True
     overlap_stages: bool = True  # read ahead and gzip on threads of their own (the same bytes)
 
 
@@ -238,17 +234,13 @@ class TransformUnitFn(beam.DoFn):
             for name in spec.vocabulary_features
         }
 
-    def process(self, unit: WorkUnit, graph_ready=None, top_candidates=None):
-        """`top_candidates`: the analysis pass's `stats.top_candidates`, counted exactly in each split's
-        statistics (none for `skewless apply`)."""
+    def process(self, unit: WorkUnit, graph_ready=None):
         started = unit_clock()
         threaded = self._spec.overlap_stages
         writers = self._open_writers(unit)
         quarantine: list[dict] = []
         read = unlabeled = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
-        statistics = {split: SplitStatistics(self._spec.reader.columns, self._spec.categorical_features, top_candidates)
-                      for split in self._spec.splits} if self._spec.split_statistics else {}
         try:
             counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")
             chunks = read_ahead(self._chunks(unit)) if threaded else self._chunks(unit)
@@ -257,7 +249,7 @@ class TransformUnitFn(beam.DoFn):
                 unlabeled += chunk.unlabeled
                 quarantine.extend(row.to_json() for row in chunk.bad)
                 if chunk.table.num_rows:
-                    self._write_chunk(chunk, writers, oov, statistics)
+                    self._write_chunk(chunk, writers, oov)
         except BaseException:
             for writer in writers.values():
                 writer.abort()
@@ -266,7 +258,7 @@ class TransformUnitFn(beam.DoFn):
             writer.close()
         if quarantine:
             write_quarantine(self._spec.staging_dir, unit.index, self._spec.unit_count, quarantine)
-        yield self._summary(unit, read, unlabeled, quarantine, writers, oov, statistics,
+        yield self._summary(unit, read, unlabeled, quarantine, writers, oov,
                             UnitClock(started=started, finished=unit_clock()))
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
@@ -284,17 +276,14 @@ class TransformUnitFn(beam.DoFn):
             for split in spec.splits
         }
 
-    def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int],
-                     statistics: dict[str, SplitStatistics]) -> None:
-        """Transforms one chunk `TRANSFORM_BATCH_ROWS` rows at a time, counts its out-of-vocabulary rows, appends
-        each row to its split's shard and adds its raw values to its split's statistics (whole chunks, as the
-        sketches' results depend on how rows are grouped)."""
+    def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int]) -> None:
+        """Transforms one chunk `TRANSFORM_BATCH_ROWS` rows at a time, counts its out-of-vocabulary rows and
+        appends each row to its split's shard (each split's raw statistics come from the rows in input order:
+        statistics_in_input_order)."""
         split_index = split_of(chunk.keys, list(self._spec.splits.values()))
         for start in range(0, chunk.table.num_rows, TRANSFORM_BATCH_ROWS):
             stop = start + TRANSFORM_BATCH_ROWS
             self._write_rows(chunk.table.slice(start, TRANSFORM_BATCH_ROWS), split_index[start:stop], writers, oov)
-        if statistics:
-            add_by_split(statistics, chunk.table, split_index)
 
     def _write_rows(self, table: pa.Table, split_index: np.ndarray, writers: dict[str, ShardWriter],
                     oov: dict[str, int]) -> None:
@@ -311,7 +300,7 @@ class TransformUnitFn(beam.DoFn):
                 writers[split].write_records(self._transformer.encode(batch.take(pa.array(rows))))
 
     def _summary(self, unit: WorkUnit, read: int, unlabeled: int, quarantine: list[dict], writers: dict, oov: dict,
-                 statistics: dict[str, SplitStatistics], clock: UnitClock) -> UnitSummary:
+                 clock: UnitClock) -> UnitSummary:
         return UnitSummary(
             unit=unit.index,
             read=read,
@@ -323,7 +312,6 @@ class TransformUnitFn(beam.DoFn):
                 for split, w in writers.items()
             },
             oov=oov,
-            statistics={split: stats.state() for split, stats in statistics.items()},
             clock=clock,
         )
 

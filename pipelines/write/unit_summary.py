@@ -39,7 +39,6 @@ class UnitSummary(_Strict):
     reasons: list[str]  # "source:line: reason" of its first quarantined rows
     shards: dict[str, Shard]  # per split; path relative to the run directory
     oov: dict[str, int]  # per vocabulary feature: rows whose value the vocabulary does not know
-    statistics: dict[str, dict]  # per split: `SplitStatistics.state()`, merged across units at assembly
     clock: UnitClock
 
 

@@ -14,8 +14,7 @@ def _summary() -> UnitSummary:
     moment = Moment(wall=1.5, cpu=0.25, pid=7)
     return UnitSummary(unit=3, read=10, unlabeled=1, quarantined=2, reasons=["a.csv:4: x: not a float"],
                        shards={"train": Shard(path="data/train-00003-of-00004.tfrecord.gz", rows=6, bytes=120)},
-                       oov={"city": 2}, statistics={"train": {"rows": 6}}, clock=UnitClock(started=moment,
-                                                                                          finished=moment))
+                       oov={"city": 2}, clock=UnitClock(started=moment, finished=moment))
 
 
 def test_a_unit_summary_reads_back_equal(tmp_path):
