@@ -114,6 +114,12 @@ def test_hostile_case(case, folder, monkeypatch, request):
     assert os.listdir(folder / "cwd") == []
 
 
+def test_the_cases_cover_every_item_of_issue_41_a_command_shows():
+    # items 13-15 (the warm process, two threads, an empty request) need one Python process: test_warm_process.py
+    covered = {case.item for case in CASES if case.item is not None and case.issue == 41}
+    assert covered == set(range(1, 13)), covered
+
+
 def test_the_suite_covers_every_item_of_issue_29():
     covered = {case.item for case in CASES if case.item is not None and case.issue == 29}
     assert covered == set(range(1, 11)), covered
