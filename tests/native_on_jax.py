@@ -29,13 +29,7 @@ def native_outputs_on_jax(run_dir, rows: list[dict], spec: dict, work_dir) -> di
 
     rows = [{name: _text(value) for name, value in row.items()} for row in rows]
     (work_dir / "inputs.json").write_text(json.dumps({"spec": specs_to_json(spec), "rows": rows}))
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    child = subprocess.run([sys.executable, "-c", _CHILD, str(work_dir), os.fspath(run_dir)], env=env,
-                           capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-4000:]
-    outputs = dict(np.load(work_dir / "jax.npz"))
-    assert str(outputs.pop("backend")) == "jax"
-    return outputs
+    return _outputs_of_child(_CHILD, run_dir, work_dir)
 
 
 def _text(value):
@@ -66,8 +60,13 @@ def native_dense_outputs_on_jax(run_dir, columns: dict[str, list], work_dir) -> 
     """{feature: NumPy array} the native preprocessor of `run_dir` gives on JAX for dense NumPy `columns` (text as
     object arrays, numbers as float32: NaN, "" and NA tokens are items of their own)."""
     (work_dir / "columns.json").write_text(json.dumps(columns))
+    return _outputs_of_child(_DENSE_CHILD, run_dir, work_dir)
+
+
+def _outputs_of_child(script: str, run_dir, work_dir) -> dict:
+    """Runs `script` on JAX in a child process over the inputs in `work_dir`; its outputs, checked to be JAX's."""
     env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    child = subprocess.run([sys.executable, "-c", _DENSE_CHILD, str(work_dir), os.fspath(run_dir)], env=env,
+    child = subprocess.run([sys.executable, "-c", script, str(work_dir), os.fspath(run_dir)], env=env,
                            capture_output=True, text=True, timeout=600)
     assert child.returncode == 0, child.stderr[-4000:]
     outputs = dict(np.load(work_dir / "jax.npz"))

@@ -452,3 +452,11 @@ def parsed_rows(run_dir, records: list[bytes], key: str = ID) -> dict[int, dict]
     columns = {name: python_rows(value) for name, value in parsed.items()}
     return {int(row_id): {name: values[i] for name, values in columns.items()}
             for i, row_id in enumerate(columns[key])}
+
+
+def written_by_id(run_dir) -> dict[int, dict]:
+    """Every written row by its `id`, parsed with the run's transformed spec."""
+    rows = {}
+    for split, count in run_json(run_dir)["rows"]["written"].items():
+        rows |= parsed_rows(run_dir, split_records(run_dir, split), key="id") if count else {}
+    return rows

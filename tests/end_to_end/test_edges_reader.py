@@ -28,7 +28,7 @@ from edge_rows import (
     present,
     write_csv,
 )
-from real_data import parsed_rows, run_json, split_records, vocabulary_files
+from real_data import run_json, split_records, vocabulary_files, written_by_id
 from rich_rows import python_rows
 
 REFERENCE = "parquet"  # typed values: what each other source must read
@@ -55,12 +55,6 @@ def runs(tmp_path_factory):
     return Runs(tmp_path_factory.mktemp("edges"))
 
 
-def _written(run_dir) -> dict[int, dict]:
-    rows = {}
-    for split, count in run_json(run_dir)["rows"]["written"].items():
-        rows |= parsed_rows(run_dir, split_records(run_dir, split), key="id") if count else {}
-    return rows
-
 
 def _vocabulary(run_dir, name) -> list[str]:
     file = run_json(run_dir)["features"][name]["vocabulary_file"]
@@ -69,7 +63,7 @@ def _vocabulary(run_dir, name) -> list[str]:
 
 # ---- every source reads the same values -------------------------------------------------------------------------
 
-def test_the_reference_run_reads_the_values_as_written(runs):
+def test_the_reference_run_reads_the_values_aswritten_by_id(runs):
     """Independent of the other sources: every row written, text as written (spaces kept), booleans 1/0, a list's
     missing item left out."""
     run_dir = runs[REFERENCE]
@@ -97,7 +91,7 @@ def test_serving_the_logical_rows_gives_the_written_rows(runs, source):
     """The rows as a client holds them (Python bools, lists with their empty item, None for a gap), served."""
     from skewless.layers import transform_raw_rows
 
-    written = _written(runs[source])
+    written = written_by_id(runs[source])
     rows = logical_rows()
     served = transform_raw_rows(runs[source], rows)
     for name, values in served.items():
@@ -202,7 +196,7 @@ def test_text_that_only_starts_like_a_boolean_is_not_one():
 # ---- item 7: a python source's lists --------------------------------------------------------------------------
 
 def test_a_python_sources_lists_are_the_jsonl_lists(runs):
-    ours, theirs = _written(runs["python"]), _written(runs["jsonl"])
+    ours, theirs = written_by_id(runs["python"]), written_by_id(runs["jsonl"])
     assert ours == theirs
     expected = sorted({tag for row in logical_rows() for tag in present(row)["tags"]})
     assert sorted(_vocabulary(runs["python"], "tags")) == expected
@@ -298,7 +292,7 @@ def test_apply_writes_what_the_export_transforms_from_the_same_rows(scored):
     rows = _rows_as_pandas_reads_them(scored["path"])
     examples = tf.constant(serialize_raw_examples(rows, read_spec_file(scored["export"])["raw"]))
     transformed = tf.saved_model.load(str(scored["export"])).signatures["transform_features"](examples=examples)
-    written = _written(scored["applied"].output_dir)
+    written = written_by_id(scored["applied"].output_dir)
     for name, values in transformed.items():
         got = dict(zip((row["id"] for row in rows), python_rows(values)))
         mismatched = [i for i in written if got[i] != written[i][name]]

@@ -23,6 +23,7 @@ from real_data import (
     run_json,
     split_records,
     tfrecord_records,
+    written_by_id,
 )
 
 
@@ -43,13 +44,6 @@ def _config(folder, fmt, path, features, label=None, **input_options):
         config["label"] = label
     return config
 
-
-def _written(run_dir) -> dict[int, dict]:
-    """Every written row by its `id`, parsed with the run's transformed spec."""
-    rows = {}
-    for split, count in run_json(run_dir)["rows"]["written"].items():
-        rows |= parsed_rows(run_dir, split_records(run_dir, split), key="id") if count else {}
-    return rows
 
 
 def _vocabulary(run_dir, name) -> list[str]:
@@ -89,7 +83,7 @@ def test_item1_parquet_column_null_in_its_first_row_groups_is_filled(tmp_path):
     assert summary["rows"]["read"] == parquet_rows(path) == rows
     assert sum(summary["rows"]["written"].values()) == rows and summary["rows"]["quarantined"] == 0
     assert sorted(_vocabulary(run_dir, "city")) == sorted({"nowhere", *(f"c{i}" for i in range(7))})
-    written = _written(run_dir)
+    written = written_by_id(run_dir)
     mean = np.mean([value for value in n if value is not None], dtype=np.float32)
     assert [written[i]["n"] for i in range(gaps)] == pytest.approx([float(mean)] * gaps)
     assert [written[i]["city_missing"] for i in range(rows)] == [1] * gaps + [0] * (rows - gaps)
@@ -108,7 +102,7 @@ def test_item1_a_csv_whose_optional_column_is_empty_is_filled(tmp_path):
     assert rows["read"] == csv_data_lines(path) == 3
     assert sum(rows["written"].values()) == 3
     assert _vocabulary(run_dir, "city") == ["nowhere"]
-    assert {row["city"] for row in _written(run_dir).values()} == {0}
+    assert {row["city"] for row in written_by_id(run_dir).values()} == {0}
 
 
 # ---- item 2: a featureless Example is a row, never lost ------------------------------------------------------
@@ -140,7 +134,7 @@ def test_item2_a_featureless_example_is_written_when_every_column_is_optional(tm
     rows = run_json(run_dir)["rows"]
     assert rows["read"] == tfrecord_records(path) == 192
     assert sum(rows["written"].values()) == 191 and rows["quarantined"] == 1
-    assert -1 in _written(run_dir)
+    assert -1 in written_by_id(run_dir)
 
 
 # ---- item 3: the empty string is a missing value in every format, scalar and in lists ---------------------------
@@ -206,7 +200,7 @@ def test_item3_empty_string_in_a_required_column_is_missing_in_every_format(empt
     # tags: an "" item is left out of its list
     tags = _vocabulary(run_dir, "tags")
     assert sorted(tags) == sorted({t for row in kept for t in row["tags"] if t})
-    written = _written(run_dir)
+    written = written_by_id(run_dir)
     for row in kept:
         assert [tags[i] for i in written[row["id"]]["tags"]] == [t for t in row["tags"] if t], row
 
@@ -340,7 +334,7 @@ def test_item6_label_missing_drop_counts_unlabeled_rows_apart(tmp_path):
     assert rows["quarantined"] == 1  # 'oops'
     assert sum(rows["written"].values()) == 100 - unlabeled - 1
     assert rows["read"] == sum(rows["written"].values()) + rows["quarantined"] + rows["unlabeled"]
-    assert all(row_id % 10 not in (4, 7) for row_id in _written(run_dir))
+    assert all(row_id % 10 not in (4, 7) for row_id in written_by_id(run_dir))
 
 
 def test_item6_apply_takes_max_bad_fraction(tmp_path):
@@ -401,7 +395,7 @@ def test_item8_tfidf_with_an_empty_vocabulary(tmp_path, fmt, num_oov_buckets):
         "review": {"transform": "text_vocabulary", "output": "tfidf", "num_oov_buckets": num_oov_buckets}})
     summary = _finishes_or_refuses(tmp_path, config, "review")
     if summary is not None:
-        written = _written(config["output"]["dir"])
+        written = written_by_id(config["output"]["dir"])
         assert len(written) == len(texts)
         assert all(row["review"] == [] and row["review_weights"] == [] for row in written.values())
 
@@ -414,7 +408,7 @@ def test_item8_tfidf_with_a_one_token_vocabulary(tmp_path):
         "review": {"transform": "text_vocabulary", "output": "tfidf", "num_oov_buckets": 0}})
     summary = _finishes_or_refuses(tmp_path, config, "review")
     if summary is not None:
-        written = _written(config["output"]["dir"])
+        written = written_by_id(config["output"]["dir"])
         assert {tuple(row["review"]) for row in written.values()} == {(0,)}
         # tft.tfidf: count / length * (1 + ln((N + 1) / (df + 1))) with df = N: 1 per row
         assert {tuple(np.round(row["review_weights"], 6)) for row in written.values()} == {(1.0,)}
@@ -430,7 +424,7 @@ def test_item8_a_column_with_no_value_anywhere(tmp_path, fill):
     if summary is not None:
         assert summary["features"]["income"]["missing"] == 12
         assert sum(summary["rows"]["written"].values()) == 12
-        assert all(np.isfinite(row["income"]) for row in _written(config["output"]["dir"]).values())
+        assert all(np.isfinite(row["income"]) for row in written_by_id(config["output"]["dir"]).values())
 
 
 def test_item8_a_split_with_no_row(tmp_path):
