@@ -1,0 +1,156 @@
+"""Generated raw rows holding the edges of real data (issue 43), and the same rows written to every source.
+
+`generated_rows(examples)` draws rows with hypothesis, derandomized (the same rows on every run): quoting and
+whitespace (leading spaces inside quotes), case, booleans, NA tokens, empty and null, lists with holes, dates in
+every accepted form and out of range, numbers at the float32 and int64 edges, unicode. Each row has a unique `id`.
+`write_source(kind, rows, folder)` writes them as a source of `kind` holds them and returns the config's `input`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+NA = "NA"
+TAGS = ["red", "green", "blue", " blue", "Red", NA, "", None]
+
+# what each generated column is, for the job
+FEATURES = {
+    "s": {"transform": "vocabulary", "default": "none", "num_oov_buckets": 1},
+    "x": {"transform": "z_score", "fill": "mean", "missing_indicator": True},
+    "n": {"transform": "passthrough", "default": 0},
+    "flag": {"transform": "passthrough", "default": 0},
+    "tags": {"transform": "vocabulary", "list": True, "num_oov_buckets": 1},
+    "d": {"transform": "datetime", "parts": ["days", "hour"], "default": "1970-01-01"},
+}
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+texts = st.one_of(
+    st.sampled_from(["NJ", " NJ", "NJ ", "nj", "New York", 'say "hi"', "a,b", "a|b", "é ü", "日本", NA, " NA", "",
+                     None, "TRUE", "false", "0"]),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=6),
+)
+floats = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False, width=32),
+    st.sampled_from([None, math.nan, FLOAT32_MAX, -FLOAT32_MAX, 1e-45, 0.0, -0.0, 16777217.0, 4e38, math.inf]),
+)
+ints = st.one_of(st.integers(-1000, 1000), st.sampled_from([None, 2**63 - 1, -(2**63), 2**53 + 1]))
+booleans = st.one_of(st.booleans(), st.none())
+tag_lists = st.one_of(st.none(), st.lists(st.sampled_from(TAGS), max_size=4))
+dates = st.one_of(
+    st.dates().map(lambda d: d.isoformat()),
+    st.sampled_from(["2024-02-29", "2024-02-29T23:59:59", "2024-02-29T23:59:59Z", "2024-02-29T23:59:59+05:30",
+                     "2024-02-29T23:59:59.5", "1969-12-31", "9999-12-31T23:59:59", "0001-01-01", "2024-13-01",
+                     "yesterday", "", None]),
+)
+rows_strategy = st.fixed_dictionaries({"s": texts, "x": floats, "n": ints, "flag": booleans, "tags": tag_lists,
+                                       "d": dates})
+
+
+def generated_rows(examples: int = 25) -> list[dict]:
+    """Rows from `examples` derandomized hypothesis examples (each a list of rows), numbered by `id`."""
+    drawn: list[dict] = []
+
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None)
+    @given(st.lists(rows_strategy, min_size=1, max_size=12))
+    def draw(rows):
+        drawn.extend(rows)
+
+    draw()
+    return [{"id": i, **{name: row[name] for name in COLUMNS[1:]}} for i, row in enumerate(drawn)]
+
+
+COLUMNS = ["id", "s", "x", "n", "flag", "tags", "d"]
+SOURCES = ("csv", "r_csv", "parquet", "jsonl", "tfrecord", "duckdb", "python")
+
+
+def write_source(kind: str, rows: list[dict], folder) -> dict:
+    """`rows` written as a `kind` source holds them; the job config's `input` reading it."""
+    if kind in ("csv", "r_csv"):
+        r_style = kind == "r_csv"
+        path = folder / "rows.csv"
+        lines = [",".join(COLUMNS)] + [",".join(_csv_field(row[name], r_style) for name in COLUMNS) for row in rows]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return {"format": "csv", "paths": [str(path)], "header": True, **({"na_values": [NA]} if r_style else {})}
+    if kind == "jsonl":
+        path = folder / "rows.jsonl"
+        path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+        return {"format": "jsonl", "paths": [str(path)]}
+    if kind in ("parquet", "duckdb"):
+        import pyarrow.parquet as pq
+
+        path = folder / "rows.parquet"
+        pq.write_table(_arrow_table(rows), path)
+        if kind == "parquet":
+            return {"format": "parquet", "paths": [str(path)]}
+        import duckdb
+
+        database = folder / "rows.duckdb"
+        with duckdb.connect(str(database)) as connection:
+            connection.execute(f"CREATE TABLE rows AS SELECT * FROM read_parquet('{path}')")
+        return {"format": "sql", "url": f"duckdb://{database}", "table": "rows", "order_by": ["id"]}
+    if kind == "tfrecord":
+        import tensorflow as tf
+
+        path = folder / "rows.tfrecord"
+        with tf.io.TFRecordWriter(str(path)) as writer:
+            for row in rows:
+                writer.write(_example(row).SerializeToString())
+        return {"format": "tfrecord", "paths": [str(path)]}
+    if kind == "python":
+        path = folder / "rows.json"
+        path.write_text(json.dumps(rows), encoding="utf-8")
+        return {"format": "python", "generator": "raw_values:rows_of_file", "args": {"path": str(path)}}
+    raise ValueError(kind)
+
+
+def rows_of_file(shard: int, num_shards: int, path: str):
+    """The python source: the rows of a JSON file, i % num_shards == shard."""
+    with open(path, encoding="utf-8") as handle:
+        yield from json.load(handle)[shard::num_shards]
+
+
+def _csv_field(value, r_style: bool) -> str:
+    if value is None:
+        return NA if r_style else ""
+    if isinstance(value, bool):
+        return ("TRUE" if value else "FALSE") if r_style else str(value)
+    if isinstance(value, list):
+        value = "|".join(NA if item is None and r_style else "" if item is None else item for item in value)
+    if isinstance(value, str):
+        return '"' + value.replace('"', '""') + '"'
+    if isinstance(value, float):
+        return repr(value) if not math.isnan(value) else ("NaN" if r_style else "nan")
+    return str(value)
+
+
+def _arrow_table(rows: list[dict]):
+    import pyarrow as pa
+
+    columns = {name: [row[name] for row in rows] for name in COLUMNS}
+    types = {"id": pa.int64(), "s": pa.string(), "x": pa.float64(), "n": pa.int64(), "flag": pa.bool_(),
+             "tags": pa.list_(pa.string()), "d": pa.string()}
+    return pa.table({name: pa.array(values, types[name]) for name, values in columns.items()})
+
+
+def _example(row: dict):
+    import tensorflow as tf
+
+    example = tf.train.Example()
+    for name, value in row.items():
+        if value is None:
+            continue
+        feature = example.features.feature[name]
+        if isinstance(value, list):
+            feature.bytes_list.value.extend(item.encode() for item in value if item is not None)
+        elif isinstance(value, str):
+            feature.bytes_list.value.append(value.encode())
+        elif isinstance(value, float):
+            feature.float_list.value.append(value)
+        else:
+            feature.int64_list.value.append(int(value))
+    return example
