@@ -61,6 +61,10 @@ class SourceCheck:
     quarantined: int  # rows the job quarantined (served alone, must be refused)
     differences: list[RowDifference] = field(default_factory=list)
     unchecked: dict[str, str] = field(default_factory=dict)  # paths that could not run: why
+    # the written rows compared: each as a client's request, where it is, and the shards' values by feature
+    requests: list[dict] = field(default_factory=list)
+    wheres: list[str] = field(default_factory=list)
+    batch: dict[str, list] = field(default_factory=dict)
 
 
 def check_source_rows(run_dir: str, config, job_plan, limit: int, export_dir: str | None = None,
@@ -95,17 +99,20 @@ def check_source_rows(run_dir: str, config, job_plan, limit: int, export_dir: st
             return
         _compare_rows(check, path, batch, served, wheres)
 
+    check.requests, check.wheres, check.batch = requests, wheres, batch
     compare("TransformLayer", lambda requests: _layer_outputs(layer, spec, requests))
+    compare("TransformLayer, each row alone", lambda requests: _each_alone(
+        lambda one: _layer_outputs(layer, spec, one), requests))
     if export_dir is not None:
         compare("transform_features", lambda requests: _exported_outputs(export_dir, requests))
-    if not lists and not any(feature.sequence for feature in config.features.values()):
-        dense = [(request, where, i) for i, (request, where) in enumerate(zip(requests, wheres))
-                 if all(request[name] is not None or spec[name].dtype.is_floating for name in spec)]
+    if not any(feature.sequence for feature in config.features.values()):
+        dense = [i for i, request in enumerate(requests) if _one_value_each(request, spec) is not None]
         if dense:
-            picked = [i for _, _, i in dense]
-            compare("predict_raw", lambda requests: _predict_raw(layer, requests),
-                    [requests[i] for i in picked], [wheres[i] for i in picked],
-                    {name: [values[i] for i in picked] for name, values in batch.items()})
+            picked = [_one_value_each(requests[i], spec) for i in dense]
+            compare("predict_raw", lambda requests: _predict_raw(layer, requests), picked,
+                    [wheres[i] for i in dense], {name: [values[i] for i in dense] for name, values in batch.items()})
+            if export_dir is not None:
+                _check_predict_raw(check, export_dir, picked, [wheres[i] for i in dense])
     if native:
         _check_native(check, run_dir, spec, requests, wheres, batch, compare)
     _check_refused(check, layer, spec, export_dir, quarantined, lists, job_plan.input_config)
@@ -185,6 +192,15 @@ def _layer_outputs(layer, spec: dict, requests: list[dict]) -> dict[str, list]:
     return _per_row(layer(parse_raw_examples(examples, spec)))
 
 
+def _each_alone(transform, requests: list[dict]) -> dict[str, list]:
+    """`transform` called on each request alone: a row's values must not depend on its batch-mates."""
+    outputs: dict[str, list] = {}
+    for request in requests:
+        for name, values in transform([request]).items():
+            outputs.setdefault(name, []).append(values[0])
+    return outputs
+
+
 def _exported_outputs(export_dir: str, requests: list[dict]) -> dict[str, list]:
     import tensorflow as tf
 
@@ -193,6 +209,22 @@ def _exported_outputs(export_dir: str, requests: list[dict]) -> dict[str, list]:
     loaded = _loaded(export_dir)
     examples = tf.constant(serialize_raw_examples(requests, read_spec_file(export_dir)["raw"]), tf.string)
     return _per_row(loaded.signatures["transform_features"](examples=examples))
+
+
+def _one_value_each(request: dict, spec: dict) -> dict | None:
+    """`request` as predict_raw takes it (one value per feature, NaN for a missing float), or None if it cannot:
+    a missing int or string, a list of other than one value."""
+    dense = {}
+    for name, feature in spec.items():
+        value = request.get(name)
+        if isinstance(value, list):
+            if len(value) != 1:
+                return None
+            value = value[0]
+        if value is None and not feature.dtype.is_floating:
+            return None
+        dense[name] = value
+    return dense
 
 
 def _predict_raw(layer, requests: list[dict]) -> dict[str, list]:
@@ -295,12 +327,12 @@ def _check_native(check: SourceCheck, run_dir: str, spec: dict, requests, wheres
              if all(request.get(name) is not None or spec[name].dtype.is_floating or spec[name].dtype.name == "string"
                     for name in spec) and not any(isinstance(request.get(name), list) for name in spec)]
     if dense:
-        compare("native Keras preprocessor (dense input)", lambda rows: outputs(_dense_inputs(rows, spec)),
+        compare("native Keras preprocessor (dense input)", lambda rows: outputs(dense_inputs(rows, spec)),
                 [requests[i] for i in dense], [wheres[i] for i in dense],
                 {name: [values[i] for i in dense] for name, values in batch.items()})
 
 
-def _dense_inputs(rows: list[dict], spec: dict) -> dict[str, np.ndarray]:
+def dense_inputs(rows: list[dict], spec: dict) -> dict[str, np.ndarray]:
     """One NumPy array per raw feature, a missing float NaN and a missing string "" (as a DataFrame holds them)."""
     inputs = {}
     for name, feature in spec.items():
@@ -337,6 +369,36 @@ def _check_refused(check: SourceCheck, layer, spec: dict, export_dir, quarantine
             continue
         feature = verdict.reason.split(":", 1)[0] if ":" in verdict.reason else "(row)"
         _add(check, "serving", feature, row, f"quarantined by the job ({verdict.reason}) but served")
+
+
+# --------------------------------------------------------------------------------- an export's signatures
+
+
+def _check_predict_raw(check: SourceCheck, export_dir: str, requests: list[dict], wheres: list[str]) -> None:
+    """An export's predict_raw (one tensor per feature, NaN for a missing float) against its serving_default."""
+    import tensorflow as tf
+
+    from skewless.layers import read_spec_file, serialize_raw_examples
+
+    signatures = _loaded(export_dir).signatures
+    if "predict_raw" not in signatures:
+        return
+    served = read_spec_file(export_dir)
+    arguments = {served["predict_raw_arguments"][name]: tf.constant(
+        [np.nan if request[name] is None else request[name] for request in requests], spec.dtype)
+        for name, spec in served["raw"].items()}
+    examples = tf.constant(serialize_raw_examples(requests, served["raw"]), tf.string)
+    try:
+        dense = signatures["predict_raw"](**arguments)
+        together = signatures["serving_default"](examples=examples)
+    except tf.errors.InvalidArgumentError as error:
+        check.unchecked["predict_raw (export)"] = one_line_reason(error)
+        return
+    for name, value in together.items():
+        for i, where in enumerate(wheres):
+            if not _same(value.numpy()[i], dense[name].numpy()[i]):
+                _add(check, "predict_raw (export)", name, where,
+                     f"serving_default {_show(value.numpy()[i])}, predict_raw {_show(dense[name].numpy()[i])}")
 
 
 # --------------------------------------------------------------------------------- alone vs in a batch
