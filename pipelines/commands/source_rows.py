@@ -23,12 +23,16 @@ import io
 import itertools
 import json
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import tensorflow as tf
 
+from skewless.errors import InputError
 from skewless.input_formats import reader_of
+from skewless.layers import serialize_raw_examples
+from skewless.sequence_specs import split_raw_spec
 from skewless.pipelines.reading.files import open_input
 from skewless.pipelines.reading.generator import GENERATOR_SOURCE
 from skewless.pipelines.reading.sources import RowReader
@@ -212,7 +216,8 @@ def _is_missing(value, tokens: frozenset) -> bool:
 
 
 def request_row(row: SourceRow, raw_spec: dict, lists: set, input_config) -> dict:
-    """`row` as a client's request: {feature: value or list of values, None where absent}, typed by `raw_spec`.
+    """`row` as a client's request: {feature: value or list of values, None where absent}, serialized as a raw
+    Example by `serialize_raw_examples` (the export's clients' helper, which parses a number's text).
 
     Raises `RefusedValue` (naming the feature) for a value no request of its type can carry.
     """
@@ -224,21 +229,34 @@ def request_row(row: SourceRow, raw_spec: dict, lists: set, input_config) -> dic
                 value = value.split(input_config.list_delimiter)
             elif value is not None and not isinstance(value, (list, tuple, np.ndarray)):
                 value = [value]
-        tokens = input_config.missing_tokens(name) if not spec.dtype == tf.string else frozenset()
-        try:
-            if isinstance(value, (list, tuple, np.ndarray)):
-                items = [_typed(item, spec.dtype, tokens) for item in value]
-                request[name] = [item for item in items if item is not None] or None
-            else:
-                request[name] = _typed(value, spec.dtype, tokens)
-        except (TypeError, ValueError, OverflowError):
-            raise RefusedValue(f"{name}: {value!r} is not a {spec.dtype.name}") from None
-    return request
+        tokens = input_config.missing_tokens(name) if spec.dtype != tf.string else frozenset()
+        if isinstance(value, (list, tuple, np.ndarray)):
+            items = [_typed(item, spec.dtype, tokens) for item in value]
+            request[name] = [item for item in items if item is not None] or None
+        else:
+            request[name] = _typed(value, spec.dtype, tokens)
+    try:
+        [serialized] = serialize_raw_examples([request], raw_spec)
+    except InputError as error:
+        named = re.search(r"raw feature '([^']+)' = (.*)", str(error))
+        raise RefusedValue(f"{named.group(1)}: {named.group(2)}" if named else str(error)) from None
+    if split_raw_spec(raw_spec)[1]:
+        return request  # a SequenceExample's steps: served as they are
+    # typed as the Example holds them (numbers parsed from their text), for the paths that take no Example
+    features = tf.train.Example.FromString(serialized).features.feature
+    typed = {}
+    for name in raw_spec:
+        held = features[name] if name in features else None
+        values = None if held is None else list(held.bytes_list.value or held.float_list.value or held.int64_list.value)
+        typed[name] = values if values is None or name in lists else values[0]
+    return typed
 
 
 def _typed(value, dtype: tf.DType, tokens: frozenset):
-    """One raw value as a request of `dtype` carries it; None: absent (a client sends no value). A number request
-    cannot carry text: empty text and the column's NA `tokens` are left out (missing), as the job reads them."""
+    """One raw value as a client holds it for a request of `dtype`; None: absent (a client sends no value).
+
+    A number request cannot carry text that is no number: empty text and the column's NA `tokens` are left out
+    (missing), as the job reads them; other text is left for `serialize_raw_examples` to parse."""
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)):
@@ -250,24 +268,7 @@ def _typed(value, dtype: tf.DType, tokens: frozenset):
     if dtype == tf.string:
         return value if isinstance(value, (bytes, str)) else str(value)
     if isinstance(value, bytes):
-        value = value.decode("utf-8")
-    if isinstance(value, str):
-        if not value.strip() or value.strip().encode() in tokens:
-            return None
-        number = float(value)
-        if dtype.is_floating:
-            return number
-        value = int(value) if _is_int_text(value) else number
-    if dtype.is_floating:
-        return float(value)
-    if isinstance(value, float) and not value.is_integer():
-        raise ValueError(value)
-    return int(value)
-
-
-def _is_int_text(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
+        value = value.decode("utf-8", errors="backslashreplace")
+    if isinstance(value, str) and (not value.strip() or value.strip().encode() in tokens):
+        return None
+    return value

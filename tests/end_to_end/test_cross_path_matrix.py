@@ -118,7 +118,6 @@ def test_every_path_gives_what_the_job_wrote(checked, source, path):
                                           for source in SOURCES for form in ("sparse", "dense")])
 def test_the_native_preprocessor_on_jax_gives_what_the_job_wrote(checked, source, dense, tmp_path):
     from skewless.layers import TransformLayer
-    from skewless.pipelines.commands.verify_source import dense_inputs  # noqa: F401 - the child's dense form
 
     run_dir, _, check, _ = checked(source)
     layer = TransformLayer(run_dir)

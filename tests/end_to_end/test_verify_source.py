@@ -102,7 +102,7 @@ def test_a_reader_that_reads_booleans_otherwise_is_reported(tmp_path, monkeypatc
                    "label": {"column": "label"}, "output": {"dir": str(tmp_path / "out"), "shards": 1, "max_bad_fraction": 0.5}}).output_dir
     monkeypatch.undo()
     found = differences(verify(run_dir, sample=20, native=False))
-    assert set(found) == {("TransformLayer", "flag"), ("predict_raw", "flag")}
+    assert set(found) == {("TransformLayer", "flag"), ("TransformLayer, each row alone", "flag"), ("predict_raw", "flag")}
     assert len(found[("TransformLayer", "flag")]) == 60 and found[("TransformLayer", "flag")][0].endswith("rows.jsonl:1")
 
 
@@ -165,7 +165,8 @@ def test_a_serving_parse_that_trims_text_is_reported(tmp_path, monkeypatch):
 
     monkeypatch.setattr(layers, "parse_raw_examples", trimming)
     found = differences(verify(run_dir, sample=20, native=False))
-    assert set(found) == {("TransformLayer", "state")} and len(found[("TransformLayer", "state")]) == ROWS // 3
+    assert set(found) == {("TransformLayer", "state"), ("TransformLayer, each row alone", "state")}
+    assert len(found[("TransformLayer", "state")]) == ROWS // 3
 
 
 def test_native_layers_that_do_not_fill_a_missing_value_are_reported(tmp_path, monkeypatch):
