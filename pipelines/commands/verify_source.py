@@ -16,8 +16,11 @@ Each difference names the path, the feature (or output) and the rows (file:line)
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +34,8 @@ from skewless.pipelines.commands.source_rows import (
     request_row,
     source_rows,
 )
+from skewless.pipelines.reading.files import open_input
+from skewless.pipelines.reading.tfrecord import read_records
 from skewless.run_directory import RunDirectory
 from skewless.run_summary import RunSummary
 
@@ -118,6 +123,10 @@ def check_source_rows(run_dir: str, config, job_plan, limit: int, export_dir: st
     _check_refused(check, layer, spec, export_dir, quarantined, lists, job_plan.input_config)
     if export_dir is not None:
         _check_alone_vs_batched(check, export_dir, requests, wheres)
+        try:
+            _check_predict(check, export_dir, job_plan.input_config, rows, verdicts, dict(zip(wheres, requests)))
+        except Exception as error:  # noqa: BLE001 - reported, the other paths ran
+            check.unchecked["skewless predict"] = one_line_reason(error)
     return check
 
 
@@ -399,6 +408,94 @@ def _check_predict_raw(check: SourceCheck, export_dir: str, requests: list[dict]
             if not _same(value.numpy()[i], dense[name].numpy()[i]):
                 _add(check, "predict_raw (export)", name, where,
                      f"serving_default {_show(value.numpy()[i])}, predict_raw {_show(dense[name].numpy()[i])}")
+
+
+# -------------------------------------------------------------------------------------- skewless predict
+
+
+def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list[SourceRow], verdicts: list[Verdict],
+                   requests: dict[str, dict]) -> None:
+    """`skewless predict` on the first input file's first rows (copied as the file holds them) against
+    serving_default on the same rows' requests: it scores what the job wrote, as serving does, and nothing else."""
+    import tensorflow as tf
+
+    from skewless.layers import read_spec_file, serialize_raw_examples
+    from skewless.pipelines.commands.batch_prediction import predict
+
+    if input_config.format not in HEAD_COPIES or not rows:
+        return
+    first = [(row, verdict) for row, verdict in zip(rows, verdicts) if row.source == rows[0].source]
+    with tempfile.TemporaryDirectory() as folder:
+        head = os.path.join(folder, "head" + os.path.splitext(rows[0].source)[1])
+        HEAD_COPIES[input_config.format](rows[0].source, head, first[-1][0].number)
+        columns = None if input_config.header else input_config.columns
+        result = predict(export_dir, [head], os.path.join(folder, "scored"), output_format="jsonl",
+                         input_format=input_config.format, columns=columns)
+        refused = {row.line: row.reason for row in _quarantine(result.output_dir)}
+        scored = [json.loads(line) for path in sorted(tf.io.gfile.glob(os.path.join(result.output_dir,
+                                                                                   "predictions-*.jsonl")))
+                  for line in open(path, encoding="utf-8") if line.strip()]
+    scored_rows = iter(scored)
+    written = [row for row, verdict in first if verdict.outcome == "written" and row.where in requests]
+    served = _loaded(export_dir).signatures["serving_default"]
+    examples = serialize_raw_examples([requests[row.where] for row in written], read_spec_file(export_dir)["raw"])
+    try:
+        outputs = {name: value.numpy() for name, value in served(examples=tf.constant(examples)).items()}
+    except tf.errors.InvalidArgumentError:  # a row serving refuses (reported above): predict's verdicts still count
+        outputs = {}
+    index = {row.where: i for i, row in enumerate(written)}
+    for row, verdict in first:
+        reason = refused.get(row.number)
+        predicted = None if reason is not None else next(scored_rows, None)
+        if verdict.outcome == "written" and reason is not None:
+            _add(check, "skewless predict", reason.split(":", 1)[0], row, f"the job wrote this row; predict: {reason}")
+        elif verdict.outcome == "quarantined" and predicted is not None:
+            _add(check, "skewless predict", verdict.reason.split(":", 1)[0], row,
+                 f"quarantined by the job ({verdict.reason}) but scored")
+        elif predicted is not None and row.where in requests:
+            for name, values in outputs.items():
+                expected = values[index[row.where]]
+                if not np.allclose(np.asarray(predicted[name], np.float64), expected, rtol=1e-5, atol=1e-6,
+                                   equal_nan=True):
+                    _add(check, "skewless predict", name, row,
+                         f"predict {_show(predicted[name])}, serving_default {_show(expected)}")
+
+
+def _quarantine(output_dir: str) -> list:
+    from skewless.pipelines.reading.sources import BadRow
+
+    found = []
+    for path in RunDirectory.of(output_dir).quarantine_files:
+        with open(path, encoding="utf-8") as handle:
+            found += [BadRow(**json.loads(line)) for line in handle if line.strip()]
+    return found
+
+
+def _copy_lines(source: str, target: str, last: int) -> None:
+    """Lines 1..`last` of a text file, byte for byte (a gzip file is read through)."""
+    with open_input(source) as handle, open(target, "wb") as out:
+        for number, line in enumerate(handle, start=1):
+            if number > last:
+                break
+            out.write(line)
+
+
+def _copy_parquet_rows(source: str, target: str, last: int) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(source).slice(0, last), target)
+
+
+def _copy_records(source: str, target: str, last: int) -> None:
+    import tensorflow as tf
+
+    with tf.io.TFRecordWriter(target) as writer:
+        for record in itertools.islice(read_records(source), last):
+            writer.write(record)
+
+
+# how the first rows of a file are copied for `skewless predict`, by input format (a database, a generator: none)
+HEAD_COPIES = {"csv": _copy_lines, "jsonl": _copy_lines, "parquet": _copy_parquet_rows, "tfrecord": _copy_records}
 
 
 # --------------------------------------------------------------------------------- alone vs in a batch

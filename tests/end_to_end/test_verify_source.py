@@ -128,6 +128,25 @@ def test_an_export_whose_output_depends_on_the_batch_is_reported(clean_run, tmp_
     assert len(found[("serving_default alone vs batched", "output_0")]) == 30
 
 
+def test_a_predict_reader_that_reads_rows_otherwise_is_reported(clean_run, tmp_path, monkeypatch):
+    """Item 5: `skewless predict`'s reader reads a value otherwise than the job's (here: x one higher)."""
+    from skewless.pipelines.commands import batch_prediction
+
+    export_dir = export_serving_model(clean_run, plain_model(clean_run), tmp_path / "export")
+
+    class Skewed(sources.RowReader):
+        def chunk(self, *args, **kwargs):
+            result = super().chunk(*args, **kwargs)
+            x = result.table.column("x").to_numpy(zero_copy_only=False) + 1
+            result.table = result.table.set_column(result.table.schema.get_field_index("x"), "x", pa.array(x))
+            return result
+
+    monkeypatch.setattr(batch_prediction, "RowReader", Skewed)
+    found = differences(verify(clean_run, sample=20, export_dir=export_dir, native=False, source_rows=30))
+    assert list(found) == [("skewless predict", "output_0")]
+    assert len(found[("skewless predict", "output_0")]) == 30  # lines 2-31: every row, each named
+
+
 def test_serving_a_row_the_job_quarantines_is_reported(tmp_path, monkeypatch):
     """Item 4: the job quarantines rows (here: a value check refusing x > 5) that serving transforms."""
     write_rows(tmp_path / "rows.csv")
