@@ -16,7 +16,6 @@ Each difference names the path, the feature (or output) and the rows (file:line)
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -25,17 +24,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from skewless.input_formats import reader_of
 from skewless.pipelines.commands.source_rows import (
     AlignmentError,
     RefusedValue,
-    SourceRow,
     Verdict,
     job_verdicts,
     request_row,
     source_rows,
 )
-from skewless.pipelines.reading.files import open_input
-from skewless.pipelines.reading.tfrecord import read_records
+from skewless.pipelines.reading.held_rows import HeldRow
 from skewless.run_directory import RunDirectory
 from skewless.run_summary import RunSummary
 
@@ -131,7 +129,7 @@ def check_source_rows(run_dir: str, config, job_plan, limit: int, export_dir: st
 
 
 def _add(check: SourceCheck, path: str, feature: str, row_or_where, detail: str) -> None:
-    where = row_or_where.where if isinstance(row_or_where, SourceRow) else row_or_where
+    where = row_or_where.where if isinstance(row_or_where, HeldRow) else row_or_where
     for difference in check.differences:
         if difference.path == path and difference.feature == feature:
             difference.rows.append(where)
@@ -413,7 +411,7 @@ def _check_predict_raw(check: SourceCheck, export_dir: str, requests: list[dict]
 # -------------------------------------------------------------------------------------- skewless predict
 
 
-def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list[SourceRow], verdicts: list[Verdict],
+def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list[HeldRow], verdicts: list[Verdict],
                    requests: dict[str, dict]) -> None:
     """`skewless predict` on the first input file's first rows (copied as the file holds them) against
     serving_default on the same rows' requests: it scores what the job wrote, as serving does, and nothing else."""
@@ -422,12 +420,13 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
     from skewless.layers import read_spec_file, serialize_raw_examples
     from skewless.pipelines.commands.batch_prediction import predict
 
-    if input_config.format not in HEAD_COPIES or not rows:
+    if not rows:
         return
     first = [(row, verdict) for row, verdict in zip(rows, verdicts) if row.source == rows[0].source]
     with tempfile.TemporaryDirectory() as folder:
         head = os.path.join(folder, "head" + os.path.splitext(rows[0].source)[1])
-        HEAD_COPIES[input_config.format](rows[0].source, head, first[-1][0].number)
+        if not reader_of(input_config.format).copy_head(rows[0].source, head, first[-1][0].number):
+            return  # predict reads files: a database or a generator has none to give it
         columns = None if input_config.header else input_config.columns
         result = predict(export_dir, [head], os.path.join(folder, "scored"), output_format="jsonl",
                          input_format=input_config.format, columns=columns)
@@ -469,33 +468,6 @@ def _quarantine(output_dir: str) -> list:
         with open(path, encoding="utf-8") as handle:
             found += [BadRow(**json.loads(line)) for line in handle if line.strip()]
     return found
-
-
-def _copy_lines(source: str, target: str, last: int) -> None:
-    """Lines 1..`last` of a text file, byte for byte (a gzip file is read through)."""
-    with open_input(source) as handle, open(target, "wb") as out:
-        for number, line in enumerate(handle, start=1):
-            if number > last:
-                break
-            out.write(line)
-
-
-def _copy_parquet_rows(source: str, target: str, last: int) -> None:
-    import pyarrow.parquet as pq
-
-    pq.write_table(pq.read_table(source).slice(0, last), target)
-
-
-def _copy_records(source: str, target: str, last: int) -> None:
-    import tensorflow as tf
-
-    with tf.io.TFRecordWriter(target) as writer:
-        for record in itertools.islice(read_records(source), last):
-            writer.write(record)
-
-
-# how the first rows of a file are copied for `skewless predict`, by input format (a database, a generator: none)
-HEAD_COPIES = {"csv": _copy_lines, "jsonl": _copy_lines, "parquet": _copy_parquet_rows, "tfrecord": _copy_records}
 
 
 # --------------------------------------------------------------------------------- alone vs in a batch

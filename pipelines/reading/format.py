@@ -115,5 +115,17 @@ class InputFormat:
         """The columns the inputs hold (at least whether `wanted` ones are there)."""
         return list(self.infer_types(config, paths, wanted=wanted))
 
+    def held_rows(self, config: InputConfig, units: list[WorkUnit]) -> Iterator:
+        """The input's rows as the source holds them (`held_rows.HeldRow`), in the job's order, for `skewless
+        verify`: by default the values `batches` reads (ConfigError where there is no source but a generator)."""
+        from skewless.pipelines.reading.held_rows import typed_rows  # it reads files through this module's formats
+
+        return typed_rows(self, config, self.inputs(config))
+
+    def copy_head(self, path: str, target: str, rows: int) -> bool:
+        """Writes the first `rows` rows of input `path` to the file `target` as the source holds them; False where the
+        format has no file to copy (a database, a generator)."""
+        return False
+
     def check_columns(self, config: InputConfig, paths: list[str], names: list[str]) -> None:
         """Refuses, before any worker starts, read columns no worker could type; nothing to check by default."""

@@ -68,6 +68,19 @@ class GeneratorFormat(InputFormat):
         return kinds
 
 
+    def held_rows(self, config: InputConfig, units: list[WorkUnit]):
+        """What the generator yields for each unit's shard, in unit order."""
+        from skewless.pipelines.reading.held_rows import HeldRow
+
+        generator = import_function(config.generator, "input.generator")
+        for unit in units:
+            for segment in unit.segments:
+                source = f"{config.generator}[shard {segment.start} of {segment.stop}]"
+                rows = generator(shard=segment.start, num_shards=segment.stop, **config.args)
+                for number, row in enumerate(rows, start=1):
+                    yield HeldRow(source, number, dict(row) if isinstance(row, dict) else {})
+
+
 def _chunk(reader, rows: list, source: str, first: int):
     names = [c.name for c in reader.columns]
     bad_shape = [i for i, row in enumerate(rows) if not isinstance(row, dict)]

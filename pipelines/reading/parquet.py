@@ -148,6 +148,13 @@ class ParquetFormat(InputFormat):
                     raise
         return kinds
 
+    def copy_head(self, path: str, target: str, rows: int) -> bool:
+        import pyarrow.parquet as pq
+
+        with parquet_file(path) as parquet:
+            pq.write_table(parquet.read().slice(0, rows), target)
+        return True
+
     def check_columns(self, config: InputConfig, paths: list[str], names: list[str]) -> None:
         for path in paths:
             with parquet_file(path) as parquet:
