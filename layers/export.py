@@ -33,6 +33,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from skewless.boolean_values import as_number
 from skewless.errors import InputError, OutputError, OutputExistsError, SchemaError
 from skewless.layers.label_scale import original_units
 from skewless.layers.serving_head import ServingHead, serving_head
@@ -188,7 +189,8 @@ def transform_raw_rows_dense(graph_dir: str | os.PathLike | TransformLayer, rows
 def read_spec_file(export_dir: str | os.PathLike) -> dict:
     """What an export serves: ``{"raw": raw spec without the label, "transformed": ..., "label": column,
     "predict_raw_arguments": {raw feature: its predict_raw argument}, "label_scale": how a regression label
-    was transformed or None, "label_output": the output serving it in its own units or None}``.
+    was transformed or None, "label_output": the output serving it in its own units or None, "reading": how the
+    run read raw values (`TransformLayer.reading`) or None}``.
 
     Examples:
         An export of a run of configs/example.yaml (see `export_serving_model`):
@@ -210,7 +212,8 @@ def read_spec_file(export_dir: str | os.PathLike) -> dict:
     arguments = data.get("predict_raw_arguments") or {name: name for name in data["raw"]}  # older exports
     return {"raw": specs_from_json(data["raw"]), "transformed": specs_from_json(data["transformed"]),
             "label": data["label"], "predict_raw_arguments": arguments,
-            "label_scale": data.get("label_scale"), "label_output": data.get("label_output")}
+            "label_scale": data.get("label_scale"), "label_output": data.get("label_output"),
+            "reading": data.get("reading")}
 
 
 def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -> list[bytes]:
@@ -268,15 +271,16 @@ def parse_raw_examples(serialized, raw_feature_spec: Mapping) -> dict:
 
 
 def _fill(feature: tf.train.Feature, value, dtype: tf.DType, what: str) -> None:
-    """One tf.train.Feature holding `value` (a value or a list of them) as `dtype`."""
+    """One tf.train.Feature holding `value` (a value or a list of them) as `dtype`; a boolean (or its word, as the
+    job reads text) is 1 or 0 in a numeric feature."""
     values = np.asarray(value, dtype=object).reshape(-1).tolist()
     try:
         if dtype == tf.string:
             feature.bytes_list.value.extend(v if isinstance(v, bytes) else str(v).encode() for v in values)
         elif dtype.is_floating:
-            feature.float_list.value.extend(float(v) for v in values)
+            feature.float_list.value.extend(float(as_number(v)) for v in values)
         else:
-            feature.int64_list.value.extend(_exact_int(v) for v in values)
+            feature.int64_list.value.extend(_exact_int(as_number(v)) for v in values)
     except (TypeError, ValueError):
         raise InputError(f"{what} = {value!r} is not a {dtype.name}") from None
 
@@ -480,6 +484,8 @@ def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mappi
         "label_scale": graph.label_scale,
         "label_output": signature_argument_name(graph.label) if graph.label_scale else None,
         "predict_raw_arguments": {name: signature_argument_name(name) for name in serving_spec},
+        # how the run read raw values, so that `skewless predict` reads new data as the job and `apply` do
+        "reading": graph.reading,
     }
     with tf.io.gfile.GFile(path, "w") as handle:
         handle.write(json.dumps(data, indent=2, sort_keys=True))

@@ -12,6 +12,7 @@ import os
 import tensorflow as tf
 
 from skewless.errors import InputError, SchemaError
+from skewless.input_formats import SYNTAX_OPTIONS, VALUE_OPTIONS
 from skewless.run_directory import RUN_FILE, RunDirectory, around_graph
 
 # The default of every `label` argument: read the label column from the run's run summary.
@@ -49,6 +50,21 @@ def label_scale(directory: str | os.PathLike, label: str | None) -> dict | None:
         if summary is not None:
             found = summary.label
             return found.scale if found is not None and found.column == label else None
+    return None
+
+
+def reading_rules(directory: str | os.PathLike) -> dict | None:
+    """How the run beside the graph read its raw values, for readers of new data (`skewless predict`):
+    ``{"format": ..., its `VALUE_OPTIONS` and `SYNTAX_OPTIONS`, "lists": its list columns}``, as its config.yaml
+    says; None when no run is beside the graph."""
+    for run in around_graph(directory):
+        config = run.read_config()
+        if config:
+            source = config.get("input") or {}
+            rules = {key: source[key] for key in ("format", *VALUE_OPTIONS, *SYNTAX_OPTIONS) if key in source}
+            features = config.get("features") or {}
+            rules["lists"] = sorted(name for name, options in features.items() if (options or {}).get("list"))
+            return rules
     return None
 
 

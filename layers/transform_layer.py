@@ -18,6 +18,7 @@ from skewless.layers.transform_graph import (
     find_graph_dir,
     label_column,
     label_scale,
+    reading_rules,
     specs_from_json,
     specs_to_json,
 )
@@ -91,6 +92,7 @@ class TransformLayer(keras.layers.Layer):
             self._transformed_spec = self._tft_output.transformed_feature_spec()
             self._label_outputs = self._outputs_computed_from_label()
             self._label_scale = label_scale(self.graph_dir, self.label)
+            self._reading = reading_rules(self.graph_dir)
         else:
             # Rebuilt from a config: the graph is loaded by load_assets (a .keras file) or on first use.
             self.label = None if label == FROM_RUN else label
@@ -98,6 +100,7 @@ class TransformLayer(keras.layers.Layer):
             self._transformed_spec = specs_from_json(graph_spec["transformed"])
             self._label_outputs = list(graph_spec["label_outputs"])
             self._label_scale = graph_spec.get("label_scale")  # absent from models saved before it existed
+            self._reading = graph_spec.get("reading")  # likewise
         # Nothing to build: the graph has no trainable state.
         self.built = True
 
@@ -121,6 +124,13 @@ class TransformLayer(keras.layers.Layer):
         """How the run transformed its regression label (``{"transform": ..., **statistics}``, as run.json's
         label has it), which the export inverts; None when the label is not transformed so."""
         return None if self._label_scale is None else dict(self._label_scale)
+
+    @property
+    def reading(self) -> dict | None:
+        """How the run read its raw values (`transform_graph.reading_rules`: NA tokens, list columns and their
+        delimiter, CSV options), which an export passes on to `skewless predict`; None without a run beside the
+        graph."""
+        return None if self._reading is None else dict(self._reading)
 
     def __call__(self, inputs, *args, **kwargs):
         # Checked before Keras' __call__, which would wrap the one-line error into a multi-line one.
@@ -155,6 +165,7 @@ class TransformLayer(keras.layers.Layer):
                 "transformed": specs_to_json(self._transformed_spec),
                 "label_outputs": list(self._label_outputs),
                 "label_scale": self._label_scale,
+                "reading": self._reading,
             },
         )
         return config

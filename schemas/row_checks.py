@@ -7,7 +7,8 @@ Columns may arrive as text (CSV fields: Arrow string, parsed here), as typed sca
 lists (tf.train.Example features decoded by tfx_bsl, Parquet list columns). Text follows one
 grammar everywhere (`parse_text`): surrounding whitespace is ignored around numbers, an empty
 field is a missing value, an int is ``[+-]digits`` within int64, a float is anything Python's
-`float()` reads except ``_`` separators.
+`float()` reads except ``_`` separators, and in both ``true``/``false`` (any case) are 1/0, as a
+typed boolean is (`skewless.boolean_values`).
 
 Floats follow one rule in every format (and in the graph, for serving): NaN is a missing value;
 ±inf and values beyond float32 (ints beyond int64) are "unrepresentable": a problem of their own
@@ -30,6 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tensorflow_metadata.proto.v0 import schema_pb2
 
+from skewless.boolean_values import PATTERN as BOOLEAN_WORDS
+from skewless.boolean_values import WORDS
 from skewless.errors import SchemaError
 from skewless.schemas.schema_io import TYPE_NAMES
 
@@ -48,8 +51,8 @@ PROBLEM_KINDS = {
     "misplaced": "context feature and feature list swapped",
 }
 
-_INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
-_FLOAT_TEXT = r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)\s*$"
+_INT_TEXT = rf"^\s*([+-]?[0-9]+|{BOOLEAN_WORDS})\s*$"
+_FLOAT_TEXT = rf"^\s*([+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)|{BOOLEAN_WORDS})\s*$"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _A_KIND = {"int": "an int", "float": "a float", "bytes": "bytes"}
@@ -102,6 +105,8 @@ def parse_text(text: pa.Array, kind: str, nonfinite: str = "quarantine", tokens:
     matches = _to_numpy(pc.fill_null(pc.match_substring_regex(trimmed, pattern, ignore_case=True), False)) & ~missing
     target = pa.int64() if kind == "int" else pa.float64()
     good = trimmed.filter(pa.array(matches))
+    for word, number in WORDS.items():
+        good = pc.replace_substring_regex(good, f"(?i)^{word}$", str(number))
     if kind == "int":
         # Arrow's integer cast rejects a leading '+' but reads '0x..' hex; the grammar settles both.
         good = pc.utf8_ltrim(good, "+")

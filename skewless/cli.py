@@ -395,7 +395,8 @@ _HEADER = typer.Option(False, "--header", help="CSV: the first line of each file
 _COLUMNS = typer.Option(None, "--columns", help="CSV: comma-separated column names (needed without --header).")
 _DELIMITER = typer.Option(",", "--delimiter", help="CSV: the field delimiter.")
 _SKIP_SPACE = typer.Option(
-    True, "--skip-initial-space/--no-skip-initial-space", help="CSV: strip the spaces that start a field."
+    True, "--skip-initial-space/--no-skip-initial-space",
+    help="CSV: spaces after a delimiter are no part of the field (never inside quotes)."
 )
 
 

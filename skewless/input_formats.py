@@ -54,6 +54,11 @@ INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
                 cache_sees_changes=False),
 )}
 FILE_FORMATS = tuple(name for name, entry in INPUT_FORMATS.items() if "paths" in entry.needs)
+# The input keys that say what a raw value means in every format (docs/values.md): new data read with a run's graph
+# (`skewless apply`) or its export (`skewless predict`) is read with the run's.
+VALUE_OPTIONS = ("nonfinite", "na_values", "list_delimiter")
+# The input keys that say how text splits into values (CSV's): kept for new data of the run's format.
+SYNTAX_OPTIONS = ("delimiter", "skip_initial_space", "multiline")
 
 
 def reader_of(name: str):

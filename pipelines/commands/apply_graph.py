@@ -27,7 +27,7 @@ from typing import Callable
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
-from skewless.input_formats import reader_of
+from skewless.input_formats import VALUE_OPTIONS, reader_of
 from skewless.pipelines.output import files, object_store
 from skewless.pipelines.commands.job import (
     pipeline_options,
@@ -174,7 +174,7 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
         raw["input"]["paths"] = [path if "://" in path else os.path.abspath(path) for path in inputs]
     if input_format and input_format != config.input.format:
         # the run's settings for another format do not apply: keep only those every format has
-        general = ("nonfinite", "na_values", "list_delimiter", "keep_parsed")
+        general = (*VALUE_OPTIONS, "keep_parsed")
         raw["input"] = {"format": input_format, "paths": raw["input"]["paths"],
                         **{key: raw["input"][key] for key in general}}
     if header is not None:

@@ -1,6 +1,7 @@
 """`predict(export_dir, inputs, output_dir)`: batch prediction over raw data with Beam's RunInference.
 
-    raw input ──RowReader (typed by the export's raw spec; the job's row checks)──> good rows, bad rows
+    raw input ──RowReader (typed by the export's raw spec, read by the run's value rules; the job's row checks)
+              ──> good rows, bad rows
     good rows ──serialize_raw_examples, in batches of MODEL_BATCH──> ((unit, position, key values), Examples)
               ──RunInference (the export's serving_default, keys passed around the model)──> outputs
     per work unit ──> predictions-UUUUU-of-NNNNN.{csv,parquet,jsonl} in input order, quarantine/, run.json
@@ -15,11 +16,15 @@ The model sees exactly what TF Serving's `serving_default` sees: the same raw Ex
 same helper the export's clients use, so a prediction here equals the served one for the same row.
 Column types come from the export's raw spec (assets.extra/skewless_features.json), not from the new
 data: a value that does not parse as its feature's type goes to quarantine with its reason, as in the
-job. The output is staged and published whole, as a run is (pipelines/output/staging.py).
+job. Values are read by the run's rules, which the export records beside the spec (its "reading"): the NA
+tokens, the list columns and their delimiter, ``nonfinite``, and for CSV input of a CSV run its delimiter,
+``skip_initial_space`` and ``multiline``; so a row predicted here is the row `skewless apply` reads. The
+output is staged and published whole, as a run is (pipelines/output/staging.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import resource
 import time
@@ -33,7 +38,7 @@ from apache_beam.ml.inference.tensorflow_inference import ModelType, TFModelHand
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from skewless.errors import ConfigError, InputError
-from skewless.input_formats import reader_of
+from skewless.input_formats import SYNTAX_OPTIONS, VALUE_OPTIONS, reader_of
 from skewless.layers.export import read_spec_file, serialize_raw_examples
 from skewless.pipelines.output import files
 from skewless.pipelines.reading import sources
@@ -144,11 +149,13 @@ def predict(
     if files.is_local(output_dir):
         output_dir = os.path.abspath(output_dir)
     raw_spec, outputs = export_signature(export_dir)
+    reading = read_spec_file(export_dir)["reading"] or {}
     inputs = [path if "://" in path else os.path.abspath(path) for path in inputs]
-    input_config = make_input_config(inputs, input_format, header=not columns, columns=columns)
+    input_config = with_run_reading(make_input_config(inputs, input_format, header=not columns, columns=columns),
+                                    reading)
     paths = expand_paths(input_config.paths)
     input_config = reader_of(input_config.format).resolved(input_config, paths)
-    raw_columns = feature_columns(raw_spec)
+    raw_columns = feature_columns(raw_spec, reading.get("lists", ()))
     key_columns = _key_columns(list(keys), raw_columns, input_config, paths, outputs)
     units = _units(input_config, paths)
     read_columns = raw_columns + [column for column in key_columns if column.name not in raw_spec]
@@ -200,15 +207,25 @@ def _width(shape) -> int:
     return per_row.num_elements()
 
 
-def feature_columns(raw_spec: dict) -> list[RawColumn]:
+def with_run_reading(input_config, reading: dict):
+    """`input_config` with the run's value rules (`reading`, the export's record of them): those every format
+    shares, and its syntax (CSV's delimiter, ...) too when the new data has the run's format (as `skewless apply`
+    keeps them)."""
+    same_format = input_config.format == reading.get("format")
+    keys = [*VALUE_OPTIONS, *(SYNTAX_OPTIONS if same_format else ())]
+    return input_config.model_copy(update={key: reading[key] for key in keys if key in reading})
+
+
+def feature_columns(raw_spec: dict, lists=()) -> list[RawColumn]:
     """The raw columns the export takes: required where its spec is FixedLen (a fixed shape: exactly its values),
-    optional where VarLen."""
+    optional where VarLen, a list of values where the run's config made it one (`lists`)."""
     columns = []
     for name, spec in raw_spec.items():
         if not isinstance(spec, (tf.io.FixedLenFeature, tf.io.VarLenFeature)) or spec.dtype.name not in _KINDS:
             raise InputError(f"raw feature {name!r} ({type(spec).__name__}): predict reads one value or a fixed "
                              "shape per feature and row; feature-list features are not supported")
-        columns.append(column_of_spec(name, spec))
+        column = column_of_spec(name, spec)
+        columns.append(dataclasses.replace(column, is_list=True) if name in lists else column)
     return columns
 
 

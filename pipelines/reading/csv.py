@@ -162,8 +162,9 @@ def parse_csv_lines(
     Blank lines are skipped: they are no row. A line that is not UTF-8, is malformed (unbalanced
     quotes, a carriage return outside quotes) or has another number of fields than `columns` is
     rejected. Lines without quotes go through pyarrow's CSV parser with quoting off, the rest
-    through Python's `csv` module; both split unquoted fields the same way, and
-    `skip_initial_space` strips the spaces that start every field.
+    through Python's `csv` module; both read a field the same way: with `skip_initial_space` the spaces
+    that start a field (before its text or its opening quote) are no part of it, and a quoted value is
+    exactly what its quotes hold (`"  NJ"` is "  NJ"), as with ``input.multiline: true``.
     """
     columns = list(columns)
     rejected: list[RejectedRow] = []
@@ -178,14 +179,14 @@ def parse_csv_lines(
 
     tables, row_lines = [], []
     if plain:
-        table, kept = _parse_plain(lines, numbers, plain, columns, delimiter, rejected)
+        table, kept = _parse_plain(lines, numbers, plain, columns, delimiter, skip_initial_space, rejected)
         tables.append(table)
         row_lines.append(kept)
     if quoted:
         table, kept = _parse_quoted(lines, numbers, quoted, columns, delimiter, skip_initial_space, rejected)
         tables.append(table)
         row_lines.append(kept)
-    return _merge(tables, row_lines, columns, skip_initial_space, rejected)
+    return _merge(tables, row_lines, columns, rejected)
 
 
 def parse_csv_block(
@@ -224,7 +225,7 @@ def parse_csv_block(
         else:
             next_starts = np.append(starts[1:], len(data))
             text = data[np.repeat(~special, next_starts - starts)].tobytes()
-        table, invalid = _read_plain(text, columns, delimiter)
+        table, invalid = _read_plain(text, columns, delimiter, skip_initial_space)
         kept = np.ones(len(plain), dtype=bool)
         for row, found in invalid:
             kept[row] = False
@@ -240,7 +241,7 @@ def parse_csv_block(
         tables.append(pa.Table.from_batches([parsed.batch]))
         row_lines.append(parsed.numbers)
         rejected.extend(parsed.rejected)
-    return _merge(tables, row_lines, columns, skip_initial_space, rejected)
+    return _merge(tables, row_lines, columns, rejected)
 
 
 def parse_csv_records(
@@ -317,7 +318,7 @@ def line_bounds(block: bytes) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends - crlf
 
 
-def _merge(tables, row_lines, columns, skip_initial_space, rejected) -> ParsedLines:
+def _merge(tables, row_lines, columns, rejected) -> ParsedLines:
     """Parts of one batch, parsed separately, in line order."""
     if tables:
         table = pa.concat_tables(tables)
@@ -329,8 +330,6 @@ def _merge(tables, row_lines, columns, skip_initial_space, rejected) -> ParsedLi
         table = pa.table({name: pa.array([], pa.string()) for name in columns})
         found = np.zeros(0, dtype=np.int64)
     arrays = [table.column(name).combine_chunks() for name in columns]
-    if skip_initial_space:
-        arrays = [pc.utf8_ltrim(array, " ") for array in arrays]
     rejected.sort(key=lambda row: row.number)
     return ParsedLines(pa.RecordBatch.from_arrays(arrays, columns), found.astype(np.int64), rejected)
 
@@ -384,8 +383,9 @@ def _drop_undecodable(lines, numbers, indices: list[int], rejected: list[Rejecte
     indices[:] = keep
 
 
-def _parse_plain(lines, numbers, indices, columns, delimiter, rejected) -> tuple[pa.Table, np.ndarray]:
-    table, invalid = _read_plain(b"\n".join(lines[i] for i in indices) + b"\n", columns, delimiter)
+def _parse_plain(lines, numbers, indices, columns, delimiter, skip_initial_space, rejected
+                 ) -> tuple[pa.Table, np.ndarray]:
+    table, invalid = _read_plain(b"\n".join(lines[i] for i in indices) + b"\n", columns, delimiter, skip_initial_space)
     kept = np.ones(len(indices), dtype=bool)
     for row, found in invalid:
         index = indices[row]
@@ -400,9 +400,12 @@ def _is_blank(line: bytes) -> bool:
     return not line.removeprefix(codecs.BOM_UTF8).strip()
 
 
-def _read_plain(data: bytes, columns: list[str], delimiter: str) -> tuple[pa.Table, list[tuple[int, int]]]:
+def _read_plain(data: bytes, columns: list[str], delimiter: str, skip_initial_space: bool
+                ) -> tuple[pa.Table, list[tuple[int, int]]]:
     """UTF-8 lines without quotes or stray carriage returns -> string columns, and (line index, field count)
-    of each line with the wrong number of fields (left out of the table)."""
+    of each line with the wrong number of fields (left out of the table). With `skip_initial_space` the
+    spaces that start a field are dropped, as Python's csv module drops them from the lines it reads
+    (lines with quotes): there only before an unquoted text or an opening quote, never inside quotes."""
     invalid = []
 
     def on_invalid(row) -> str:
@@ -419,6 +422,8 @@ def _read_plain(data: bytes, columns: list[str], delimiter: str) -> tuple[pa.Tab
             column_types={name: pa.string() for name in columns}, strings_can_be_null=False
         ),
     )
+    if skip_initial_space:
+        table = pa.table({name: pc.utf8_ltrim(table.column(name), " ") for name in columns})
     return table, invalid
 
 
