@@ -3,7 +3,8 @@
 `generated_rows(examples)` draws rows with hypothesis, derandomized (the same rows on every run): quoting and
 whitespace (leading spaces inside quotes), case, booleans, NA tokens, empty and null, lists with holes, dates in
 every accepted form and out of range, numbers at the float32 and int64 edges, unicode. Each row has a unique `id`.
-`write_source(kind, rows, folder)` writes them as a source of `kind` holds them and returns the config's `input`.
+`write_source(kind, rows, folder)` writes them as a source of `kind` holds them (tests/edge_rows.py's writers: pandas'
+and R's CSV, Parquet, JSON Lines, TFRecord, DuckDB) or as a generator yields them, and returns the config's `input`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import json
 import math
 
 import numpy as np
+from edge_rows import NA_TOKENS, SQL_TABLE, write_csv, write_duckdb, write_jsonl, write_parquet, write_tfrecord
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-NA = "NA"
+NA = NA_TOKENS[0]
 TAGS = ["red", "green", "blue", " blue", "Red", NA, "", None]
 
 # what each generated column is, for the job
@@ -68,39 +70,29 @@ COLUMNS = ["id", "s", "x", "n", "flag", "tags", "d"]
 SOURCES = ("csv", "r_csv", "parquet", "jsonl", "tfrecord", "duckdb", "python")
 
 
+# the generated columns' Arrow types, for Parquet and DuckDB
+ARROW_TYPES = {"id": "int64", "s": "string", "x": "float64", "n": "int64", "flag": "bool_", "tags": "list<string>",
+               "d": "string"}
+
+
 def write_source(kind: str, rows: list[dict], folder) -> dict:
-    """`rows` written as a `kind` source holds them; the job config's `input` reading it."""
+    """`rows` written as a `kind` source holds them (tests/edge_rows.py's writers); the job config's `input`."""
     if kind in ("csv", "r_csv"):
-        r_style = kind == "r_csv"
-        path = folder / "rows.csv"
-        lines = [",".join(COLUMNS)] + [",".join(_csv_field(row[name], r_style) for name in COLUMNS) for row in rows]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return {"format": "csv", "paths": [str(path)], "header": True, **({"na_values": [NA]} if r_style else {})}
+        write_csv(folder / "rows.csv", kind == "r_csv", rows)
+        return {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
+                **({"na_values": NA_TOKENS} if kind == "r_csv" else {})}
     if kind == "jsonl":
-        path = folder / "rows.jsonl"
-        path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
-        return {"format": "jsonl", "paths": [str(path)]}
-    if kind in ("parquet", "duckdb"):
-        import pyarrow.parquet as pq
-
-        path = folder / "rows.parquet"
-        pq.write_table(_arrow_table(rows), path)
-        if kind == "parquet":
-            return {"format": "parquet", "paths": [str(path)]}
-        import duckdb
-
-        database = folder / "rows.duckdb"
-        with duckdb.connect(str(database)) as connection:
-            connection.execute(f"CREATE TABLE rows AS SELECT * FROM read_parquet('{path}')")
-        return {"format": "sql", "url": f"duckdb://{database}", "table": "rows", "order_by": ["id"]}
+        write_jsonl(folder / "rows.jsonl", rows)
+        return {"format": "jsonl", "paths": [str(folder / "rows.jsonl")]}
+    if kind == "parquet":
+        write_parquet(folder / "rows.parquet", rows, ARROW_TYPES)
+        return {"format": "parquet", "paths": [str(folder / "rows.parquet")]}
+    if kind == "duckdb":
+        write_duckdb(folder / "rows.duckdb", rows, ARROW_TYPES)
+        return {"format": "sql", "url": f"duckdb://{folder / 'rows.duckdb'}", "table": SQL_TABLE, "order_by": ["id"]}
     if kind == "tfrecord":
-        import tensorflow as tf
-
-        path = folder / "rows.tfrecord"
-        with tf.io.TFRecordWriter(str(path)) as writer:
-            for row in rows:
-                writer.write(_example(row).SerializeToString())
-        return {"format": "tfrecord", "paths": [str(path)]}
+        write_tfrecord(folder / "rows.tfrecord", rows)
+        return {"format": "tfrecord", "paths": [str(folder / "rows.tfrecord")]}
     if kind == "python":
         path = folder / "rows.json"
         path.write_text(json.dumps(rows), encoding="utf-8")
@@ -112,45 +104,3 @@ def rows_of_file(shard: int, num_shards: int, path: str):
     """The python source: the rows of a JSON file, i % num_shards == shard."""
     with open(path, encoding="utf-8") as handle:
         yield from json.load(handle)[shard::num_shards]
-
-
-def _csv_field(value, r_style: bool) -> str:
-    if value is None:
-        return NA if r_style else ""
-    if isinstance(value, bool):
-        return ("TRUE" if value else "FALSE") if r_style else str(value)
-    if isinstance(value, list):
-        value = "|".join(NA if item is None and r_style else "" if item is None else item for item in value)
-    if isinstance(value, str):
-        return '"' + value.replace('"', '""') + '"'
-    if isinstance(value, float):
-        return repr(value) if not math.isnan(value) else ("NaN" if r_style else "nan")
-    return str(value)
-
-
-def _arrow_table(rows: list[dict]):
-    import pyarrow as pa
-
-    columns = {name: [row[name] for row in rows] for name in COLUMNS}
-    types = {"id": pa.int64(), "s": pa.string(), "x": pa.float64(), "n": pa.int64(), "flag": pa.bool_(),
-             "tags": pa.list_(pa.string()), "d": pa.string()}
-    return pa.table({name: pa.array(values, types[name]) for name, values in columns.items()})
-
-
-def _example(row: dict):
-    import tensorflow as tf
-
-    example = tf.train.Example()
-    for name, value in row.items():
-        if value is None:
-            continue
-        feature = example.features.feature[name]
-        if isinstance(value, list):
-            feature.bytes_list.value.extend(item.encode() for item in value if item is not None)
-        elif isinstance(value, str):
-            feature.bytes_list.value.append(value.encode())
-        elif isinstance(value, float):
-            feature.float_list.value.append(value)
-        else:
-            feature.int64_list.value.append(int(value))
-    return example
