@@ -36,6 +36,7 @@ KNOWN = {
     ("*", "native Keras preprocessor (dense input)"): "6",  # NaN and "" in dense arrays are not missing
     ("*", "native on JAX (dense input)"): "6",
     ("csv", "native Keras preprocessor (dense input)"): None,  # its rows with a gap hold other edges (quarantined)
+    ("r_csv", "native Keras preprocessor (dense input)"): None,
     # not an item of issue 43: Keras on JAX without jax_enable_x64 holds an int64 passthrough as int32
     ("*", "native on JAX (sparse input)"): "not issue 43: int64 passthrough on JAX without x64",
     # the job trims a CSV list's items (" blue" is "blue"), serving does not
