@@ -1,5 +1,10 @@
 """Keras 3 layers and export that reuse the tf.Transform graph; imports TensorFlow and Keras, never Apache Beam."""
 
+from skewless.runtime import import_tensorflow_quietly
+
+# before the first `import tensorflow` below: the Python API prints no TensorFlow start-up lines, as the CLI
+import_tensorflow_quietly()
+
 from skewless.layers.cast import Cast
 from skewless.layers.clip import Clip
 from skewless.layers.export import (

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
 from typing import Iterable, Mapping
 
 import keras
@@ -34,7 +33,8 @@ import numpy as np
 import tensorflow as tf
 
 from skewless.boolean_values import as_number
-from skewless.errors import InputError, OutputError, OutputExistsError, SchemaError
+from skewless.errors import InputError, SchemaError
+from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
 from skewless.layers.label_scale import original_units
 from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
@@ -43,9 +43,6 @@ from skewless.safe_names import signature_argument_name
 from skewless.sequence_specs import parse_sequence_examples, split_raw_spec
 
 EXAMPLES = "examples"
-# A copy of the raw schema beside the SavedModel (TF Serving's place for extra files), so clients
-# can build requests without the run directory.
-SPEC_FILE = os.path.join("assets.extra", "skewless_features.json")
 
 
 def export_serving_model(
@@ -86,10 +83,7 @@ def export_serving_model(
         True
     """
     export_dir = os.fspath(export_dir)
-    if tf.io.gfile.exists(export_dir) and tf.io.gfile.listdir(export_dir):
-        if not overwrite:
-            raise OutputExistsError(f"{export_dir}: already exists (pass overwrite=True / --overwrite to replace it)")
-        _check_replaceable(export_dir)
+    if check_export_folder(export_dir, overwrite, tf.io.gfile.exists, tf.io.gfile.listdir, tf.io.gfile.walk):
         tf.io.gfile.rmtree(export_dir)
     if isinstance(model, (str, os.PathLike)):
         model = _load_model(os.fspath(model))
@@ -329,49 +323,13 @@ def padded(value):
     return value
 
 
-# how a legacy Keras HDF5 file (.h5), which load_model also reads, begins
-_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-
-
-def _check_replaceable(export_dir: str) -> None:
-    """As `skewless run --overwrite` (docs/errors.md), only what skewless wrote is deleted: a previous export (it
-    has `SPEC_FILE`) or folders without a file (a serving layout's empty version folders)."""
-    if tf.io.gfile.exists(os.path.join(export_dir, SPEC_FILE)):
-        return
-    if any(names for _, _, names in tf.io.gfile.walk(export_dir)):
-        raise OutputError(f"{export_dir}: holds files but is not an export of skewless (no {SPEC_FILE}); --overwrite "
-                          "replaces only a previous export (delete it yourself if it should go)")
-
-
 def _load_model(path: str):
-    if not os.path.exists(path):
-        raise InputError(f"{path}: model file not found")
-    what = _not_a_model_file(path)
-    if what is not None:  # Keras would call it "File not found"
-        raise InputError(f"{path}: not a Keras model file ({what}); --model takes a .keras file (model.save)")
+    check_model_file(path)
     try:
         return keras.models.load_model(path)
     except (OSError, TypeError, ValueError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{path}: cannot load the Keras model: {first_line}") from None
-
-
-def _not_a_model_file(path: str) -> str | None:
-    """What `path` is when it cannot be a Keras model file (a .keras zip archive holding config.json, or
-    HDF5), else None."""
-    if os.path.isdir(path):
-        return "a folder" + (", a SavedModel: export takes the Keras model" if
-                             os.path.exists(os.path.join(path, "saved_model.pb")) else "")
-    with open(path, "rb") as handle:
-        head = handle.read(len(_HDF5_SIGNATURE))
-    if head == _HDF5_SIGNATURE:
-        return None
-    if not zipfile.is_zipfile(path):
-        return "an empty file" if not head else "neither a zip archive nor HDF5"
-    with zipfile.ZipFile(path) as archive:
-        if "config.json" not in archive.namelist():
-            return "a zip archive without a Keras model's config.json"
-    return None
 
 
 def _find_transform_layer(model) -> TransformLayer | None:

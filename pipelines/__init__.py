@@ -6,6 +6,8 @@ Names are imported on first use for that reason.
 
 from importlib import import_module
 
+from skewless.runtime import import_tensorflow_quietly
+
 _EXPORTS = {
     "run": "skewless.pipelines.commands.job",
     "apply": "skewless.pipelines.commands.apply_graph",
@@ -24,4 +26,5 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str):
     if name not in _EXPORTS:
         raise AttributeError(f"module 'skewless.pipelines' has no attribute {name!r}")
+    import_tensorflow_quietly()  # each export imports TensorFlow: without its start-up lines, as the CLI
     return getattr(import_module(_EXPORTS[name]), name)

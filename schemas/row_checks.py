@@ -374,6 +374,9 @@ def _typed(values: pa.Array, kind: str) -> tuple[pa.Array, np.ndarray, np.ndarra
     if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
         if kind == "bytes":
             return pa.nulls(len(values), pa.binary()), ~nothing, nothing
+        if kind == "int" and pa.types.is_uint64(arrow_type):  # a database's UBIGINT: past int64 is unrepresentable
+            beyond = _to_numpy(pc.fill_null(pc.greater(values, pa.scalar(_INT64_MAX, pa.uint64())), False))
+            return pc.if_else(pa.array(beyond), None, values).cast(pa.int64()), nothing, beyond
         return values.cast(pa.int64() if kind == "int" else pa.float64()), nothing, nothing
     if pa.types.is_floating(arrow_type):
         if kind == "bytes":

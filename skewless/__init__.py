@@ -6,9 +6,17 @@ part may import which, and where an import goes inside a function: docs/design.m
 (tests/architecture/test_import_rules.py checks it).
 """
 
+# first: the clock run.json's seconds count from (skewless/command_clock.py)
+import skewless.command_clock
+
+from pathlib import Path
+
 from skewless.keras_registry import register_lazily
+from skewless.source_folders import map_checkout_folders
 
 __version__ = "0.1.0"
 
 # a .keras file holding skewless layers loads after `import skewless` alone (skewless/keras_registry.py)
 register_lazily()
+# imported from a clone's root, `skewless.layers` and the others are the folders beside this one
+map_checkout_folders(Path(__file__).parent)

@@ -23,6 +23,7 @@ from typer.core import TyperCommand, TyperGroup
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
 from skewless.input_formats import FILE_FORMATS
+from skewless.terminal_text import shown, shown_lines
 
 # Every command's, in its --help; docs/errors.md says more
 EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, schema validate), 2 a usage or input "
@@ -88,8 +89,14 @@ def _root(
 
 def fail(message: str, code: int = 2) -> None:
     """Prints one line on stderr and exits: the CLI's answer to every user error."""
-    typer.echo(f"skewless: error: {message}", err=True)
+    typer.echo(f"skewless: error: {shown(message)}", err=True)
     raise typer.Exit(code)
+
+
+def say(text: str, err: bool = False) -> None:
+    """Prints what a command made of data or a config (paths, names, summaries) as `shown_lines` makes it: control
+    characters escaped, credentials cut (skewless/terminal_text.py)."""
+    typer.echo(shown_lines(text), err=err)
 
 
 _DEBUG = typer.Option(
@@ -271,8 +278,12 @@ def run(
     if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
+    # so are the input paths and columns, where that needs no Beam (a CSV header is read in milliseconds)
+    from skewless.pipelines.plan.preflight import check_inputs
+
+    check_inputs(job_config)
     # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
-    typer.echo(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
+    say(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     from skewless.pipelines.commands.job import run as run_job
@@ -284,8 +295,8 @@ def run(
                      progress=lambda poll: show_progress(poll, title=title), process_started=process_started)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     page = render_report(result.output_dir)
-    typer.echo(result.summary())
-    typer.echo(f"report: {page}")
+    say(result.summary())
+    say(f"report: {page}")
 
 
 @_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
@@ -327,6 +338,7 @@ def apply(
         output = os.path.abspath(output)
         if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; the job checks again
             raise output_exists(output)
+    _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
     from skewless.pipelines.commands.apply_graph import apply as apply_graph
@@ -339,8 +351,8 @@ def apply(
                          overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started,
                          max_bad_fraction=max_bad_fraction, progress=lambda poll: show_progress(poll, title=title))
     page = render_report(result.output_dir)
-    typer.echo(result.summary())
-    typer.echo(f"report: {page}")
+    say(result.summary())
+    say(f"report: {page}")
 
 
 @_command(context_settings={"allow_extra_args": True, "ignore_unknown_options": False})
@@ -375,6 +387,7 @@ def predict(
         output = os.path.abspath(output)
         if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; predict checks again
             raise output_exists(output)
+    _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")
     from skewless.pipelines.commands.batch_prediction import predict as predict_rows
@@ -382,7 +395,15 @@ def predict(
     result = predict_rows(export_dir, inputs, output, output_format=format, keys=keys, input_format=input_format,
                           columns=columns.split(",") if columns else None, overwrite=overwrite,
                           beam_args=list(ctx.args), process_started=process_started)
-    typer.echo(result.summary())
+    say(result.summary())
+
+
+def _check_input_paths(inputs: List[str]) -> None:
+    """An --input that matches no file (or names a folder) is refused before TensorFlow and Beam are imported,
+    with the job's own error (`pipelines/plan/preflight.py`)."""
+    from skewless.pipelines.plan.preflight import local_inputs
+
+    local_inputs([os.path.abspath(path) for path in inputs if "://" not in path])
 
 
 schema_app = typer.Typer(cls=Group, no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
@@ -475,6 +496,12 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),
 ) -> None:
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
+    from skewless.export_target import check_export_folder, check_model_file
+
+    # said before TensorFlow and Keras are imported; export_serving_model checks again, on any filesystem
+    if "://" not in out:
+        check_export_folder(out, overwrite)
+    check_model_file(model)
     runtime.import_frozen("tensorflow", "keras")
     from skewless.layers import export_serving_model
     from skewless.pipelines.output import object_store
@@ -482,7 +509,7 @@ def export(
     if not object_store.tensorflow_opens(out):
         fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
     export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
-    typer.echo(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
+    say(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
 
 
 @_command()
@@ -528,7 +555,7 @@ def report(
     from skewless.report import render_report
 
     path = render_report(run_dir)
-    typer.echo(path)
+    say(path)
     if open_:
         import pathlib
         import webbrowser
@@ -633,7 +660,7 @@ def clean(
     if "://" not in output:
         output = os.path.abspath(output)
     removed = clean_staging(output)
-    typer.echo("\n".join(f"removed {path}" for path in removed) or f"nothing left beside {output}")
+    say("\n".join(f"removed {path}" for path in removed) or f"nothing left beside {output}")
 
 
 def main() -> None:

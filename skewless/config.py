@@ -7,10 +7,13 @@ Errors name the file, the line and the key path, e.g.
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 import os
+import re
 from pathlib import Path
-from typing import Any, Literal, Union
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import (
@@ -27,6 +30,7 @@ from pydantic import (
 from skewless.errors import ConfigError
 from skewless.input_formats import INPUT_FORMATS
 from skewless.safe_names import missing_indicator_name
+from skewless.terminal_text import printable
 from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, applies_to, transform_options
 
 # What a config may cost, checked on the text before anything builds it (docs/errors.md): a real config is a
@@ -590,7 +594,7 @@ def _key_lines(node, where: str, path: tuple = ()) -> dict[tuple, int]:
             key = path + (key_node.value,)
             line = key_node.start_mark.line + 1
             if key in lines and isinstance(key_node, yaml.ScalarNode) and key_node.value != "<<":
-                dotted = ".".join(map(str, key)).replace("\r", "\\r").replace("\n", "\\n")
+                dotted = printable(".".join(map(str, key)))
                 raise ConfigError(f"{where}:{line}: {dotted}: key given twice (first on line {lines[key]})")
             lines[key] = line
             lines.update(_key_lines(value_node, where, key))
@@ -607,12 +611,11 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int], overr
     messages = []
     for item in error.errors():
         loc = tuple("schema" if part == "schema_path" else part for part in item["loc"])
-        # Pydantic appends the union branch or literal name to a location; keep only real keys.
-        keys = tuple(part for part in loc if isinstance(part, int) or "[" not in str(part))
+        keys = _real_keys(loc, lines)
         line = _nearest_line(keys, lines)
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
-            message = "unknown key"
+            message = "unknown key" + _did_you_mean(str(keys[-1]), keys[:-1])
         elif item["type"] == "literal_error":
             message = f"unknown value {item.get('input')!r} ({message[0].lower()}{message[1:]})"
         dotted = ".".join(str(part) for part in keys)
@@ -623,8 +626,59 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int], overr
             continue
         prefix = f"{where}:{line}" if line else where
         messages.append(f"{prefix}: {dotted}: {message}" if dotted else f"{prefix}: {message}")
-    # keys and values are the user's text: a newline in one must not break the one-line message
-    return "; ".join(messages).replace("\r", "\\r").replace("\n", "\\n")
+    # keys and values are the user's text: a newline or an escape sequence in one must not act on a terminal
+    return printable("; ".join(messages))
+
+
+# how pydantic names a union branch or a validator in a location: `function-after[_check(), FeatureConfig]`
+_PYDANTIC_TAG = re.compile(r"[a-z][a-z_-]*\[.*\]", re.S)
+
+
+def _real_keys(loc: tuple, lines: dict[tuple, int]) -> tuple:
+    """The config's keys in a pydantic location: without the tags pydantic appends (a union branch, a literal),
+    but with a key of the config that looks like one (a feature named "ci\x1b[2Jty" or "list[int]")."""
+    keys: tuple = ()
+    for part in loc:
+        if isinstance(part, str) and _PYDANTIC_TAG.fullmatch(part) and keys + (part,) not in lines:
+            continue
+        keys += (part,)
+    return keys
+
+
+def _did_you_mean(key: str, where: tuple) -> str:
+    """A known key of the mapping at `where` close to the unknown `key` (a typo), as "; did you mean ...?"."""
+    near = difflib.get_close_matches(key, _known_keys(where), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _known_keys(where: tuple) -> list[str]:
+    """The keys the config's models take in the mapping at `where` (("input",), ("features", "age"), ...)."""
+    kinds: list = [JobConfig]
+    for part in where:
+        kinds = [inner for kind in kinds for inner in _inside(kind, part)]
+    return sorted({field.alias or name for kind in kinds for model in _alternatives(kind) if _is_model(model)
+                   for name, field in model.model_fields.items()})
+
+
+def _inside(kind, part) -> list:
+    """The types a value of type `kind` holds at key or index `part`."""
+    found = []
+    for alternative in _alternatives(kind):
+        if _is_model(alternative):
+            found += [field.annotation for name, field in alternative.model_fields.items()
+                      if part in (name, field.alias, "schema" if name == "schema_path" else None)]
+        elif get_origin(alternative) in (dict, list, tuple) and get_args(alternative):
+            found.append(get_args(alternative)[-1])
+    return found
+
+
+def _alternatives(kind) -> tuple:
+    """The types of a union (`X | None`), else the type itself."""
+    return get_args(kind) if get_origin(kind) in (Union, UnionType) else (kind,)
+
+
+def _is_model(kind) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
 
 
 def _override_of(keys: tuple, overridden: dict[tuple, str]) -> str | None:

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TextIO
 
 from skewless.progress_snapshot import Snapshot  # also imported from here, with the display that draws it
+from skewless.terminal_text import shown
 
 
 class ProgressDisplay:
@@ -149,9 +150,9 @@ class ProgressDisplay:
             from rich.text import Text
 
             # printed above the live line; Text so that job data is never read as rich markup
-            self._console.print(Text(line))
+            self._console.print(Text(shown(line)))
         else:
-            print(line, file=self.stream, flush=True)
+            print(shown(line), file=self.stream, flush=True)
 
     def __rich__(self):
         """The live line, rendered afresh at every refresh so the elapsed time moves between snapshots."""

@@ -1,5 +1,6 @@
 """How the `skewless` command sets up its own process before heavy work. Process-wide, so only the CLI
-calls these (the library leaves a host process's settings alone). Figures: the 2-core benchmark machine.
+calls these (the library leaves a host process's settings alone), but for `import_tensorflow_quietly`, which
+`skewless.layers` and `skewless.pipelines` call. Figures: the 2-core benchmark machine.
 """
 
 from __future__ import annotations
@@ -15,15 +16,14 @@ import re
 import sys
 import tempfile
 import threading
-import time
 from typing import NoReturn
+
+from skewless.command_clock import STARTED
 
 # What TensorFlow 2.21's native libraries log on stderr as they load (oneDNN is on, no CUDA driver),
 # whatever TF_CPP_MIN_LOG_LEVEL says: absl INFO lines and the notice that precedes them.
 _NATIVE_LOAD_NOTICE = re.compile(r"I\d{4} |WARNING: All log messages before absl::InitializeLog\(\) is called")
 
-# the stand-in for the process's start where the kernel does not say (the CLI imports this module first)
-_IMPORTED = time.time()
 
 # TensorFlow's C++ log levels: 0 INFO, 1 WARNING, 2 ERROR, 3 FATAL only
 _TF_LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
@@ -44,6 +44,18 @@ def quiet_tensorflow_logs() -> None:
     come at every start on a CPU-only machine and say nothing about the job. Must run before TensorFlow is
     imported; a TF_CPP_MIN_LOG_LEVEL the user set wins (0 shows them all, as `--debug` does)."""
     os.environ.setdefault(_TF_LOG_LEVEL, "3")
+
+
+def import_tensorflow_quietly() -> None:
+    """The Python API's first import of TensorFlow, as quiet as the command's: its C++ log lines hidden (the
+    CUDA and oneDNN notices at import, "failed call to cuInit" later, tf.data's INFO lines) and its load-time
+    notices dropped. A TF_CPP_MIN_LOG_LEVEL the user set wins; where TensorFlow was imported already (by the
+    user, or Keras with its TensorFlow backend), it has printed its start-up lines, and nothing changes."""
+    if "tensorflow" in sys.modules:
+        return
+    quiet_tensorflow_logs()
+    with _native_load_notices_dropped():
+        importlib.import_module("tensorflow")
 
 
 def import_tf_transform_stack(*modules: str) -> None:
@@ -71,16 +83,11 @@ def no_ipython() -> None:
 
 
 def process_start_time() -> float:
-    """When this process started, in `time.time()` seconds: the kernel's record on Linux (the interpreter's
-    own start-up counts), else when this module was imported."""
-    try:
-        with open("/proc/self/stat") as handle:
-            # the fields after the command name in parentheses; starttime, field 22, is the 20th of them
-            start_ticks = int(handle.read().rpartition(")")[2].split()[19])
-        running = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return _IMPORTED
-    return time.time() - running if running >= 0 else _IMPORTED
+    """When this command started, in `time.time()` seconds: when its interpreter first imported skewless (the
+    console script's first import). Not the kernel's record of the process's start: a process ID a shell ran
+    other commands under before exec'ing `skewless` started long before (startup read 136-409 s for a 9 s job
+    after `bash -c 'pip install ... && skewless run ...'`); the interpreter's own first ~0.1 s are not counted."""
+    return STARTED
 
 
 def import_frozen(*modules: str) -> None:

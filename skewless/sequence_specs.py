@@ -56,12 +56,35 @@ def parse_sequence_examples(serialized, context_spec: dict, sequence_spec: dict)
     A record that is not one fails with InvalidArgumentError "Invalid protocol message input, example id:
     batch position N" (N counted from 0). A `tf.train.Example` reads as a SequenceExample whose context is
     its features (both keep them in field 1), so `sequence_spec` may be empty.
+
+    An empty batch gives empty tensors: the parse op refuses a required (no default) dense feature of zero
+    records ("Inconsistent max number of elements"), so an empty batch is parsed with zero defaults, which
+    fill nothing there.
     """
     import tensorflow as tf
 
+    serialized = tf.convert_to_tensor(serialized, tf.string)
     positions = tf.strings.as_string(tf.range(tf.size(serialized)))
-    context, sequences, _ = tf.io.parse_sequence_example(
-        serialized, context_features=context_spec or None, sequence_features=sequence_spec or None,
-        example_names=tf.strings.join(["batch position ", positions]),
-    )
-    return {**context, **sequences}
+    names = tf.strings.join(["batch position ", positions])
+
+    def parse(context_features):
+        context, sequences, _ = tf.io.parse_sequence_example(
+            serialized, context_features=context_features or None, sequence_features=sequence_spec or None,
+            example_names=names,
+        )
+        return {**context, **sequences}
+
+    defaulted = {name: _with_zero_default(spec) for name, spec in context_spec.items()}
+    if defaulted == context_spec:
+        return parse(context_spec)
+    return tf.cond(tf.size(serialized) > 0, lambda: parse(context_spec), lambda: parse(defaulted))
+
+
+def _with_zero_default(spec):
+    """A required dense feature with zeros as its default (others as they are)."""
+    import numpy as np
+    import tensorflow as tf
+
+    if not isinstance(spec, tf.io.FixedLenFeature) or spec.default_value is not None:
+        return spec
+    return spec._replace(default_value=np.full(spec.shape, "" if spec.dtype == tf.string else 0).tolist())

@@ -40,6 +40,7 @@ from skewless.pipelines.commands.job import (
 )
 from skewless.pipelines.plan.plan import JobPlan, plan
 from skewless.pipelines.output.progress import snapshot
+from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
 from skewless.pipelines.write.split_statistics import write_split_statistics
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
@@ -132,7 +133,7 @@ def apply(
     run_label = _run_label(local_run)
     label_left_out = config.label is None and run_label is not None
     digest = graph_digest(graph_dir)
-    with output.staging() as staging:
+    with one_job_at_a_time(), output.staging() as staging:
         # no analysis pass, so no count of the rows to come
         with progress(lambda: snapshot(staging, total_known=False)) if progress else nullcontext():
             _run_pipeline(config, job_plan, graph_dir, staging, beam_args or [])

@@ -28,11 +28,13 @@ from skewless.errors import ConfigError, InputError, TooManyBadRowsError
 from skewless.pipelines.output import files
 from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
+from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
 from skewless.pipelines.plan.plan import JobPlan, plan, sample_rows
 from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
 from skewless.progress_snapshot import Snapshot
+from skewless.redaction import url_without_credentials
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
 from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
 from skewless.safe_names import most_frequent_filename
@@ -125,7 +127,7 @@ def run(
     """
     if not isinstance(config, JobConfig):
         config = load_config(config)
-    with pre_existing_objects_frozen():
+    with one_job_at_a_time(), pre_existing_objects_frozen():
         return _run(config, overwrite, beam_args, progress, process_started)
 
 
@@ -196,7 +198,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     import tensorflow_transform.beam as tft_beam
 
     from skewless.pipelines.runner import beam_introspection, runners
-    from skewless.pipelines.analyze import analysis_graph_reuse
+    from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables
     from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
@@ -218,7 +220,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
-    with beam_introspection.memoized(), analysis_graph_reuse.installed(), \
+    with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
@@ -447,8 +449,13 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
 
     run = RunDirectory(staging)
     metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(columns)), run.raw_metadata_dir)
-    # the config's paths are absolute since it was loaded: every later reader sees the paths this run read
-    files.write_bytes(run.config_file, yaml.safe_dump(config.model_dump(by_alias=True), sort_keys=False).encode())
+    # the config's paths are absolute since it was loaded: every later reader sees the paths this run read. A
+    # database URL is kept without its password: `verify` and `apply` then find it where libpq looks (PGPASSWORD,
+    # ~/.pgpass, a service file), as configs should give it (docs/recipes/sql.md)
+    kept = config.model_dump(by_alias=True)
+    if kept["input"].get("url"):
+        kept["input"]["url"] = url_without_credentials(kept["input"]["url"])
+    files.write_bytes(run.config_file, yaml.safe_dump(kept, sort_keys=False).encode())
 
 
 def _write_sequence_spec(staging: str) -> None:

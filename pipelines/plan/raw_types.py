@@ -33,12 +33,12 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         for name, feature in config.features.items():
             if text and types.get(name) == "bytes" and feature.transform_kind.needs == "number":
                 types[name] = "float"  # its text is mostly not numbers: those rows go to quarantine
+    check_named_columns(config, input_config, list(types), source)
     reader_of(input_config.format).check_columns(input_config, paths, config.raw_columns)
+    _check_declared_lists(config, input_config, paths)
     columns = []
     for name in config.raw_columns:
-        key = f"label.column {name!r}" if config.label and name == config.label.column else f"features.{name}"
-        if name not in types:
-            raise ConfigError(f"{key}: no column {name!r} in {source} (columns: {', '.join(types)})")
+        key = _config_key(config, name)
         feature = config.features.get(name)
         default = feature.default if feature else None
         fill = feature.fill if feature else None
@@ -76,6 +76,31 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list or shape is not None,
                                  image=image, sequence=sequence, shape=shape))
     return columns
+
+
+def check_named_columns(config: JobConfig, input_config: InputConfig, names: list[str], source: str) -> None:
+    """Refuses a feature or the label that names no column of the input (`names`, found in `source`), with the
+    format's hint where it has one (a CSV header that another delimiter would split)."""
+    for name in config.raw_columns:
+        if name not in names:
+            hint = reader_of(input_config.format).column_hint(input_config, names, name)
+            raise ConfigError(f"{_config_key(config, name)}: no column {name!r} in {source} "
+                              f"(columns: {', '.join(names)}){hint}")
+
+
+def _check_declared_lists(config: JobConfig, input_config: InputConfig, paths: list[str]) -> None:
+    """A feature read as one value per row whose column the input declares a list: said now, naming the key,
+    rather than after the whole pass as every row's "has 3 values, expected 1..1"."""
+    declared = reader_of(input_config.format).list_columns(input_config, paths) if paths else {}
+    for name, feature in config.features.items():
+        if name in declared and not (feature.is_list or feature.sequence or feature.shape is not None):
+            raise ConfigError(f"features.{name}: {paths[0]} declares {name!r} a list column ({declared[name]}); "
+                              f"add `list: true` to the feature (0..n values per row), or `shape:` for a fixed "
+                              "number of values")
+
+
+def _config_key(config: JobConfig, name: str) -> str:
+    return f"label.column {name!r}" if config.label and name == config.label.column else f"features.{name}"
 
 
 def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = (), wanted=None) -> dict[str, str]:

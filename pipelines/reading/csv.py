@@ -455,6 +455,10 @@ def _field_count_problem(expected: int, found: int) -> RowProblem:
 # ------------------------------------------------------------------------------------------ the format
 
 
+# what a header of one column may be delimited by instead, the hint of `CsvFormat.column_hint`
+_OTHER_DELIMITERS = (";", "\t", "|", ",")
+
+
 class CsvFormat(InputFormat):
     """CSV files, cut at byte offsets (a line is a row) unless gzip or multiline; every value is text."""
 
@@ -524,6 +528,17 @@ class CsvFormat(InputFormat):
     def copy_head(self, path: str, target: str, rows: int) -> bool:
         held_rows.copy_lines(path, target, rows)
         return True
+
+    def column_hint(self, config: InputConfig, names: list[str], missing: str) -> str:
+        """A header read as one column that another common delimiter splits into the missing one."""
+        if len(names) != 1:
+            return ""
+        for delimiter in _OTHER_DELIMITERS:
+            parts = [part.strip() for part in names[0].split(delimiter)]
+            if delimiter != config.delimiter and missing in parts:
+                return (f"; the header is one column at delimiter {config.delimiter!r}, and {delimiter!r} splits it "
+                        f"into {', '.join(parts)}: set input.delimiter: {delimiter!r}")
+        return ""
 
 
 def split_lists(batch: pa.RecordBatch, columns, config: InputConfig, tokens: dict) -> pa.RecordBatch:

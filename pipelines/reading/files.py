@@ -2,7 +2,9 @@
 
 One rule each, for the job, `skewless schema infer/validate`, `make_raw_dataset` and `skewless verify`:
 - paths and globs expand through Beam's filesystems (local, gs://, s3:// with Beam's extras), each glob's
-  matches sorted, globs in config order; a pattern that matches no file is an error naming it;
+  matches sorted, globs in config order; a pattern that matches no file is an error naming it (for a local
+  pattern `local_matches` tells it before Beam is imported);
+- a local file is opened and sized without Beam (Beam's local filesystem is Python's `open` too);
 - a file is gzip when it starts with gzip's magic bytes, whatever its name says (a name can lie, the bytes
   cannot), and a gzip stream cut short or failing its CRC is an `InputError`, never an early end of file;
 - the format follows the name's suffix (a trailing .gz/.gzip aside; `skewless.input_formats`) where no config
@@ -11,8 +13,10 @@ One rule each, for the job, `skewless schema infer/validate`, `make_raw_dataset`
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import os
+import re
 import zlib
 from typing import BinaryIO, Sequence
 
@@ -22,6 +26,7 @@ from skewless.pipelines.output.files import is_local
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_SUFFIXES = (".gz", ".gzip")
+_GLOB_CHARACTERS = re.compile(r"[*?\[]")
 
 
 def format_of(paths: Sequence[str], remedy: str) -> str:
@@ -50,7 +55,7 @@ def expand_paths(patterns: Sequence[str]) -> list[str]:
     paths: list[str] = []
     for resolved in patterns:
         if is_local(resolved) and os.path.isdir(resolved):
-            raise InputError(f"{resolved}: is a folder; name the files (a glob works)")
+            raise a_folder(resolved)
         try:
             matches = FileSystems.match([resolved])[0].metadata_list
         except Exception as error:  # Beam raises BeamIOError subclasses per filesystem
@@ -58,13 +63,46 @@ def expand_paths(patterns: Sequence[str]) -> list[str]:
         # a local glob matches folders too; on an object store a name ending in "/" is a folder marker
         files = sorted(m.path for m in matches if not m.path.endswith("/") and not (is_local(m.path) and os.path.isdir(m.path)))
         if not files:
-            raise InputError(f"{resolved}: no input file matches")
+            raise no_match(resolved)
         paths.extend(path for path in files if path not in paths)
     return paths
 
 
+def a_folder(pattern: str) -> InputError:
+    return InputError(f"{pattern}: is a folder; name the files (a glob works)")
+
+
+def no_match(pattern: str) -> InputError:
+    return InputError(f"{pattern}: no input file matches")
+
+
+def local_matches(pattern: str) -> list[str] | None:
+    """The files a local pattern names, sorted, found without importing Beam (the CLI's checks before the job);
+    None where only Beam's own matching can tell.
+
+    A literal path is the file itself. In a glob, `*` and `[...]` match within one name, names starting with a
+    dot included, as Beam's do (tests/pipelines/test_input_paths.py compares the two); Beam's `?` and `**` match
+    across folders, which this leaves to Beam. Folders (followed where Beam's listing would not) are a superset
+    of Beam's: when nothing matches here, nothing matches there."""
+    if not _GLOB_CHARACTERS.search(pattern):
+        return [pattern] if os.path.isfile(pattern) else []
+    if "**" in pattern or "?" in pattern:
+        return None
+    first, *names = pattern.split(os.sep)
+    found = [first or os.sep]
+    for name in names:
+        if not _GLOB_CHARACTERS.search(name):
+            found = [os.path.join(folder, name) for folder in found if os.path.lexists(os.path.join(folder, name))]
+            continue
+        found = [os.path.join(folder, entry) for folder in found if os.path.isdir(folder)
+                 for entry in os.listdir(folder) if fnmatch.fnmatchcase(entry, name)]
+    return sorted(path for path in found if os.path.isfile(path))
+
+
 def file_sizes(paths: Sequence[str]) -> list[int]:
     """Each file's size in bytes."""
+    if all(map(is_local, paths)):
+        return [os.path.getsize(path) for path in paths]
     from apache_beam.io.filesystems import FileSystems  # Beam is imported when a job reads, not with the CLI
 
     return [FileSystems.match([path])[0].metadata_list[0].size_in_bytes for path in paths]
@@ -72,10 +110,8 @@ def file_sizes(paths: Sequence[str]) -> list[int]:
 
 def open_input(path: str, gunzip: bool = True) -> BinaryIO:
     """The bytes of an input file, gunzipped when `gunzip` and it starts with gzip's magic bytes."""
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
     try:
-        raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+        raw = open(path, "rb") if is_local(path) else _open_remote(path)
     except Exception as error:  # each Beam filesystem raises its own error types
         raise InputError(f"{path}: cannot open input: {error}") from None
     if not gunzip:
@@ -83,6 +119,12 @@ def open_input(path: str, gunzip: bool = True) -> BinaryIO:
     compressed = raw.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
     raw.seek(0)
     return GunzippedFile(raw, path) if compressed else raw
+
+
+def _open_remote(path: str) -> BinaryIO:
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems  # only for a store Beam reaches
+
+    return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
 
 def is_gzip(path: str) -> bool:

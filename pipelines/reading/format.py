@@ -127,5 +127,14 @@ class InputFormat:
         format has no file to copy (a database, a generator)."""
         return False
 
+    def column_hint(self, config: InputConfig, names: list[str], missing: str) -> str:
+        """What to add to "no column `missing`" when the input's columns (`names`) suggest why; nothing by default."""
+        return ""
+
+    def list_columns(self, config: InputConfig, paths: list[str]) -> dict[str, str]:
+        """Column -> its type, for the columns the first input's own schema declares lists of values (a Parquet
+        list column); none by default (a CSV field or an Example feature says nothing of it)."""
+        return {}
+
     def check_columns(self, config: InputConfig, paths: list[str], names: list[str]) -> None:
         """Refuses, before any worker starts, read columns no worker could type; nothing to check by default."""

@@ -155,6 +155,13 @@ class ParquetFormat(InputFormat):
             pq.write_table(parquet.read().slice(0, rows), target)
         return True
 
+    def list_columns(self, config: InputConfig, paths: list[str]) -> dict[str, str]:
+        with parquet_file(paths[0]) as parquet:
+            arrow = parquet.schema_arrow
+        return {field.name: str(field.type) for field in arrow
+                if pa.types.is_list(field.type) or pa.types.is_large_list(field.type)
+                or pa.types.is_fixed_size_list(field.type)}
+
     def check_columns(self, config: InputConfig, paths: list[str], names: list[str]) -> None:
         for path in paths:
             with parquet_file(path) as parquet:

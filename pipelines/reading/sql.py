@@ -22,9 +22,9 @@ query the engine refuses, a missing table) are one `InputError` line naming the 
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Callable, Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +36,8 @@ from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import SourceBatch, row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
 from skewless.pipelines.reading.parquet import plain_batch, plain_type
+from skewless.redaction import url_password, url_secrets, url_without_credentials, without_credentials
+from skewless.schemas.infer import majority_kind, text_counts
 
 SAMPLE_ROWS = 1000  # column types come from the Arrow types of the result's first rows
 SCHEMES = ("duckdb", "postgresql", "postgres")
@@ -44,19 +46,33 @@ _SQL_EXTRA = "pip install 'skewless[sql]'"
 
 def source_name(config: InputConfig) -> str:
     """The URL without its password, then the table (or "query"): what quarantine and errors name."""
-    url = config.url
-    parts = urlsplit(url)
-    if parts.password is not None:
-        netloc = f"{parts.username}@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-        url = urlunsplit(parts._replace(netloc=netloc))
-    return f"{url} {config.table or 'query'}"
+    return f"{url_without_credentials(config.url)} {config.table or 'query'}"
 
 
 def base_query(config: InputConfig) -> str:
-    """The rows to read: the config's query (without a trailing semicolon) or every row of its table."""
+    """The rows to read: the config's query (without the semicolon that may end it) or every row of its table."""
     if config.query:
-        return config.query.strip().rstrip(";").strip()
+        return _without_final_semicolon(config.query.strip())
     return f"SELECT * FROM {'.'.join(quoted(part) for part in config.table.split('.'))}"
+
+
+def rows_of(config: InputConfig) -> str:
+    """The rows to read as a subquery: on lines of their own, so that a query ending in a `-- comment` does not
+    comment out the closing parenthesis."""
+    return f"(\n{base_query(config)}\n) AS skewless_rows"
+
+
+# what a semicolon may stand in without ending the statement: quoted text and names, comments, dollar quotes
+_SQL_PART = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|(\$\w*\$).*?\1|;", re.S)
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
+
+
+def _without_final_semicolon(query: str) -> str:
+    """`query` cut before a semicolon that only whitespace and comments follow (`SELECT 1; -- rows`)."""
+    ends = [part.start() for part in _SQL_PART.finditer(query) if part.group() == ";"]
+    if ends and not _COMMENTS.sub("", query[ends[-1] + 1:]).strip():
+        return query[: ends[-1]].rstrip()
+    return query
 
 
 def quoted(name: str) -> str:
@@ -67,28 +83,44 @@ def quoted(name: str) -> str:
 class _Rows:
     """A query's rows: their Arrow `schema`, and their batches as the engine streams them (its errors InputErrors)."""
 
-    def __init__(self, reader: pa.RecordBatchReader, errors: tuple, source: str, cursor=None):
+    def __init__(self, reader: pa.RecordBatchReader, errors: tuple, source: str, cursor=None,
+                 secrets: tuple[str, ...] = ()):
         self.schema = reader.schema
-        self._reader, self._errors, self._source = reader, errors, source
+        self._reader, self._errors, self._source, self._secrets = reader, errors, source, secrets
         self._cursor = cursor  # an ADBC cursor closes its stream when collected: kept while the rows are read
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         try:
             yield from self._reader
         except self._errors as error:
-            raise _refused(self._source, error) from None
+            raise _refused(self._source, error, self._secrets) from None
 
     def read_all(self) -> pa.Table:
         return pa.Table.from_batches(list(self), self.schema)
 
 
-def _first_line(error: Exception) -> str:
+def _first_line(error: Exception, secrets: tuple[str, ...] = ()) -> str:
+    """The driver's message, first line, without the URL's credentials (libpq quotes a token it cannot read)."""
     lines = str(error).strip().splitlines()
-    return lines[0] if lines else type(error).__name__
+    line = without_credentials(lines[0]) if lines else type(error).__name__
+    for secret in secrets:
+        line = line.replace(secret, "…")
+    return line
 
 
-def _refused(source: str, error: Exception) -> InputError:
-    return InputError(f"{source}: the database refuses the query: {_first_line(error)}")
+def _refused(source: str, error: Exception, secrets: tuple[str, ...] = ()) -> InputError:
+    return InputError(f"{source}: the database refuses the query: {_first_line(error, secrets)}")
+
+
+def _misread_password(url: str) -> str | None:
+    """What libpq would misread in the URL's password: it ends the user information at the first "/" or "@",
+    and quotes a bad percent-escape back in its error, so such a password would be sent cut and shown in part."""
+    password = url_password(url)
+    if "/" in password or "@" in password:
+        return "holds a raw '/' or '@' (write them %2F and %40)"
+    if re.search(r"%(?![0-9A-Fa-f]{2})", password):
+        return "holds a '%' not followed by two hex digits (write it %25)"
+    return None
 
 
 @contextmanager
@@ -107,6 +139,11 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
     except ImportError as error:
         raise InputError(f"input.url {source}: {error.name} is not installed ({_SQL_EXTRA})") from None
     errors = (driver.Error,)
+    secrets = url_secrets(config.url)
+    misread = _misread_password(config.url) if scheme != "duckdb" else None
+    if misread:
+        raise InputError(f"input.url {source}: the password {misread}; better, give it in PGPASSWORD, a service "
+                         "file or ~/.pgpass (docs/recipes/sql.md)")
     try:
         if scheme == "duckdb":
             path = config.url[len("duckdb://"):]
@@ -114,7 +151,7 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
         else:
             handle = driver.connect(config.url)
     except errors as error:
-        raise InputError(f"input.url {source}: cannot connect: {_first_line(error)}") from None
+        raise InputError(f"input.url {source}: cannot connect: {_first_line(error, secrets)}") from None
 
     def run(query: str) -> _Rows:
         try:
@@ -122,9 +159,9 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
                 return _Rows(handle.sql(query).to_arrow_reader(ROW_CHUNK), errors, source)
             cursor = handle.cursor()
             cursor.execute(query)
-            return _Rows(cursor.fetch_record_batch(), errors, source, cursor)
+            return _Rows(cursor.fetch_record_batch(), errors, source, cursor, secrets)
         except errors as error:
-            raise _refused(source, error) from None
+            raise _refused(source, error, secrets) from None
 
     try:
         yield run
@@ -134,6 +171,8 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
 
 def _engine_type(arrow_type: pa.DataType) -> pa.DataType:
     """The type `_engine_plain` gives a column of `arrow_type`."""
+    if pa.types.is_union(arrow_type):
+        return pa.string()
     if not isinstance(arrow_type, pa.BaseExtensionType):
         return arrow_type
     return pa.float64() if getattr(arrow_type, "type_name", None) == "numeric" else arrow_type.storage_type
@@ -142,10 +181,22 @@ def _engine_type(arrow_type: pa.DataType) -> pa.DataType:
 def _engine_plain(column: pa.Array) -> pa.Array:
     """A column without the engine's own types: ADBC hands PostgreSQL types Arrow has no match for as opaque
     extension types over their text (numeric, uuid, json, ...). A numeric is a decimal: a float, as Parquet's
-    decimals are; the others are their text."""
+    decimals are; the others are their text. A DuckDB UNION holds a value of one of several types a row: its
+    text, read as a CSV column is (a row whose value is not of the column's kind is quarantined, naming it)."""
+    if pa.types.is_union(column.type):
+        return _union_text(column)
     if not isinstance(column.type, pa.BaseExtensionType):
         return column
     return pc.cast(column.storage, _engine_type(column.type))
+
+
+def _union_text(column: pa.Array) -> pa.Array:
+    def text(value) -> str | None:
+        if value is None or isinstance(value, str):
+            return value
+        return value.decode("utf-8", errors="backslashreplace") if isinstance(value, bytes) else str(value)
+
+    return pa.array([text(value) for value in column.to_pylist()], pa.string())
 
 
 class SqlFormat(InputFormat):
@@ -156,7 +207,7 @@ class SqlFormat(InputFormat):
 
     def sizes(self, config: InputConfig, paths: list[str]) -> list[int]:
         with connection(config) as run:
-            count = run(f"SELECT count(*) AS n FROM ({base_query(config)}) AS skewless_rows").read_all()
+            count = run(f"SELECT count(*) AS n FROM {rows_of(config)}").read_all()
         return [int(count.column(0)[0].as_py())]
 
     def splittable(self, config: InputConfig, path: str) -> bool:
@@ -174,10 +225,16 @@ class SqlFormat(InputFormat):
 
     def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
         with connection(config) as run:
-            schema = run(f"SELECT * FROM ({base_query(config)}) AS skewless_rows LIMIT {SAMPLE_ROWS}").schema
+            rows = run(f"SELECT * FROM {rows_of(config)} LIMIT {SAMPLE_ROWS}")
+            unions = [field.name for field in rows.schema if pa.types.is_union(field.type)]
+            sample = rows.read_all() if unions else None
         source = source_name(config)
         kinds = {}
-        for field in schema:
+        for field in rows.schema:
+            if field.name in unions:  # typed by its values' text, as a CSV column is
+                text = _union_text(sample.column(field.name).combine_chunks())
+                kinds[field.name] = majority_kind(text_counts(text, config.missing_tokens(field.name)))
+                continue
             try:
                 plain = plain_type(_engine_type(field.type), f"{source}: column {field.name!r}")
                 kinds[field.name] = arrow_kind(plain)
@@ -191,7 +248,7 @@ class SqlFormat(InputFormat):
         query = base_query(config)
         if config.order_by:
             order = ", ".join(quoted(name) for name in config.order_by)
-            query = f"SELECT * FROM ({query}) AS skewless_rows ORDER BY {order}"
+            query = f"SELECT * FROM {rows_of(config)} ORDER BY {order}"
             if stop >= 0:
                 query += f" LIMIT {stop - start} OFFSET {start}"
         source = source_name(config)
@@ -201,8 +258,10 @@ class SqlFormat(InputFormat):
                 if batch.num_rows:
                     numbers = np.arange(number, number + batch.num_rows, dtype=np.int64)
                     columns = [_engine_plain(column) for column in batch.columns]
+                    unions = frozenset(name for name, column in zip(batch.schema.names, batch.columns)
+                                       if pa.types.is_union(column.type))
                     batch = pa.RecordBatch.from_arrays(columns, batch.schema.names)
-                    yield SourceBatch(source, "record", plain_batch(batch, source), numbers)
+                    yield SourceBatch(source, "record", plain_batch(batch, source), numbers, text_columns=unions)
                     number += batch.num_rows
 
 

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skewless.report.run_files import format_bytes, format_number, format_percent, format_statistic, no_frequent_value
+from skewless.terminal_text import shown
 
 
 def print_run(description: dict, console=None) -> None:
@@ -21,10 +22,10 @@ def print_run(description: dict, console=None) -> None:
     written = ", ".join(f"{split} {format_number(n)}" for split, n in rows["written"].items())
     label = (description.get("label") or {}).get("column")
     console.print(
-        f"[bold]{escape(description['name'] or '')}[/bold]  {escape(description['run_dir'])}\n"
+        f"[bold]{escape(shown(description['name'] or ''))}[/bold]  {escape(shown(description['run_dir']))}\n"
         f"rows read {format_number(rows['read'])}, written {written}, quarantined {format_number(rows['quarantined'])}"
         + (f", unlabeled (left out) {format_number(rows['unlabeled'])}" if rows.get("unlabeled") is not None else "")
-        + (f"; label {escape(label)}" if label else "")
+        + (f"; label {escape(shown(label))}" if label else "")
     )
 
     raw = Table(title="Raw features (schema)", title_justify="left")
@@ -73,9 +74,9 @@ def print_run(description: dict, console=None) -> None:
                 format_percent(vocabulary["oov_rate"]), ", ".join(vocabulary["head"]),
             )
         if f.get("top_values"):
-            shown = ", ".join(f"{value} ({format_statistic(f, 'top_values', count)})"
+            listed = ", ".join(f"{value} ({format_statistic(f, 'top_values', count)})"
                               for value, count in f["top_values"][:5])
-            _add_row(top_values, name, shown)
+            _add_row(top_values, name, listed)
         elif no_frequent_value(f):
             _add_row(top_values, name, no_frequent_value(f))
     if vocabularies.row_count:
@@ -85,7 +86,8 @@ def print_run(description: dict, console=None) -> None:
 
     _print_split_statistics(description.get("split_statistics", {}), console)
 
-    shards = Table(title=f"Shards ({description.get('compression')})", title_justify="left")
+    shards = Table(title=f"Shards ({description.get('compression')})", title_justify="left",
+                   caption=shard_reading(description.get("compression")), caption_justify="left")
     shards.add_column("split")
     shards.add_column("file")
     shards.add_column("rows", justify="right")
@@ -94,6 +96,12 @@ def print_run(description: dict, console=None) -> None:
         for shard in files:
             _add_row(shards, split, shard["path"], format_number(shard["rows"]), format_bytes(shard["bytes"]))
     console.print(shards)
+
+
+def shard_reading(compression: str | None) -> str:
+    """How tf.data reads the shards: gzip ones need compression_type, or every record is "corrupted at 0"."""
+    argument = ', compression_type="GZIP"' if compression == "gzip" else ""
+    return f"read: tf.data.TFRecordDataset(files{argument})"
 
 
 def _print_split_statistics(split_statistics: dict, console) -> None:
@@ -122,8 +130,8 @@ def _print_split_statistics(split_statistics: dict, console) -> None:
 
 
 def _add_row(table, *cells: str) -> None:
-    """A row of data: shown as is, never read as rich markup (values like "[x]" are data)."""
-    table.add_row(*(Text(cell) for cell in cells))
+    """A row of data: never read as rich markup (values like "[x]" are data), control characters escaped."""
+    table.add_row(*(Text(shown(cell)) for cell in cells))
 
 
 def _shape(spec: dict) -> str:

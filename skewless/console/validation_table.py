@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skewless.schemas.validate import ValidationReport
+from skewless.terminal_text import shown, shown_lines
 
 _PIPED_WIDTH = 200
 
@@ -26,8 +27,9 @@ def print_report(report: ValidationReport, console=None) -> None:
         table.add_column("examples")
         for anomaly in report.anomalies:
             examples = "\n".join(f"{where}  {detail}" for where, detail in anomaly.examples)
-            # Text cells: data such as "[x]" must print as is, not as rich markup.
-            table.add_row(anomaly.title, Text(anomaly.feature or "-"), str(anomaly.rows), Text(examples))
+            # Text cells: data such as "[x]" is not rich markup; control characters in it are escaped
+            table.add_row(Text(shown(anomaly.title)), Text(shown(anomaly.feature or "-")), str(anomaly.rows),
+                          Text(shown_lines(examples)))
         console.print(table)
     share = report.bad_rows / report.rows if report.rows else 0.0
     console.print(

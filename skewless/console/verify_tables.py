@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from skewless.pipelines.commands.verify import FeatureCheck, VerifyResult
+from skewless.terminal_text import shown
 
 
 def print_result(result: VerifyResult, console=None) -> None:
@@ -24,20 +26,20 @@ def print_result(result: VerifyResult, console=None) -> None:
         for difference in source.differences:
             console.print(f"  difference: {difference.line()}", style="red", markup=False, highlight=False)
     for what, reason in result.unchecked.items():
-        console.print(f"could not check: {what}: {reason}", style="yellow")
+        console.print(Text(shown(f"could not check: {what}: {reason}"), style="yellow"))
     verdict = "no differences" if not result.differences else f"{result.differences} differences"
     if result.unchecked and not result.differences:
         verdict += f" in what could be checked ({len(result.unchecked)} checks could not run)"
     console.print(f"{result.rows} sampled rows + {result.unseen_rows} with unseen categories: {verdict}")
 
 
-def _feature_label(name: str, indicators: dict[str, str]) -> str:
+def _feature_label(name: str, indicators: dict[str, str]) -> Text:
     """A feature's name in a table, saying what a missing indicator is: `w_missing` could be a column's name."""
-    return f"{name} (missing indicator of {indicators[name]})" if name in indicators else name
+    return Text(shown(f"{name} (missing indicator of {indicators[name]})" if name in indicators else name))
 
 
 def _skew_table(title: str, checks: list[FeatureCheck], indicators: dict[str, str]):
-    table = Table(title=title)
+    table = Table(title=Text(shown(title)))
     for column in ("feature", "dtype", "rows", "differences", "max |diff|"):
         table.add_column(column, justify="left" if column in ("feature", "dtype") else "right")
     for check in checks:
@@ -55,5 +57,5 @@ def _native_table(check, indicators: dict[str, str]):
     for feature in check.features:
         style = "red" if feature.status == "different" else "dim" if feature.status == "unsupported" else None
         native.add_row(_feature_label(feature.name, indicators), feature.transform, feature.status,
-                       str(feature.differences), feature.reason or "", style=style)
+                       str(feature.differences), Text(shown(feature.reason or "")), style=style)
     return native

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from skewless.pipelines.output import files
+from skewless.redaction import without_credentials
 from skewless.report.applied_page import render_applied_page
 from skewless.report.page import render_page
 from skewless.report.run_files import quarantine_reasons, run_statistics, split_order, vocabulary
@@ -85,6 +86,8 @@ def _write(run: RunDirectory, page: str) -> str:
     # Written beside and renamed, so a browser reloading the page never sees half of it.
     partial = f"{path}.partial"
     with open(partial, "w", encoding="utf-8") as handle:
-        handle.write(page)
+        # every URL on the page without its password: the config's, quarantine's, and any a value holds (a run
+        # of an older skewless kept the password in its config.yaml)
+        handle.write(without_credentials(page))
     os.replace(partial, path)
     return path

@@ -1,6 +1,9 @@
 """Config validation and the CLI's answer to bad input: one line, naming file, line and key; exit code 2."""
 
 
+import copy
+import functools
+
 import pytest
 import yaml
 
@@ -81,6 +84,38 @@ def test_unknown_key_and_bad_splits(tmp_path):
         load_config(write(tmp_path, GOOD.replace("rows: 10", "rowz: 10")))
     with pytest.raises(ConfigError, match="sum to 0.9, not 1"):
         load_config(write(tmp_path, GOOD + "  splits: {train: 0.6, eval: 0.3}\n"))
+
+
+# Issue 42 item 3: a misspelt key is answered with the known key of that mapping it is closest to. Each case: a
+# config with every section, where one real key (dotted path) is replaced by a misspelling of it.
+_FULL = {"name": "t", "input": {"format": "csv", "paths": ["a.csv"], "header": True, "delimiter": ";"},
+         "features": {"age": {"transform": "bucketize", "num_buckets": 4, "default": 0},
+                      "tags": {"transform": "vocabulary", "list": True, "top_k": 10}},
+         "label": {"column": "label", "map": {"no": 0, "yes": 1}},
+         "output": {"dir": "out", "splits": {"train": 0.8, "eval": 0.2}, "shards": 2, "compression": "gzip"},
+         "runner": {"options": {"direct_num_workers": 2}}}
+TYPOS = [("output", "outptu"), ("features", "featuers"), ("input.header", "headr"), ("input.delimiter", "delimter"),
+         ("features.age.num_buckets", "num_bucket"), ("features.age.default", "defualt"),
+         ("features.tags.list", "lsit"), ("features.tags.top_k", "topk"), ("label.column", "colum"),
+         ("output.splits", "splts"), ("output.compression", "compresion"), ("runner.options", "optoins")]
+
+
+@pytest.mark.parametrize(("key", "typo"), TYPOS, ids=[key for key, _ in TYPOS])
+def test_a_misspelt_key_names_the_key_it_is_closest_to(tmp_path, key, typo):
+    config = copy.deepcopy(_FULL)
+    *parents, last = key.split(".")
+    mapping = functools.reduce(dict.__getitem__, parents, config)
+    mapping[typo] = mapping.pop(last)
+    with pytest.raises(ConfigError) as error:
+        load_config(write(tmp_path, yaml.safe_dump(config, sort_keys=False)))
+    dotted = ".".join([*parents, typo])
+    assert f"{dotted}: unknown key; did you mean {last!r}?" in str(error.value)
+
+
+def test_a_key_close_to_none_is_only_unknown(tmp_path):
+    with pytest.raises(ConfigError) as error:
+        load_config(write(tmp_path, GOOD + "bogus: 1\n"))
+    assert str(error.value).endswith("bogus: unknown key")
 
 
 def test_option_of_another_transform_is_rejected():

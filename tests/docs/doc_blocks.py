@@ -2,6 +2,7 @@
 
 import os
 import re
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,3 +56,32 @@ def reader_environment() -> dict:
     environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + environment["PATH"]
     environment["TF_CPP_MIN_LOG_LEVEL"] = "3"
     return environment
+
+
+# One interpreter per page runs its blocks in order (TensorFlow is imported once, not once per block): each
+# python block in a namespace of its own, as a reader's fresh `python`, each bash block through bash.
+_RUN_PAGE = """
+import subprocess, sys, traceback
+for where, language, code in BLOCKS:
+    print(f"== {where}", file=sys.stderr, flush=True)
+    if language == "bash":
+        if subprocess.run(["bash", "-euo", "pipefail", "-c", code]).returncode:
+            sys.exit(f"{where} failed")
+    else:
+        try:
+            exec(compile(code, where, "exec"), {"__name__": "__main__"})
+        except BaseException:
+            traceback.print_exc()
+            sys.exit(f"{where} failed")
+"""
+
+
+def runnable_blocks(page: Path) -> list[Block]:
+    return [block for block in blocks(page) if block.language in RUN and not block.not_run]
+
+
+def run_blocks(runnable: list[Block], python, folder: Path, environment: dict) -> subprocess.CompletedProcess:
+    """The blocks in order, by `python` in `folder`, as a reader would type them; stderr names each block."""
+    script = f"BLOCKS = {[(b.where(), b.language, b.code) for b in runnable]!r}\n{_RUN_PAGE}"
+    return subprocess.run([str(python), "-c", script], cwd=folder, env=environment, capture_output=True, text=True,
+                          timeout=1100)

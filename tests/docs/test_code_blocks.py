@@ -4,16 +4,15 @@ Each page's `bash` and `python` blocks run in order, as a reader would type them
 `configs/` and a run of configs/example.yaml in `out/example` (conftest.py); `yaml` blocks must parse."""
 
 import shutil
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-from doc_blocks import NOT_CODE, PARSED, RUN, blocks, pages, reader_environment
+from doc_blocks import NOT_CODE, PARSED, RUN, blocks, pages, reader_environment, run_blocks, runnable_blocks
 from example_job import REPO
 
-RUNNABLE_PAGES = [page for page in pages() if any(b.language in RUN and b.not_run is None for b in blocks(page))]
+RUNNABLE_PAGES = [page for page in pages() if runnable_blocks(page)]
 
 
 def test_every_block_names_its_language_and_is_run_parsed_or_marked():
@@ -38,31 +37,10 @@ def test_yaml_blocks_parse(page):
             assert isinstance(yaml.safe_load(block.code), dict), block.where()
 
 
-# One interpreter per page runs its blocks in order (TensorFlow is imported once, not once per block): each
-# python block in a namespace of its own, as a reader's fresh `python`, each bash block through bash.
-_RUN_PAGE = """
-import subprocess, sys, traceback
-for where, language, code in BLOCKS:
-    print(f"== {where}", file=sys.stderr, flush=True)
-    if language == "bash":
-        if subprocess.run(["bash", "-euo", "pipefail", "-c", code]).returncode:
-            sys.exit(f"{where} failed")
-    else:
-        try:
-            exec(compile(code, where, "exec"), {"__name__": "__main__"})
-        except BaseException:
-            traceback.print_exc()
-            sys.exit(f"{where} failed")
-"""
-
-
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=lambda page: str(page.relative_to(REPO)))
 def test_page_code_runs_in_order(page, example_run_dir, tmp_path):
     shutil.copytree(REPO / "configs", tmp_path / "configs")
     shutil.copytree(example_run_dir, tmp_path / "out" / "example")
-    runnable = [(b.where(), b.language, b.code) for b in blocks(page) if b.language in RUN and not b.not_run]
-    script = f"BLOCKS = {runnable!r}\n{_RUN_PAGE}"
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=reader_environment(), capture_output=True,
-                          text=True, timeout=1100)
+    done = run_blocks(runnable_blocks(page), sys.executable, tmp_path, reader_environment())
     assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"

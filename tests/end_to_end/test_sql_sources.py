@@ -7,16 +7,12 @@ by `input.order_by`, a database's rows still go to the splits their values pick.
 """
 
 import os
-import pwd
-import shutil
-import socket
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
+from postgres_server import server
 from real_data import (
     DATASETS,
     job_config,
@@ -33,45 +29,15 @@ from real_data import (
     write_parquet,
 )
 
-# Debian's server binaries, of whichever major version the machine has (15 here; a newer image may bring another)
-PG_BIN = max(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda path: int(path.parent.name),
-             default=Path("/usr/lib/postgresql/15/bin"))
 DATASET = DATASETS["diamonds"]
 POSITION = "row_position"  # the PostgreSQL table's order: a column the job does not read
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def postgres_url():
-    """A PostgreSQL server of its own, on a free port, for the module: its URL; stopped and removed after."""
-    if not (PG_BIN / "initdb").exists():
-        pytest.skip(f"PostgreSQL's server binaries are not in {PG_BIN} (apt-get install postgresql)")
-    as_user = []
-    folder = Path(tempfile.mkdtemp(prefix="skewless-pg-"))  # not under pytest's tmp: its root-only parents
-    if os.geteuid() == 0:  # initdb refuses to run as root: run the server as the package's postgres user
-        try:
-            user = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip("running as root and there is no postgres user to run the server as")
-        os.chown(folder, user.pw_uid, user.pw_gid)
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = folder / "data", _free_port()
-    subprocess.run([*as_user, str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"],
-                   check=True, capture_output=True)
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1"
-    subprocess.run([*as_user, str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
-                    "-w", "start"], check=True, capture_output=True)
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run([*as_user, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)
-        shutil.rmtree(folder, ignore_errors=True)
+    """A PostgreSQL server of its own for the module (tests/postgres_server.py): its URL."""
+    with server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,7 @@ class Case:
     drive: Callable | None = None  # process cases: (Popen, folder) -> (stdout, stderr), instead of waiting
     writes: tuple[str, ...] = ()  # what the command may create, change or remove (relative to the folder)
     after: Callable[[Path], None] | None = None  # what must hold afterwards
+    printed: Callable[[str], None] | None = None  # what must hold of what the command printed (stdout + stderr)
     slow: bool = False
 
 

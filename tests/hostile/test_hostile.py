@@ -22,8 +22,11 @@ from skewless.config import load_config
 from skewless.errors import ConfigError
 
 # the progress lines of `skewless run` (its first, before TensorFlow is imported; then skewless/progress.py's),
-# named after the job
-PROGRESS = ("skewless run example: starting", "skewless run example [")
+# "skewless run NAME: starting", "skewless run NAME [0:00:01]: ..." (the job's name, whatever it holds)
+PROGRESS = "skewless run "
+
+# what no command may print raw: C0 controls but tab, line feed and carriage return (progress lines), DEL, C1 controls
+RAW_CONTROL = frozenset(map(chr, [*range(0x09), 0x0b, 0x0c, *range(0x0e, 0x20), *range(0x7f, 0xa0)]))
 
 # issue 41's cases, a module per area (each imports its helpers from hostile_cases)
 CASES = ISSUE_29_CASES + cases_output_safety.CASES + cases_secrets_and_warm.CASES + cases_input_limits.CASES
@@ -96,6 +99,11 @@ def test_hostile_case(case, folder, monkeypatch, request):
         assert lines[0].startswith(("skewless: error: ", "skewless: interrupted")), lines[0]
         assert case.line in lines[0], lines[0]
         assert "Traceback" not in stderr
+    # whatever data or a config holds, what a command prints acts on no terminal (issue 41 item 7)
+    raw = sorted({hex(ord(c)) for c in stdout + stderr if c in RAW_CONTROL})
+    assert raw == [], f"control characters printed raw: {raw}"
+    if case.printed is not None:
+        case.printed(stdout + stderr)
     if case.after is not None:
         case.after(folder)
     after = tree(folder)
