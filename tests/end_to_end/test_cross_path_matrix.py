@@ -46,8 +46,8 @@ KNOWN = {
     ("r_csv", "TransformLayer"): "1 (a CSV list's items are trimmed)",
     ("r_csv", "TransformLayer, each row alone"): "1 (a CSV list's items are trimmed)",
     ("r_csv", "transform_features"): "1 (a CSV list's items are trimmed)",
-    # x's statistics differ by format (item 8); the CSV vocabulary of tags holds trimmed items (item 1)
-    ("*", "same as the CSV source"): "1 and 8",
+    # the CSV vocabulary of tags holds trimmed items, so every tag's id differs (item 1)
+    ("*", "same as the CSV source"): "1 (a CSV list's items are trimmed)",
 }
 
 
@@ -100,6 +100,14 @@ def checked(rows, tmp_path_factory):
     return of
 
 
+def same(a, b) -> bool:
+    """Equal values (NaN equal to NaN: a z_score of values near float32's limit writes NaN, see `rows`)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f" and b.dtype.kind == "f"))
+
+
 def ids_of(check) -> list[int]:
     return [int(np.asarray(value).reshape(-1)[0]) for value in check.batch["id"]]
 
@@ -143,7 +151,7 @@ def test_apply_writes_what_the_job_wrote(checked, source):
     run_dir, _, _, folder = checked(source)
     expected, got = written_rows(run_dir), written_rows(apply(run_dir, str(folder / "applied")).output_dir)
     assert got["id"] == expected["id"]
-    assert [name for name in expected if got[name] != expected[name]] == []
+    assert [name for name in expected if not all(map(same, got[name], expected[name]))] == []
 
 
 @pytest.mark.parametrize("source", [case(source, "skewless predict") for source in SOURCES
@@ -173,6 +181,6 @@ def test_every_source_writes_what_the_csv_source_writes(checked, source):
     """The same rows give the same transformed values whatever source holds them (by id)."""
     reference, other = written_rows(checked("csv")[0]), written_rows(checked(source)[0])
     assert other["id"] == reference["id"]
-    different = {name: [reference["id"][i] for i, (a, b) in enumerate(zip(reference[name], other[name])) if a != b]
-                 for name in reference}
+    different = {name: [reference["id"][i] for i, (a, b) in enumerate(zip(reference[name], other[name]))
+                        if not same(a, b)] for name in reference}
     assert {name: ids[:5] for name, ids in different.items() if ids} == {}
