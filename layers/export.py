@@ -1,12 +1,14 @@
 """Serving export: a SavedModel that takes raw data and runs the run's transform graph, then the model.
 
-`export_serving_model` writes three signatures:
+`export_serving_model` writes these signatures:
 
 - ``serving_default``: ``examples`` (a batch of serialized raw ``tf.train.Example``) -> the model's outputs;
 - ``predict_raw``: one tensor of shape ``(batch,)`` per raw feature -> the model's outputs; each argument is
   named `signature_argument_name(feature)`: the feature's name unless TensorFlow refuses its characters
   (the spec file's ``predict_raw_arguments`` maps each feature to its argument);
-- ``transform_features``: ``examples`` -> the transformed features.
+- ``transform_features``: ``examples`` -> the transformed features;
+- ``classification`` or ``regression``, as the label says: TF Serving's Classify / Regress API (``inputs``, serialized
+  ``tf.train.Example`` -> ``classes`` and ``scores`` / ``outputs``; layers/api_signatures.py).
 
 A run of SequenceExample input (feature lists) serves serialized raw ``tf.train.SequenceExample``s,
 and has no ``predict_raw``: a signature takes dense tensors, and a feature list is ragged.
@@ -35,6 +37,7 @@ import tensorflow as tf
 from skewless.boolean_values import as_number
 from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
+from skewless.layers.api_signatures import add_api_signature, set_method_names
 from skewless.layers.label_scale import original_units
 from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
@@ -70,7 +73,7 @@ def export_serving_model(
         'export/example/1'
         >>> served = tf.saved_model.load("export/example/1")
         >>> sorted(served.signatures)
-        ['predict_raw', 'serving_default', 'transform_features']
+        ['classification', 'predict_raw', 'serving_default', 'transform_features']
         >>> row = {"age": 39, "workclass": "Private", "education": "Bachelors", "hours_per_week": 40,
         ...        "fnlwgt": 77516.0, "native_country": "United-States", "capital_gain": 2174.0}
         >>> examples = tf.constant(serialize_raw_examples([row], read_spec_file("export/example/1")["raw"]))
@@ -122,9 +125,12 @@ def export_serving_model(
     if not split_raw_spec(serving_spec)[1]:
         archive.add_endpoint("predict_raw", lambda raw: predict(nan_as_missing(raw, serving_spec)), raw_spec)
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
+    api = add_api_signature(archive, graph, model, lambda examples: predict(parse(examples)))
     _save_each_weight_once(archive, head)
     archive.write_out(export_dir, verbose=False)
-    _write_spec_file(export_dir, graph, serving_spec)
+    if api is not None and "method" in api:
+        set_method_names(export_dir, {api["name"]: api["method"]})
+    _write_spec_file(export_dir, graph, serving_spec, api)
     return export_dir
 
 
@@ -184,7 +190,8 @@ def read_spec_file(export_dir: str | os.PathLike) -> dict:
     """What an export serves: ``{"raw": raw spec without the label, "transformed": ..., "label": column,
     "predict_raw_arguments": {raw feature: its predict_raw argument}, "label_scale": how a regression label
     was transformed or None, "label_output": the output serving it in its own units or None, "reading": how the
-    run read raw values (`TransformLayer.reading`) or None}``.
+    run read raw values (`TransformLayer.reading`) or None, "api_signature": TF Serving's classification or
+    regression signature ``{"name", "method", "classes"}``, ``{"left_out": why}`` or None}``.
 
     Examples:
         An export of a run of configs/example.yaml (see `export_serving_model`):
@@ -207,7 +214,7 @@ def read_spec_file(export_dir: str | os.PathLike) -> dict:
     return {"raw": specs_from_json(data["raw"]), "transformed": specs_from_json(data["transformed"]),
             "label": data["label"], "predict_raw_arguments": arguments,
             "label_scale": data.get("label_scale"), "label_output": data.get("label_output"),
-            "reading": data.get("reading")}
+            "reading": data.get("reading"), "api_signature": data.get("api_signature")}
 
 
 def serialize_raw_examples(rows: Iterable[Mapping], raw_feature_spec: Mapping) -> list[bytes]:
@@ -431,7 +438,7 @@ def _shape(spec) -> list:
     return list(spec.shape) if isinstance(spec, tf.io.FixedLenFeature) else []
 
 
-def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mapping) -> None:
+def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mapping, api: dict | None) -> None:
     path = os.path.join(export_dir, SPEC_FILE)
     tf.io.gfile.makedirs(os.path.dirname(path))
     data = {
@@ -444,6 +451,8 @@ def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mappi
         "predict_raw_arguments": {name: signature_argument_name(name) for name in serving_spec},
         # how the run read raw values, so that `skewless predict` reads new data as the job and `apply` do
         "reading": graph.reading,
+        # TF Serving's Classify / Regress API signature (layers/api_signatures.py), or why there is none
+        "api_signature": api,
     }
     with tf.io.gfile.GFile(path, "w") as handle:
         handle.write(json.dumps(data, indent=2, sort_keys=True))

@@ -45,11 +45,24 @@ def label_column(directory: str | os.PathLike, label: str | None = FROM_RUN) -> 
 def label_scale(directory: str | os.PathLike, label: str | None) -> dict | None:
     """How the run beside the graph transformed its regression label column `label` (run.json's label:
     ``{"transform": ..., **statistics}``, skewless/layers/label_scale.py), or None when it did not."""
+    found = _run_label(directory, label)
+    return None if found is None else found.scale
+
+
+def label_classes(directory: str | os.PathLike, label: str | None) -> list[str] | None:
+    """The class each id of the label column `label` stands for, in id order, when the run beside the graph
+    wrote it as class ids (run.json's label.classes: its map or vocabulary), else None."""
+    found = _run_label(directory, label)
+    return None if found is None or found.classes is None else list(found.classes)
+
+
+def _run_label(directory: str | os.PathLike, label: str | None):
+    """run.json's label of the run beside the graph when it is the column `label`, else None."""
     for run in around_graph(directory):
         summary = run.read_summary_if_any()
         if summary is not None:
             found = summary.label
-            return found.scale if found is not None and found.column == label else None
+            return found if found is not None and found.column == label else None
     return None
 
 

@@ -17,6 +17,7 @@ from skewless.layers.transform_graph import (
     FROM_RUN,
     find_graph_dir,
     label_column,
+    label_classes,
     label_scale,
     reading_rules,
     specs_from_json,
@@ -92,6 +93,7 @@ class TransformLayer(keras.layers.Layer):
             self._transformed_spec = self._tft_output.transformed_feature_spec()
             self._label_outputs = self._outputs_computed_from_label()
             self._label_scale = label_scale(self.graph_dir, self.label)
+            self._label_classes = label_classes(self.graph_dir, self.label)
             self._reading = reading_rules(self.graph_dir)
         else:
             # Rebuilt from a config: the graph is loaded by load_assets (a .keras file) or on first use.
@@ -100,6 +102,7 @@ class TransformLayer(keras.layers.Layer):
             self._transformed_spec = specs_from_json(graph_spec["transformed"])
             self._label_outputs = list(graph_spec["label_outputs"])
             self._label_scale = graph_spec.get("label_scale")  # absent from models saved before it existed
+            self._label_classes = graph_spec.get("label_classes")  # likewise
             self._reading = graph_spec.get("reading")  # likewise
         # Nothing to build: the graph has no trainable state.
         self.built = True
@@ -124,6 +127,12 @@ class TransformLayer(keras.layers.Layer):
         """How the run transformed its regression label (``{"transform": ..., **statistics}``, as run.json's
         label has it), which the export inverts; None when the label is not transformed so."""
         return None if self._label_scale is None else dict(self._label_scale)
+
+    @property
+    def label_classes(self) -> list[str] | None:
+        """The class each label id stands for, in id order, when the run wrote the label as class ids (its
+        ``label.map`` or vocabulary, as run.json's label has them); None otherwise."""
+        return None if self._label_classes is None else list(self._label_classes)
 
     @property
     def reading(self) -> dict | None:
@@ -165,6 +174,7 @@ class TransformLayer(keras.layers.Layer):
                 "transformed": specs_to_json(self._transformed_spec),
                 "label_outputs": list(self._label_outputs),
                 "label_scale": self._label_scale,
+                "label_classes": self._label_classes,
                 "reading": self._reading,
             },
         )

@@ -503,13 +503,16 @@ def export(
         check_export_folder(out, overwrite)
     check_model_file(model)
     runtime.import_frozen("tensorflow", "keras")
-    from skewless.layers import export_serving_model
+    from skewless.layers import export_serving_model, read_spec_file
     from skewless.pipelines.output import object_store
 
     if not object_store.tensorflow_opens(out):
         fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
     export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
-    say(f"exported {out} (signatures: serving_default, predict_raw, transform_features)")
+    api = read_spec_file(out)["api_signature"] or {}
+    signatures = ", ".join(["serving_default", "predict_raw", "transform_features"] + [api["name"]] * ("name" in api))
+    left_out = f"; no Classify/Regress API signature: {api['left_out']}" if "left_out" in api else ""
+    say(f"exported {out} (signatures: {signatures}){left_out}")
 
 
 @_command()
@@ -590,7 +593,7 @@ def validate(
     import json
 
     from skewless.console.drift_tables import print_comparisons
-    from skewless.drift import DRIFT, SKEW, baseline_split, compare, validation_thresholds
+    from skewless.drift import DRIFT, SKEW, baseline_split, compare, drift_exclusions, validation_thresholds
     from skewless.run_directory import RunDirectory
     from skewless.statistics_files import statistics_splits
 
@@ -605,18 +608,19 @@ def validate(
     configured = [split for split in (config.get("output") or {}).get("splits") or {} if split in with_statistics]
     ordered = configured + [split for split in with_statistics if split not in configured]
     thresholds = validation_thresholds(run_dir, against, threshold, schema)
+    exclude = drift_exclusions(run_dir, against)
     named = [split for split in (splits or "").split(",") if split]
     if against is not None:
         baselines = statistics_splits(against)
         chosen = (named or ordered) if baselines else []
-        comparisons = [compare(against, baseline_split(baselines, split), run_dir, split, thresholds, DRIFT)
+        comparisons = [compare(against, baseline_split(baselines, split), run_dir, split, thresholds, DRIFT, exclude)
                        for split in chosen]
     else:
         chosen = named or ordered
         if len(chosen) < 2:
             fail(f"{run_dir}: give --against OTHER_RUN, or --splits with two splits or more (splits with "
                  f"statistics: {', '.join(with_statistics) or 'none'})")
-        comparisons = [compare(run_dir, chosen[0], run_dir, split, thresholds, SKEW) for split in chosen[1:]]
+        comparisons = [compare(run_dir, chosen[0], run_dir, split, thresholds, SKEW, exclude) for split in chosen[1:]]
     if not comparisons:
         fail(f"{run_dir}: no split with statistics in both runs")
     if as_json:

@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from skewless.errors import ConfigError
-from skewless.input_formats import INPUT_FORMATS
+from skewless.input_formats import INPUT_FORMATS, LINE_FORMATS
 from skewless.safe_names import missing_indicator_name
 from skewless.terminal_text import printable
 from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, applies_to, transform_options
@@ -77,6 +77,8 @@ class InputConfig(_Strict):
     # text read as a missing value besides the empty string (docs/values.md): tokens for every column, or a
     # mapping column -> tokens (pandas' na_values), e.g. ["NA", "N/A"]; at serving too
     na_values: Union[list[str], dict[str, list[str]]] = Field(default_factory=list)
+    # csv, jsonl: a line longer than this many bytes is quarantined unread (no value costs more: docs/errors.md)
+    max_line_bytes: int = Field(default=8 << 20, ge=1024)
     # the analysis pass keeps the parsed rows (uncompressed Arrow, in the staging folder) for the transform pass
     keep_parsed: bool = True
     # sql (pipelines/reading/sql.py): a database URL (duckdb://PATH, duckdb:// in memory, postgresql://...), the
@@ -107,6 +109,8 @@ class InputConfig(_Strict):
                 if other is not entry and value != type(self).model_fields[key].default:
                     shown = str(value).lower() if isinstance(value, bool) else value
                     raise ValueError(f"input.{key} {shown} needs input.format {other.name}, not {self.format}")
+        if self.max_line_bytes != type(self).model_fields["max_line_bytes"].default and self.format not in LINE_FORMATS:
+            raise ValueError(f"input.max_line_bytes needs input.format {' or '.join(LINE_FORMATS)}, not {self.format}")
         if self.query and self.table:
             raise ValueError("input.query and input.table: give one (a table is read as SELECT * FROM it)")
         if self.generator is not None and ":" not in self.generator:
@@ -311,6 +315,12 @@ class OutputConfig(_Strict):
         return shards
 
 
+class DriftConfig(_Strict):
+    # raw columns `skewless validate` and the reports leave out of drift and skew (IDs, timestamps: every new
+    # batch differs on them by design); listed as left out, not measured
+    exclude: list[str] = Field(default_factory=list)
+
+
 class RunnerConfig(_Strict):
     name: str = "DirectRunner"
     options: dict[str, Any] = Field(default_factory=dict)
@@ -330,6 +340,7 @@ class JobConfig(_Strict):
     preprocessing_fn: str | None = None
     output: OutputConfig
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
+    drift: DriftConfig = Field(default_factory=DriftConfig)
     # tf.Transform's analyzer cache: each input file is analyzed once; reruns read only new or changed files
     cache_dir: str | None = None
     # what one analyzer-cache dataset is: each input `file`, or each `directory` (a dated partition of files)
@@ -356,6 +367,11 @@ class JobConfig(_Strict):
             unknown = sorted(set(self.input.na_values) - set(self.raw_columns))
             if unknown:
                 raise ValueError(f"input.na_values names {unknown[0]!r}, which is not a raw column of the config")
+        if self.drift.exclude and self.features:
+            unknown = sorted(set(self.drift.exclude) - set(self.raw_columns))
+            if unknown:
+                raise ValueError(f"drift.exclude names {unknown[0]!r}, which is not a raw column of the config "
+                                 f"(those are: {', '.join(self.raw_columns)})")
         return self
 
     @model_validator(mode="after")

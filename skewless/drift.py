@@ -14,6 +14,13 @@ feature (`drift_comparator` between runs, `skew_comparator` between the splits o
 `infinity_norm.threshold` or `jensen_shannon_divergence.threshold`; a string feature whose comparator sets
 only the latter is measured by Jensen-Shannon over its values), else from `--threshold X`, else the measure's
 default (`DEFAULT_THRESHOLDS`). Reads protos only: no TensorFlow.
+
+A distance alone reads sampling noise as drift in small samples (two halves of 600 rows differ by more than a
+threshold set for 10,000), so each distance comes with a significance test on the same statistics
+(skewless/significance.py: Kolmogorov-Smirnov + Welch t for numbers, chi-square for values) and its sample sizes:
+a feature has drifted (CROSSED) when its distance is past the threshold AND the test's p-value is below
+`SIGNIFICANCE`. The threshold says how much change matters; the test, that the change is not noise at these
+sizes. A config's `drift.exclude` leaves columns (IDs) out of the comparison.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from skewless.errors import ConfigError
+from skewless.significance import CHI_SQUARE, KS_WELCH, SIGNIFICANCE, chi_square_p, ks_welch_p
 from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, feature_name, read_statistics
 
 INFINITY_NORM = "L-infinity"
@@ -36,19 +44,31 @@ NUMERIC_BINS = 10  # bins of about equal rows in the baseline, as deciles
 DEFAULT_THRESHOLDS = {JENSEN_SHANNON: 0.005, INFINITY_NORM: 0.04}
 
 
+EXCLUDED = "left out (drift.exclude)"
+
+
 @dataclass(frozen=True)
 class FeatureDistance:
     feature: str
     measure: str
     distance: float | None  # None: not measured, `unmeasured` says why
     threshold: float
-    unmeasured: str = "no values"
+    unmeasured: str | None = None  # why there is no distance; None when measured
+    test: str | None = None  # the significance test beside the distance (skewless/significance.py)
+    p_value: float | None = None  # its p-value; None: no test (a side with fewer than two values)
+    base_count: int | None = None  # the values each side's statistics hold: the test's sample sizes
+    test_count: int | None = None
+
+    @property
+    def significant(self) -> bool:
+        """Whether the test puts the difference beyond sampling noise (no test: the distance alone decides)."""
+        return self.p_value is None or self.p_value < SIGNIFICANCE
 
     @property
     def verdict(self) -> str:
         if self.distance is None:
-            return self.unmeasured
-        return "CROSSED" if self.distance > self.threshold else "ok"
+            return self.unmeasured or "no values"
+        return "CROSSED" if self.distance > self.threshold and self.significant else "ok"
 
 
 @dataclass(frozen=True)
@@ -65,8 +85,8 @@ class Comparison:
         return [f for f in self.features if f.verdict == "CROSSED"]
 
     def to_json(self) -> dict:
-        return {"base": self.base, "test": self.test, "comparator": self.comparator,
-                "features": [dict(asdict(f), verdict=f.verdict) for f in self.features]}
+        return {"base": self.base, "test": self.test, "comparator": self.comparator, "significance": SIGNIFICANCE,
+                "features": [dict(asdict(f), significant=f.significant, verdict=f.verdict) for f in self.features]}
 
 
 @dataclass(frozen=True)
@@ -130,6 +150,19 @@ def validation_thresholds(run_dir: str, against: str | None = None, flags: list[
     schema = schema or RunDirectory(run_dir).read_config().get("schema") or (
         against and RunDirectory(against).read_config().get("schema"))
     return Thresholds.from_flags(flags or [], load_schema(schema) if schema else None)
+
+
+def drift_exclusions(run_dir: str, against: str | None = None) -> frozenset[str]:
+    """The columns `skewless validate RUN_DIR [--against BASELINE]` leaves out: RUN_DIR's config's `drift.exclude`,
+    else the baseline's (an applied output has no config of its own)."""
+    from skewless.run_directory import RunDirectory
+
+    for run in (run_dir, against):
+        if run is not None:
+            drift = RunDirectory(run).read_config().get("drift") or {}
+            if drift.get("exclude"):
+                return frozenset(drift["exclude"])
+    return frozenset()
 
 
 def value_distribution(feature) -> dict[str, float]:
@@ -252,36 +285,91 @@ def numeric_masses(base, *tests) -> tuple[np.ndarray, list[np.ndarray]] | str:
 
 
 def feature_distance(base, test, thresholds: Thresholds, comparator: str) -> FeatureDistance:
-    """The distance between one feature's statistics in two datasets, with its threshold."""
+    """The distance between one feature's statistics in two datasets, with its threshold, and the significance
+    test of the same difference with its sample sizes."""
     name = feature_name(test)
+    measure = _measure(name, test, thresholds, comparator)
+    threshold = thresholds.threshold(name, measure, comparator)
     if test.WhichOneof("stats") == "string_stats":
-        schema_comparator = thresholds.comparator(name, comparator)
-        only_js = schema_comparator is not None and schema_comparator.HasField("jensen_shannon_divergence") \
-            and not schema_comparator.HasField("infinity_norm")
         distributions = [value_distribution(base), value_distribution(test)]
-        distance = None
-        if all(distributions):
-            if only_js:
-                values = sorted(distributions[0].keys() | distributions[1].keys())
-                distance = jensen_shannon(*(np.array([d.get(v, 0.0) for v in values]) for d in distributions))
-            else:
-                distance = infinity_norm(*distributions)
-        measure = JENSEN_SHANNON if only_js else INFINITY_NORM
-    else:
-        measure = JENSEN_SHANNON
-        binned_rows = numeric_masses(base, test)
-        if isinstance(binned_rows, str):
-            return FeatureDistance(name, measure, None, thresholds.threshold(name, measure, comparator), binned_rows)
-        distance = jensen_shannon(*(m / m.sum() for m in binned_rows[1]))
-    return FeatureDistance(name, measure, distance, thresholds.threshold(name, measure, comparator))
+        if not all(distributions):
+            return FeatureDistance(name, measure, None, threshold, "no values")
+        if measure == JENSEN_SHANNON:
+            values = sorted(distributions[0].keys() | distributions[1].keys())
+            distance = jensen_shannon(*(np.array([d.get(v, 0.0) for v in values]) for d in distributions))
+        else:
+            distance = infinity_norm(*distributions)
+        counts = [value_counts(base), value_counts(test)]
+        return FeatureDistance(name, measure, distance, threshold, None, CHI_SQUARE, chi_square_p(*counts),
+                               *(round(sum(c.values())) for c in counts))
+    binned_rows = numeric_masses(base, test)
+    if isinstance(binned_rows, str):
+        return FeatureDistance(name, measure, None, threshold, binned_rows)
+    distance = jensen_shannon(*(m / m.sum() for m in binned_rows[1]))
+    sides = [(*distribution(feature), _exact_distribution(feature)) for feature in (base, test)]
+    moments = [(rows.sum(), feature.num_stats.mean, feature.num_stats.std_dev)
+               for (_, rows, _), feature in zip(sides, (base, test))]
+    p_value = ks_welch_p(kolmogorov_smirnov(*sides), *moments)
+    return FeatureDistance(name, measure, distance, threshold, None, KS_WELCH, p_value,
+                           *(round(count) for count, _, _ in moments))
+
+
+def excluded_distance(feature, thresholds: Thresholds, comparator: str) -> FeatureDistance:
+    """A feature the config leaves out of drift (`drift.exclude`): its measure and threshold, no distance."""
+    name = feature_name(feature)
+    measure = _measure(name, feature, thresholds, comparator)
+    return FeatureDistance(name, measure, None, thresholds.threshold(name, measure, comparator), EXCLUDED)
+
+
+def _measure(name: str, feature, thresholds: Thresholds, comparator: str) -> str:
+    """Jensen-Shannon for numbers and for strings whose schema comparator sets only it, else L-infinity."""
+    if feature.WhichOneof("stats") != "string_stats":
+        return JENSEN_SHANNON
+    schema_comparator = thresholds.comparator(name, comparator)
+    only_js = schema_comparator is not None and schema_comparator.HasField("jensen_shannon_divergence") \
+        and not schema_comparator.HasField("infinity_norm")
+    return JENSEN_SHANNON if only_js else INFINITY_NORM
+
+
+# the rows of a string feature its rank histogram does not list (past its 1,000 most frequent values)
+OTHER_VALUES = ("other values",)
+
+
+def value_counts(feature) -> dict:
+    """A string feature's values -> their counts (its rank histogram), the values it does not list as one."""
+    counts = {bucket.label: bucket.sample_count for bucket in feature.string_stats.rank_histogram.buckets}
+    rest = feature.string_stats.common_stats.tot_num_values - sum(counts.values())
+    return {**counts, OTHER_VALUES: rest} if rest >= 1 else counts
+
+
+def kolmogorov_smirnov(base: tuple, test: tuple) -> float:
+    """The largest difference between two numeric features' cumulative shares of values, each side (values,
+    rows, exact) from its DISTRIBUTION histogram: a step at each value where it lists every value
+    (`_exact_distribution`), else `rows_upto`'s reading between the sketch's points."""
+    points = np.union1d(base[0], test[0])
+    shares = []
+    for values, rows, exact in (base, test):
+        if exact:
+            upto = np.concatenate([[0.0], np.cumsum(rows)])[np.searchsorted(values, points, side="right")]
+        else:
+            upto = rows_upto(values, rows, points)
+        shares.append(upto / rows.sum())
+    return float(np.max(np.abs(shares[0] - shares[1])))
+
+
+def _exact_distribution(feature) -> bool:
+    """Whether a numeric feature's DISTRIBUTION holds every value with its count (not the sketch's points)."""
+    return not any(custom.name == APPROXIMATE and "distribution" in custom.str for custom in feature.custom_stats)
 
 
 def compare(base_run: str, base_split: str, test_run: str, test_split: str, thresholds: Thresholds,
-            comparator: str) -> Comparison:
-    """The features of both datasets, in the tested one's order, compared."""
+            comparator: str, exclude: frozenset[str] = frozenset()) -> Comparison:
+    """The features of both datasets, in the tested one's order, compared; those in `exclude` listed, not
+    measured."""
     base = {feature_name(f): f for f in read_statistics(base_run, base_split).features}
     test = read_statistics(test_run, test_split)
-    features = [feature_distance(base[feature_name(f)], f, thresholds, comparator)
+    features = [excluded_distance(f, thresholds, comparator) if feature_name(f) in exclude else
+                feature_distance(base[feature_name(f)], f, thresholds, comparator)
                 for f in test.features if feature_name(f) in base]
     unknown = sorted(set(thresholds.per_feature or {}) - {f.feature for f in features})
     if unknown:

@@ -25,6 +25,10 @@ class FormatEntry:
     options: tuple[str, ...] = ()  # input keys no other format takes (set on another one, they are an error)
     suffixes: tuple[str, ...] = ()  # file names that say this format (a trailing .gz/.gzip aside)
     text: bool = False  # values arrive as text that `schemas.row_checks.parse_text` types (CSV)
+    # a line of a file is a row (CSV, JSON Lines): `input.max_line_bytes` bounds it
+    lines: bool = False
+    # its string values are text a numeric column parses (JSON Lines: "1.5" for a z_score feature), as CSV's are
+    parses_strings: bool = False
     # whether its `FORMAT.fingerprint` changes whenever its rows do, so an analyzer cache (cache_dir) can be keyed
     # on it: files by name, size and modification time; a database or a generator has nothing to tell
     cache_sees_changes: bool = True
@@ -34,7 +38,7 @@ INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
     FormatEntry("csv", "skewless.pipelines.reading.csv",
                 "delimited text, one row a line (or RFC 4180 records with `multiline`); gzip or plain",
                 needs=("paths", "header|columns"), options=("multiline",),
-                suffixes=(".csv", ".data", ".txt", ".tsv"), text=True),
+                suffixes=(".csv", ".data", ".txt", ".tsv"), text=True, lines=True, parses_strings=True),
     FormatEntry("parquet", "skewless.pipelines.reading.parquet",
                 "Apache Parquet files; typed columns, lists as list columns", needs=("paths",),
                 suffixes=(".parquet", ".pq")),
@@ -43,7 +47,7 @@ INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
                 needs=("paths",), options=("record",), suffixes=(".tfrecord", ".tfrecords")),
     FormatEntry("jsonl", "skewless.pipelines.reading.jsonl",
                 "JSON Lines, one object a line; JSON lists as list columns; gzip or plain", needs=("paths",),
-                suffixes=(".jsonl", ".ndjson")),
+                suffixes=(".jsonl", ".ndjson"), lines=True, parses_strings=True),
     FormatEntry("sql", "skewless.pipelines.reading.sql",
                 "the rows of a SQL `query` or `table` at a database `url`: DuckDB (embedded) or PostgreSQL",
                 needs=("url", "query|table"), options=("url", "query", "table", "order_by"), cache_sees_changes=False),
@@ -53,6 +57,7 @@ INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
                 "rows (dicts) a Python `generator` yields, called once per work unit", needs=("generator",),
                 cache_sees_changes=False),
 )}
+LINE_FORMATS = tuple(name for name, entry in INPUT_FORMATS.items() if entry.lines)
 FILE_FORMATS = tuple(name for name, entry in INPUT_FORMATS.items() if "paths" in entry.needs)
 # The input keys that say what a raw value means in every format (docs/values.md): new data read with a run's graph
 # (`skewless apply`) or its export (`skewless predict`) is read with the run's.

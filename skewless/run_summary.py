@@ -48,6 +48,9 @@ class Label(_Part):
     # statistics the graph scaled it with, which the export inverts (skewless/layers/label_scale.py)
     transform: str | None = None
     statistics: dict[str, float] | None = None
+    # a label written as class ids (label.map, label.transform: vocabulary): the class each id stands for, in id
+    # order, which the export's classification signature returns (skewless/layers/api_signatures.py)
+    classes: list[str] | None = None
 
     @property
     def scale(self) -> dict | None:

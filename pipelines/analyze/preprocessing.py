@@ -19,6 +19,7 @@ from skewless.safe_names import missing_indicator_name, vocabulary_filename
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.analyze.missing import fill_missing, missing_indicator
 from skewless.transforms import TRANSFORMS
+from skewless.transforms.categorical import vocabulary_ids
 from skewless.transforms.values import as_strings
 from skewless.value_rules import checked_raw_value
 
@@ -166,7 +167,7 @@ def _label(value, label: dict, vocabulary=None):
         return tf.where(tf.reduce_any(matches, axis=1), tf.gather(ids, tf.argmax(tf.cast(matches, tf.int64), axis=1)),
                         tf.constant(-1, tf.int64))
     if label["transform"] == "vocabulary":
-        return tft.apply_vocabulary(value, vocabulary, num_oov_buckets=0)
+        return vocabulary_ids(tft.apply_vocabulary(value, vocabulary, num_oov_buckets=0))
     if label["transform"] is not None:
         # a regression label scaled as a feature of that transform is, with its statistics over the whole
         # dataset; the export's signatures invert it (layers/label_scale.py)

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
-from skewless.errors import ConfigError, InputError, TooManyBadRowsError
+from skewless.errors import ConfigError, TooManyBadRowsError
 from skewless.pipelines.output import files
 from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
-from skewless.pipelines.plan.plan import JobPlan, plan, sample_rows
+from skewless.pipelines.plan.plan import JobPlan, no_rows, plan, sample_rows
 from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
@@ -37,7 +37,7 @@ from skewless.progress_snapshot import Snapshot
 from skewless.redaction import url_without_credentials
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
 from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
-from skewless.safe_names import most_frequent_filename
+from skewless.safe_names import most_frequent_filename, vocabulary_filename
 
 
 @dataclass
@@ -198,7 +198,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     import tensorflow_transform.beam as tft_beam
 
     from skewless.pipelines.runner import beam_introspection, runners
-    from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables
+    from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
     from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
@@ -221,6 +221,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
     with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
+            key_lookup.installed(), \
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
@@ -291,8 +292,8 @@ def sum_parts(config: JobConfig, parts: list[UnitSummary]) -> tuple[int, int, di
             f"output.max_bad_fraction {config.output.max_bad_fraction:g}; no output written. First reasons: "
             + "; ".join(reasons)
         )
-    if read == 0:
-        raise InputError(f"{', '.join(config.input.paths) or 'the input'}: holds no rows")
+    if read == 0:  # an input whose sizes did not show it empty (a CSV header alone, a query, a generator)
+        raise no_rows(config)
     shards = {split: [p.shards[split] for p in parts] for split in config.output.splits}
     written = {split: sum(s.rows for s in shards[split]) for split in shards}
     return read, quarantined, shards, written
@@ -350,7 +351,7 @@ def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
     """run.json's label: its column, and for a transformed regression label the statistics it was scaled with."""
     if config.label is None:
         return None
-    label = Label(column=config.label.column, name=config.label.column)
+    label = Label(column=config.label.column, name=config.label.column, classes=label_classes(config, graph_dir))
     if config.label.transform in NUMERIC_LABEL_TRANSFORMS:
         # here only: skewless.layers loads Keras 3, which a job without a transformed label never needs
         # (tests/cli/test_cli_startup.py), and TensorFlow, which `run` imports once its progress has started
@@ -359,6 +360,22 @@ def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
         label.transform = config.label.transform
         label.statistics = label_statistics(graph_dir, config.label.column, config.label.transform)
     return label
+
+
+def label_classes(config: JobConfig, graph_dir: str) -> list[str] | None:
+    """The class of each label id, in id order, when the job writes the label as class ids: the map's keys by
+    their id (the first key of an id several share; an id no key has is its own text), or the label's
+    vocabulary file in the graph. None otherwise."""
+    if config.label.map is not None:
+        names: dict[int, str] = {}
+        for key, value in config.label.map.items():
+            names.setdefault(value, key)
+        return [names.get(i, str(i)) for i in range(max(names) + 1)] if min(names) >= 0 else None
+    if config.label.transform == "vocabulary":
+        with open(os.path.join(graph_dir, "transform_fn", "assets", vocabulary_filename(config.label.column)),
+                  "rb") as handle:
+            return [line.decode("utf-8", "backslashreplace") for line in handle.read().splitlines()]
+    return None
 
 
 def run_seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from skewless.config import JobConfig
+from skewless.errors import InputError
 from skewless.pipelines.reading import sources
 from skewless.pipelines.write import shards
 from skewless.pipelines.reading.columns import RawColumn
@@ -32,12 +33,15 @@ class JobPlan:
 
 
 def plan(config: JobConfig) -> JobPlan:
-    """Resolves inputs, column types and work units; the job and `skewless verify` share it."""
+    """Resolves inputs, column types and work units; the job and `skewless verify` share it. Refuses an input its
+    sizes show empty (no bytes, rows or records) before types are inferred from it."""
     input_format = reader_of(config.input.format)
     paths = input_format.inputs(config.input)
     input_config = input_format.resolved(config.input, paths)
-    columns = resolve_columns(config, input_config, paths)
     sizes = sources.input_sizes(input_config, paths)
+    if input_format.size_known and not sum(sizes):
+        raise no_rows(config)
+    columns = resolve_columns(config, input_config, paths)
     estimated = estimated_output_bytes(input_config, sizes)
     count = config.output.shards
     if count == "auto" and not input_format.size_known:
@@ -46,6 +50,12 @@ def plan(config: JobConfig) -> JobPlan:
         count = shards.auto_shard_count(estimated, config.output.target_shard_mb, config.output.readers)
     units = sources.plan_units(input_config, paths, sizes, count)
     return JobPlan(input_config, columns, units, estimated, _datasets(config, units))
+
+
+def no_rows(config: JobConfig) -> InputError:
+    """The refusal of an input without a row (docs/errors.md, "Empty input"): its statistics, vocabularies and
+    scales would be those of nothing, which a graph would then serve."""
+    return InputError(f"{', '.join(config.input.paths) or 'the input'}: holds no rows")
 
 
 def _datasets(config: JobConfig, units: list) -> dict:

@@ -27,7 +27,7 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         source = config.schema_path
     else:
         lists = [n for n, f in config.features.items() if f.is_list or f.shape is not None]
-        text = INPUT_FORMATS[input_config.format].text
+        text = INPUT_FORMATS[input_config.format].parses_strings
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
         for name, feature in config.features.items():

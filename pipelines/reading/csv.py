@@ -31,7 +31,7 @@ from skewless.errors import InputError
 from skewless.pipelines.reading import held_rows
 from skewless.pipelines.reading.batches import BATCH_ROWS, RejectedRow, SourceBatch
 from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input
-from skewless.pipelines.reading.lines import line_blocks, skip_header
+from skewless.pipelines.reading.lines import line_blocks, rejected_long_lines, skip_header
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
 from skewless.schemas.infer import majority_kind, text_counts
 from skewless.schemas.row_checks import RowProblem, parse_text
@@ -103,8 +103,11 @@ def read_header(path: str, config: InputConfig) -> list[str] | None:
 def csv_blocks(path: str, config: InputConfig, columns: Sequence[str], start: int = 0,
                stop: int = -1) -> Iterator[CsvBlock]:
     """The lines that start in bytes [`start`, `stop`) of a file (-1: to its end), split, in blocks of whole lines."""
-    for block in line_blocks(path, start, stop, config.header, CSV_BLOCK_BYTES):
+    for block in line_blocks(path, start, stop, config.header, CSV_BLOCK_BYTES, config.max_line_bytes):
         parsed = parse_csv_block(block.data, columns, config.delimiter, config.skip_initial_space, first_number=0)
+        if block.long_lines:  # each left out of the block as an empty line
+            parsed.rejected.extend(rejected_long_lines(block, config.max_line_bytes))
+            parsed.rejected.sort(key=lambda row: row.number)
         yield CsvBlock(path, block.data, parsed, block.first_line)
 
 

@@ -144,8 +144,8 @@ class GunzippedFile:
     def read(self, size: int = -1) -> bytes:
         return self._checked(self._gzip.read, size)
 
-    def readline(self) -> bytes:
-        return self._checked(self._gzip.readline)
+    def readline(self, size: int = -1) -> bytes:
+        return self._checked(self._gzip.readline, size)
 
     def __iter__(self):
         return iter(self.readline, b"")

@@ -9,11 +9,19 @@ Plain files are cut at byte offsets as CSV files are (`lines.line_blocks`: a lin
 one work unit. A block of lines is read by pyarrow's JSON reader in one call. That reader stops at the first
 bad line and numbers it among the rows it kept (blank lines are none), so a block it refuses is read again
 line by line with Python's `json`, which names each bad line exactly and keeps the good ones.
+
+Before either reads a block, lines nested deeper than `MAX_NESTING` are quarantined (pyarrow's reader recurses
+and can crash the process on them, Python's fails the block), and a block holding bytes that are not UTF-8, an
+escaped UTF-16 surrogate or an integer that may be past int64 is read line by line: pyarrow takes invalid UTF-8
+into its strings and reads an integer past int64 as a float, so only Python's reader can quarantine such a value
+("byte N of the line is not UTF-8", "... holds a lone UTF-16 surrogate", "... is beyond int64"). Lines longer
+than `input.max_line_bytes` never reach either (`lines.line_blocks`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -25,35 +33,48 @@ from skewless.pipelines.reading import held_rows
 from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
 from skewless.pipelines.reading.csv import line_bounds
-from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input
-from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
-from skewless.pipelines.reading.lines import line_blocks
+from skewless.pipelines.reading.files import file_sizes, is_gzip
+from skewless.pipelines.reading.format import InputFormat, Segment
+from skewless.pipelines.reading.lines import line_blocks, rejected_long_lines
 from skewless.pipelines.reading.nested_shape import value_nesting_problem
 from skewless.schemas.infer import majority_kind, text_counts
 from skewless.schemas.row_checks import RowProblem
 
 JSONL_BLOCK_BYTES = 8 << 20
-SAMPLE_BYTES = 1 << 20  # column types are inferred from the first MB of the first file
+SAMPLE_BYTES = 1 << 20  # column types are inferred from the lines that start in the first MB of the first file
+MAX_NESTING = 64  # lists and objects in a line nest at most this deep (as a config's YAML does)
+# what pyarrow's reader takes without a word where Python's names the line: an escaped surrogate (a lone one is
+# no character), an integer maybe past int64 (20 digits or more, or 19 from 92...: int64 ends at 9223372036854775807,
+# and ids of 18-19 digits below it keep the fast path); bytes that are not UTF-8 are found apart
+_NEEDS_PYTHON = re.compile(rb"\\u[dD][89a-fA-F]|\d{20}|9[2-9]\d{17}")
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')  # a JSON string, its escapes included
+_OPENERS = np.frombuffer(b"[{", dtype=np.uint8)
 
 
 class JsonBlock:
     """Whole lines of a JSON Lines file, read: `batch` holds a row per good line (`numbers`: their indices in
     the block, 0-based), `rejected` the bad lines, `textual` the columns whose values mixed numbers and text."""
 
-    def __init__(self, data: bytes, columns: Sequence[str] | None):
+    def __init__(self, data: bytes, columns: Sequence[str] | None, rejected: Sequence[RejectedRow] = ()):
+        """`rejected`: rows of the block already rejected (lines too long, left empty in `data`)."""
         self.data = data
         starts, ends = line_bounds(data)
         self._bounds = starts, ends
         lines = [data[start:end] for start, end in zip(starts, ends)]
-        kept = [index for index, line in enumerate(lines) if line.strip()]  # a blank line is no row
-        self.rejected: list[RejectedRow] = []
+        self.rejected: list[RejectedRow] = list(rejected)
+        deep = _too_deep(data, starts, ends)
+        for index in deep:
+            self.rejected.append(RejectedRow(index, lines[index], RowProblem(
+                "too_deep", None, f"a value nested more than {MAX_NESTING} levels deep")))
+        kept = [index for index, line in enumerate(lines) if line.strip() and index not in deep]  # blank: no row
         self.textual: set[str] = set()
         # column -> {batch row: its nested JSON value} where `_read_slowly` read rows nested unlike one another
         # flat: the nesting a fixed shape's check needs (nested_shape.value_nesting_problem)
         self.nested: dict[str, dict[int, list]] = {}
-        batch = _read_fast([lines[i] for i in kept], columns)
+        batch = None if _needs_python(data) else _read_fast([lines[i] for i in kept], columns)
         if batch is None:
             batch, kept = self._read_slowly(lines, kept, columns)
+        self.rejected.sort(key=lambda row: row.number)
         self.batch = batch
         self.numbers = np.asarray(kept, dtype=np.int64)
 
@@ -88,6 +109,28 @@ class JsonBlock:
                 arrays.append(pa.array([_as_text(value) for value in values]))
                 self.textual.add(name)
         return pa.RecordBatch.from_arrays(arrays, names), kept
+
+
+def _too_deep(data: bytes, starts: np.ndarray, ends: np.ndarray) -> set[int]:
+    """The lines whose lists and objects nest deeper than `MAX_NESTING`: only a line holding more brackets than
+    that can, and only such lines are measured (strings taken out, which may hold brackets)."""
+    opens = np.concatenate([[0], np.cumsum(np.isin(np.frombuffer(data, dtype=np.uint8), _OPENERS))])
+    deep = set()
+    for index in np.flatnonzero(opens[ends] - opens[starts] > MAX_NESTING):
+        text = np.frombuffer(_STRING.sub(b'""', data[starts[index] : ends[index]]), dtype=np.uint8)
+        steps = np.isin(text, _OPENERS).astype(np.int64) - np.isin(text, np.frombuffer(b"]}", dtype=np.uint8))
+        if np.cumsum(steps).max(initial=0) > MAX_NESTING:
+            deep.add(int(index))
+    return deep
+
+
+def _needs_python(data: bytes) -> bool:
+    """Whether the block holds what only Python's reader quarantines (see the module's doc)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return _NEEDS_PYTHON.search(data) is not None
 
 
 def _read_fast(lines: list[bytes], columns) -> pa.RecordBatch | None:
@@ -163,6 +206,10 @@ def _parse_line(line: bytes, columns) -> tuple[dict | None, RowProblem | None]:
         if _holds_object(value):
             return None, RowProblem("wrong_type", name, f"holds a JSON {_json_kind(value)} of objects"
                                     if isinstance(value, list) else "holds a JSON object, not a value")
+        surrogate = _lone_surrogate(value)
+        if surrogate is not None:
+            return None, RowProblem("bad_utf8", name, f"holds a lone UTF-16 surrogate (\\u{ord(surrogate):04x}), "
+                                                      "which is no character")
     return {name: _plain(row.get(name)) for name in (columns if columns is not None else row)}, None
 
 
@@ -177,6 +224,18 @@ def _nesting_problems(block: JsonBlock, columns) -> dict[int, list[RowProblem]]:
             if detail is not None:
                 problems.setdefault(row, []).append(RowProblem("value_count", column.name, detail))
     return problems
+
+
+def _lone_surrogate(value) -> str | None:
+    """The first lone UTF-16 surrogate in a JSON value's text (json reads "\\ud800" as one), or None."""
+    if isinstance(value, list):
+        return next((found for item in value if (found := _lone_surrogate(item)) is not None), None)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return value[error.start]
+    return None
 
 
 def _depth(value) -> int:
@@ -221,10 +280,12 @@ def _json_kind(value) -> str:
         type(value), "null" if value is None else "a number")
 
 
-def json_blocks(path: str, columns: Sequence[str] | None, start: int = 0, stop: int = -1) -> Iterator[tuple]:
-    """(JsonBlock, its first line's number as a callable) for the lines that start in bytes [`start`, `stop`)."""
-    for block in line_blocks(path, start, stop, False, JSONL_BLOCK_BYTES):
-        yield JsonBlock(block.data, columns), block.first_line
+def json_blocks(path: str, columns: Sequence[str] | None, max_line_bytes: int, start: int = 0, stop: int = -1,
+                block_bytes: int = JSONL_BLOCK_BYTES) -> Iterator[tuple]:
+    """(JsonBlock, its first line's number as a callable) for the lines that start in bytes [`start`, `stop`);
+    a line longer than `max_line_bytes` is rejected unread."""
+    for block in line_blocks(path, start, stop, False, block_bytes, max_line_bytes):
+        yield JsonBlock(block.data, columns, rejected_long_lines(block, max_line_bytes)), block.first_line
 
 
 class JsonlFormat(InputFormat):
@@ -243,7 +304,8 @@ class JsonlFormat(InputFormat):
         names = [c.name for c in reader.columns]
         if reader.split_key and reader.split_key not in names:
             names.append(reader.split_key)
-        for block, first_line in json_blocks(segment.path, names, segment.start, segment.stop):
+        for block, first_line in json_blocks(segment.path, names, reader.config.max_line_bytes, segment.start,
+                                             segment.stop):
 
             def raw(row: int, numbers=block.numbers, block=block) -> str:
                 return block.raw(numbers[row]).decode("utf-8", errors="backslashreplace")
@@ -254,7 +316,7 @@ class JsonlFormat(InputFormat):
 
     def batches(self, config: InputConfig, paths: list[str], batch_rows: int) -> Iterator[SourceBatch]:
         for path in paths:
-            for block, first_line in json_blocks(path, None):
+            for block, first_line in json_blocks(path, None, config.max_line_bytes):
                 first = first_line()
                 rejected = [RejectedRow(row.number + first, row.raw, row.problem) for row in block.rejected]
                 for lo in range(0, max(block.batch.num_rows, 1), batch_rows):
@@ -265,23 +327,19 @@ class JsonlFormat(InputFormat):
                                           text_columns=frozenset(block.textual))
 
     def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
-        """Kinds of the keys of the file's first MB: a column's JSON type (numbers int or float, text bytes);
-        a column mixing numbers and text takes the kind most of its values parse as, as a CSV column does."""
-        with open_input(paths[0]) as handle:
-            head = handle.read(SAMPLE_BYTES)
-        head = head[: head.rfind(b"\n") + 1] or head
-        block = JsonBlock(head, None)
+        """Kinds of the keys of the lines that start in the first MB of the first file (each line whole, up to
+        `input.max_line_bytes`; past lines too long to read, the first MB of the next ones): a column's JSON type
+        (numbers int or float, text bytes); a column mixing numbers and text takes the kind most of its values
+        parse as, as a CSV column does. A `wanted` key the sample lacks is looked for in the rest of the files,
+        in the lines that name it: a key of few rows (an optional feature) may first appear anywhere."""
         kinds = {}
-        for name, column in zip(block.batch.schema.names, block.batch.columns):
-            if name in block.textual:
-                values = pa.array([None if v is None else str(v) for v in _flat(column.to_pylist())], pa.string())
-                kinds[name] = majority_kind(text_counts(values, config.missing_tokens(name)))
-            elif pa.types.is_null(column.type):
-                kinds[name] = "bytes"
-            else:
-                kinds[name] = arrow_kind(column.type)
+        for block, _ in json_blocks(paths[0], None, config.max_line_bytes, block_bytes=SAMPLE_BYTES):
+            kinds.update(_kinds(block, config))
+            if block.batch.num_rows:
+                break
+        for name, kind in _kinds_of_late_keys(config, paths, set(wanted or ()) - set(kinds)).items():
+            kinds.setdefault(name, kind)
         return kinds
-
 
     def held_rows(self, config: InputConfig, units: list) -> Iterator:
         return (row for path in self.inputs(config) for row in held_rows.json_rows(path))
@@ -289,6 +347,44 @@ class JsonlFormat(InputFormat):
     def copy_head(self, path: str, target: str, rows: int) -> bool:
         held_rows.copy_lines(path, target, rows)
         return True
+
+
+def _kinds(block: JsonBlock, config: InputConfig, names=None) -> dict[str, str]:
+    """The kind of each column of a block's rows (of `names` only, when given)."""
+    kinds = {}
+    for name, column in zip(block.batch.schema.names, block.batch.columns):
+        if names is not None and name not in names:
+            continue
+        if name in block.textual:
+            values = pa.array([None if v is None else str(v) for v in _flat(column.to_pylist())], pa.string())
+            kinds[name] = majority_kind(text_counts(values, config.missing_tokens(name)))
+        elif pa.types.is_null(column.type):
+            kinds[name] = "bytes"
+        else:
+            kinds[name] = arrow_kind(column.type)
+    return kinds
+
+
+def _kinds_of_late_keys(config: InputConfig, paths: list[str], names: set[str]) -> dict[str, str]:
+    """Kinds of keys (`names`) first met past the sample: the blocks of every file whose text names one of them
+    (as a JSON string) are read for those keys, until each has held a value; a key only ever null is text, as in
+    the sample."""
+    found, only_null = {}, {}
+    quoted = {name: json.dumps(name, ensure_ascii=False).encode() for name in names}
+    for path in paths:
+        for block in line_blocks(path, 0, -1, False, JSONL_BLOCK_BYTES, config.max_line_bytes):
+            named = [name for name in names - set(found) if quoted[name] in block.data]
+            if not named:
+                continue
+            read = JsonBlock(block.data, named)
+            for name, kind in _kinds(read, config).items():
+                if pa.types.is_null(read.batch.column(name).type):
+                    only_null[name] = kind
+                else:
+                    found[name] = kind
+            if set(found) == names:
+                return found
+    return {**only_null, **found}
 
 
 def _flat(values: list) -> list:

@@ -27,7 +27,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skewless.config import InputConfig, JobConfig
+from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
+from skewless.transforms import TRANSFORMS
 from skewless.errors import InputError
 from skewless.input_formats import reader_of
 from skewless.pipelines.reading.columns import ARROW_TYPES, RawColumn
@@ -184,11 +185,13 @@ class RowReader:
             allowed[config.label.column] = list(config.label.map)
         drop = config.label.column if config.label is not None and config.label.missing == "drop" else None
         reader = cls(input_config, columns, config.output.split_key, allowed, schema, drop)
+        bounds = {name: options.transform_kind.raw_above(options) for name, options in config.features.items()}
+        if config.label is not None and config.label.transform in NUMERIC_LABEL_TRANSFORMS:
+            # a label's transform refuses what a feature's does (log: -1 and below), the label having no clip
+            bounds[config.label.column] = TRANSFORMS[config.label.transform].raw_above(config.label)
         for feature in reader.schema.feature:
-            options = config.features.get(feature.name)
-            bound = options.transform_kind.raw_above(options) if options is not None else None
-            if bound is not None:
-                _above(feature, bound)
+            if bounds.get(feature.name) is not None:
+                _above(feature, bounds[feature.name])
         read = {c.name for c in columns}
         for name, options in config.features.items():
             check = options.transform_kind.raw_check(options)

@@ -19,6 +19,7 @@ import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 
+from skewless.errors import InputError
 from skewless.pipelines.reading.columns import RawColumn, tensor_adapter_config, to_record_batch
 from skewless.pipelines.write.example_encoder import Records, encode_examples, encode_sequence_examples
 from skewless.pipelines.output.progress import RowCounter, counted
@@ -82,6 +83,28 @@ def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
         arrays.append(array)
         names.append(name)
     return pa.RecordBatch.from_arrays(arrays, names)
+
+
+def refuse_nonfinite(tensors: dict) -> None:
+    """Fails naming the first transformed feature holding a NaN or an infinity. The reader quarantines such raw
+    values and every value a transform refuses (log: -1 and below), so one here is the transform's float32
+    arithmetic overflowing on the data (scale_0_1 of values spanning -3e38..3e38: max - min is inf); no config
+    asks for one, and a row of it is never written (docs/values.md)."""
+    import tensorflow as tf
+
+    for name in sorted(tensors):
+        tensor = tensors[name]
+        values = tensor.values if isinstance(tensor, tf.SparseTensor) else (
+            tensor.flat_values if isinstance(tensor, tf.RaggedTensor) else tensor)
+        if not values.dtype.is_floating:
+            continue
+        values = values.numpy()
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise InputError(
+                f"transformed feature {name!r}: its transform gives {values[bad][0]} for a row (float32 overflowed "
+                "on this data's range); clip the feature's values (`clip: [low, high]`) or transform it otherwise; "
+                "nothing was written")
 
 
 def feature_lists_as_example_features(batch: pa.RecordBatch, spec: dict) -> pa.RecordBatch:
@@ -277,6 +300,7 @@ class TransformUnitFn(beam.DoFn):
     def _write_rows(self, table: pa.Table, split_index: np.ndarray, writers: dict[str, ShardWriter],
                     oov: dict[str, int]) -> None:
         transformed = self._transformer.transform(table)
+        refuse_nonfinite(transformed)
         for name, size in self._vocabulary_sizes.items():
             oov[name] += _oov_rows(transformed[name], size, self._spec.unseen_ids.get(name))
         batch = tensors_to_record_batch(transformed)

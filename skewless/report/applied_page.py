@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 from html import escape
 
-from skewless.drift import DRIFT, Comparison, baseline_split, compare, unseen_values, validation_thresholds
+from skewless.drift import (
+    DRIFT, Comparison, baseline_split, compare, drift_exclusions, unseen_values, validation_thresholds,
+)
 from skewless.errors import InputError
 from skewless.report.page import cards, html_document, quarantine_section
 from skewless.report.run_files import QuarantineReasons, format_number, format_percent
@@ -32,8 +34,9 @@ def comparisons(output_dir: str, training_run: str) -> list[Comparison]:
     if not training_splits:
         raise InputError(f"{training_run}: no {os.path.join(STATISTICS_DIR, statistics_name('*'))} to compare with")
     thresholds = validation_thresholds(output_dir, training_run)
-    return [compare(training_run, baseline_split(training_splits, split), output_dir, split, thresholds, DRIFT)
-            for split in statistics_splits(output_dir)]
+    exclude = drift_exclusions(output_dir, training_run)
+    return [compare(training_run, baseline_split(training_splits, split), output_dir, split, thresholds, DRIFT,
+                    exclude) for split in statistics_splits(output_dir)]
 
 
 def render_applied_page(shown: str, output_dir: str, summary: RunSummary, reasons: QuarantineReasons) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
+from skewless.drift import EXCLUDED
 from skewless.report import svg
 from skewless.report.data_warnings import (
     bucket_boundaries,
@@ -34,8 +35,12 @@ def split_block(view: SplitView | None) -> str:
         d = view.distance
         # measured between the first two splits (`skewless validate` compares the first with each other one)
         between = f" ({escape(view.splits[0])} to {escape(view.splits[1])})" if len(view.splits) > 2 else ""
-        distance = (f'<span class="distance" data-distance="{d.distance!r}" data-measure="{escape(d.measure)}">'
-                    f"{escape(d.measure)} {d.distance:.4f}{between}</span>")
+        # the significance test beside it: a distance from few rows may be sampling noise
+        test = "" if d.p_value is None else f", {escape(d.test)} p {d.p_value:.2g}"
+        distance = (f'<span class="distance" data-distance="{d.distance!r}" data-measure="{escape(d.measure)}" '
+                    f'data-p-value="{d.p_value!r}">{escape(d.measure)} {d.distance:.4f}{test}{between}</span>')
+    elif view.distance is not None and view.distance.unmeasured == EXCLUDED:
+        distance = f'<span class="distance muted">{escape(EXCLUDED)}</span>'
     body = _top_values(view) if view.counts is not None else _shares(view)
     title = " vs ".join(escape(split) for split in view.splits)
     return (f'<div class="splits"><h4>{title} {distance}</h4>{body}'

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skewless.drift import SKEW, FeatureDistance, Thresholds, feature_distance, numeric_masses
+from skewless.drift import (
+    SKEW, FeatureDistance, Thresholds, drift_exclusions, excluded_distance, feature_distance, numeric_masses,
+)
 from skewless.statistics_files import feature_name, read_statistics, statistics_splits
 
 
@@ -44,11 +46,15 @@ def split_views(run_dir: str, splits: list[str]) -> dict[str, SplitView]:
     if not splits:
         return {}
     datasets = {split: {feature_name(f): f for f in read_statistics(run_dir, split).features} for split in splits}
+    exclude = drift_exclusions(run_dir)
     views = {}
     for name in datasets[splits[0]]:
         per_split = {split: datasets[split][name] for split in splits if name in datasets[split]}
         first, *others = per_split.values()
-        distance = feature_distance(first, others[0], Thresholds(), SKEW) if others else None
+        distance = None
+        if others:
+            distance = (excluded_distance(first, Thresholds(), SKEW) if name in exclude else
+                        feature_distance(first, others[0], Thresholds(), SKEW))
         view = feature_view(name, per_split, distance)
         if view is not None:
             views[name] = view

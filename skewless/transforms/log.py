@@ -18,8 +18,10 @@ class Log(NumericTransform):
     native_options = ("clip",)
 
     def raw_above(self, feature) -> float | None:
-        # log1p is finite above -1 only; a clip above -1 makes every value fit
-        return -1.0 if feature.clip is None or feature.clip[0] <= -1 else None
+        # log1p is finite above -1 only; a clip above -1 makes every value fit (a label has no clip: the job asks
+        # this for `label.transform: log` too, and serving checks the same bound: one rule)
+        clip = getattr(feature, "clip", None)
+        return -1.0 if clip is None or clip[0] <= -1 else None
 
     def scale(self, value, options: dict, key=None):
         import tensorflow as tf

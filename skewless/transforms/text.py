@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 
-from skewless.transforms.categorical import with_buckets
+from skewless.transforms.categorical import vocabulary_ids, with_buckets
 from skewless.transforms.lists import pad_or_truncate
 
 
@@ -67,12 +67,16 @@ def text_features(name: str, tokens, vocabulary, options: dict) -> dict:
     import tensorflow as tf
     import tensorflow_transform as tft
 
-    ids = tft.apply_vocabulary(tokens, vocabulary, num_oov_buckets=options["num_oov_buckets"])
+    ids = vocabulary_ids(tft.apply_vocabulary(tokens, vocabulary, num_oov_buckets=options["num_oov_buckets"]))
     num_buckets = tft.get_num_buckets_for_transformed_feature(ids)
     if options["output"] == "ids":
         if options["max_length"] is not None:
             return {name: with_buckets(pad_or_truncate(ids, options["max_length"], options["pad_value"]), num_buckets)}
         return {name: ids}
+    if options["num_oov_buckets"] == 0:
+        # a token the vocabulary lacks has id -1 without OOV buckets: no bucket, so no count, and no part of
+        # the text's length in TF-IDF (bincount refuses negative ids)
+        ids = tf.sparse.retain(ids, ids.values >= 0)
     if options["output"] == "tfidf":
         # tft.tfidf squeezes its per-term document counts: with fewer than two buckets (an empty or one-token
         # vocabulary without OOV buckets) that vector becomes a scalar and the graph cannot be built. Weights are

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform, not_built_by
+from skewless.transforms.categorical import vocabulary_ids
 from skewless.transforms.encoded import (
     ENCODINGS,
     OUTPUT_VALUES,
@@ -127,7 +128,8 @@ class Vocabulary(Transform):
 
         # tf.Transform's own default, -1, when the config names none
         default = -1 if options["default_value"] is None else options["default_value"]
-        ids = tft.apply_vocabulary(value, vocabulary, default_value=default, num_oov_buckets=options["num_oov_buckets"])
+        ids = vocabulary_ids(tft.apply_vocabulary(value, vocabulary, default_value=default,
+                                                  num_oov_buckets=options["num_oov_buckets"]))
         if options["output"] in ENCODINGS:
             return encode(ids, options["top_k"] + options["num_oov_buckets"], options["output"])
         return ids

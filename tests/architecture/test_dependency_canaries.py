@@ -434,3 +434,38 @@ def test_tensorflow_converts_only_the_allowed_variables_to_constants():
     assert np.array_equal(frozen(ids, *captured)[0].numpy(), traced(ids).numpy()), (
         "TensorFlow convert_to_constants' function no longer takes (inputs, unconverted variables) and gives "
         "the traced function's values: layers/serving_head.py calls it so")
+
+
+# --- skewless/transforms/categorical.py: a categorical output's int domain set after tf.Transform's own ----------------
+
+
+def test_tft_takes_the_last_schema_override_of_a_tensor():
+    from tensorflow_transform import schema_inference
+
+    graph = tf.Graph()
+    with graph.as_default():
+        ids = tf.constant([0, 1], tf.int64)
+        schema_inference.set_tensor_schema_override(ids, tf.constant(-1, tf.int64), tf.constant(4, tf.int64))
+        schema_inference.set_tensor_schema_override(ids, tf.constant(0, tf.int64), tf.constant(4, tf.int64))
+        ranges = schema_inference._get_tensor_ranges(graph)
+    (low, high), = ranges.values()
+    assert tf.get_static_value(low) == 0 and tf.get_static_value(high) == 4, (
+        "tf.Transform no longer lets a later set_tensor_schema_override replace an earlier one: "
+        "skewless/transforms/categorical.py (vocabulary_ids) sets a vocabulary's domain from 0 after tft's own")
+
+
+# --- layers/api_signatures.py: TF Serving's method names set in saved_model.pb after Keras writes it ------------------
+
+
+def test_tensorflow_rewrites_a_savedmodels_fingerprint(tmp_path):
+    from skewless.layers.api_signatures import set_method_names
+
+    module = tf.Module()
+    module.f = tf.function(lambda x: {"y": x + 1}, input_signature=[tf.TensorSpec([None], tf.float32)])
+    tf.saved_model.save(module, str(tmp_path), signatures={"serving_default": module.f})
+    before = tf.saved_model.experimental.read_fingerprint(str(tmp_path)).saved_model_checksum
+    set_method_names(tmp_path, {"serving_default": "tensorflow/serving/regress"})
+    after = tf.saved_model.experimental.read_fingerprint(str(tmp_path)).saved_model_checksum
+    assert after != before, ("tensorflow.python.saved_model.fingerprinting_utils.write_fingerprint no longer rewrites "
+                             "fingerprint.pb from saved_model.pb: layers/api_signatures.py relies on it after setting "
+                             "TF Serving's method names")

@@ -81,7 +81,7 @@ def test_cli_exports_a_model_on_transformed_features(example_run, layer, rows, t
     transformed = transform_raw_rows(layer, rows)
     expected = in_memory(model, transformed)
     served = tf.saved_model.load(str(out))
-    assert sorted(served.signatures) == ["predict_raw", "serving_default", "transform_features"]
+    assert sorted(served.signatures) == ["classification", "predict_raw", "serving_default", "transform_features"]
     spec = read_spec_file(out)
     assert spec["label"] == "label" and "label" not in spec["raw"] and "label" not in spec["transformed"]
 

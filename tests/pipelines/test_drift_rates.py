@@ -1,17 +1,21 @@
-"""`skewless validate`'s default thresholds over generated data: the false-alarm and detection rates.
+"""`skewless validate`'s verdicts over generated data, per dataset size: the false-alarm and detection rates.
 
-Each dataset is cut into two random halves; each half's statistics proto is built the way the job builds a
-split's (`SplitStatistics` per work unit, the units' states merged by `dataset_statistics`), and the halves are
-compared by `drift.feature_distance`, the function `skewless validate` calls, with no threshold given (each
-measure's default). Two halves of one dataset must never cross; the second half shifted must always cross, from
-10,000 rows (halves of 5,000). The shifts, on the test half only:
+Each dataset of `rows` rows is cut into two random halves; each half's statistics proto is built the way the job
+builds a split's (`SplitStatistics` per work unit, the units' states merged by `dataset_statistics`), and the halves
+are compared by `drift.feature_distance`, the function `skewless validate` calls, with no threshold given (each
+measure's default). A verdict is CROSSED when the distance is past its threshold and the significance test
+beside it finds more than sampling noise (docs/statistics.md, "Sample sizes"). Two halves of one distribution
+must cross in at most 1% of 100 random splits at every size; the second half shifted must be detected from 2,000
+rows. The shifts, on the test half only:
 
 - mean: every value + 0.25 standard deviations;
 - scale: every value moved away from the mean by a factor of 1.3 (the standard deviation x 1.3, the mean kept);
-- mode: 10% of the rows moved to a new mode, the mean + 3 standard deviations.
+- mode: 10% of the rows moved to a new mode, the mean + 3 standard deviations;
+- categorical: a new value in 5% of the test half's rows (its share 5 points up from 0); and, printed only,
+  5% of the rows moved from the most frequent value to the second (5 points between two values that exist).
 
-Categorical: a new value in 5% of the test half's rows. Run with `-s` to see the rates; the 1,000,000-row sizes
-are `slow` (about a minute).
+The default suite checks the false alarms at 200 and 2,000 rows and the mean shift and the new value at 2,000;
+the `slow` tests print every rate at every size from 200 to 1,000,000 rows (`pytest -m slow -s`).
 """
 
 import numpy as np
@@ -22,7 +26,7 @@ from skewless.drift import INFINITY_NORM, JENSEN_SHANNON, SKEW, Thresholds, feat
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.write.split_statistics import SplitStatistics, dataset_statistics
 
-UNITS = 4  # the job merges its work units' states; so do these protos
+SPLITS = 100  # random splits per distribution and size
 NUMERIC = {
     "normal": lambda rng, n: rng.normal(100.0, 15.0, n),
     "lognormal": lambda rng, n: rng.lognormal(0.0, 1.0, n),
@@ -39,15 +43,21 @@ CATEGORICAL = {
     "zipf over 2,000": lambda rng, n: np.array([b"z%d" % v for v in np.minimum(rng.zipf(1.3, n), 2000)],
                                                dtype=object),
 }
-# (rows, random splits per dataset): the halves' noise shrinks with the rows, so fewer draws are needed
-SIZES = [(10_000, 20), (100_000, 5), pytest.param(1_000_000, 2, marks=pytest.mark.slow)]
+SLOW_SIZES = [200, 2_000, 20_000, 200_000, 1_000_000]
+# past 100,000 rows every shift is detected in every split; 10 splits say so at a tenth of the cost
+SHIFTED_SPLITS = {200_000: 10, 1_000_000: 10}
+
+
+def units(rows: int) -> int:
+    """Work units a split's statistics merge: the job's units hold thousands of rows, a small dataset one."""
+    return 4 if rows >= 10_000 else 1
 
 
 def feature_statistics(values: np.ndarray, kind: str):
     """The statistics proto of one column holding `values`, as the job writes it for a split."""
     columns = [RawColumn("x", kind)]
     states = []
-    for chunk in np.array_split(values, UNITS):
+    for chunk in np.array_split(values, units(2 * len(values))):
         unit = SplitStatistics(columns)
         unit.add(pa.table({"x": pa.array(chunk, pa.float64() if kind == "float" else pa.binary())}))
         states.append(unit.state())
@@ -55,69 +65,101 @@ def feature_statistics(values: np.ndarray, kind: str):
     return feature
 
 
-def distance(base: np.ndarray, test: np.ndarray, kind: str):
-    return feature_distance(feature_statistics(base, kind), feature_statistics(test, kind), Thresholds(), SKEW)
-
-
 def halves(rng, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = rng.permutation(len(values))
     return values[order[: len(values) // 2]], values[order[len(values) // 2:]]
 
 
-def shifted(rng, values: np.ndarray) -> dict[str, np.ndarray]:
+def numeric_shifts(rng, values: np.ndarray, which: tuple[str, ...]) -> dict[str, np.ndarray]:
     mean, sd = values.mean(), values.std()
-    moved = values.copy()
-    moved[rng.random(len(values)) < 0.1] = mean + 3 * sd
-    return {"mean": values + 0.25 * sd, "scale": mean + 1.3 * (values - mean), "mode": moved}
+    shifts = {"mean": lambda: values + 0.25 * sd, "scale": lambda: mean + 1.3 * (values - mean)}
+
+    def mode():
+        moved = values.copy()
+        moved[rng.random(len(values)) < 0.1] = mean + 3 * sd
+        return moved
+
+    shifts["mode"] = mode
+    return {name: shifts[name]() for name in which}
 
 
-def tally(name: str, noise: list, shifts: list, results: list, failures: list) -> None:
-    """Adds a shape's rates to `results` (false alarms among `noise`, detections among `shifts`, the largest
-    noise and the smallest shift), and its name to `failures` if any half crossed or any shift did not."""
-    false_alarms = sum(d.verdict == "CROSSED" for d in noise)
-    detected = sum(d.verdict == "CROSSED" for d in shifts)
-    results.append((name, f"{false_alarms}/{len(noise)}", f"{detected}/{len(shifts)}",
-                    max(d.distance for d in noise), min(d.distance for d in shifts)))
-    if false_alarms or detected < len(shifts):
-        failures.append(name)
+def categorical_shifts(rng, values: np.ndarray, which: tuple[str, ...]) -> dict[str, np.ndarray]:
+    shifted = {}
+    if "new value" in which:
+        with_new = values.copy()
+        with_new[rng.permutation(len(values))[: len(values) // 20]] = b"new value"
+        shifted["new value"] = with_new
+    if "5 points between two values" in which:
+        labels, counts = np.unique(values, return_counts=True)
+        order = np.argsort(-counts, kind="stable")
+        # a half of 100 rows of 95/5 may hold one value only: its rows then move to a value of their own
+        first, second = labels[order[0]], labels[order[1]] if len(labels) > 1 else b"second value"
+        moved = values.copy()
+        moved[np.flatnonzero(values == first)[: len(values) // 20]] = second
+        shifted["5 points between two values"] = moved
+    return shifted
 
 
-def print_rates(title: str, rows: list[tuple]) -> None:
-    print(f"\n{title}")
-    for name, false_alarms, detections, largest_noise, smallest_shift in rows:
-        print(f"  {name:18} false alarms {false_alarms}  detected {detections}  "
-              f"largest distance of halves {largest_noise:.5f}  smallest distance of a shift {smallest_shift:.5f}")
-
-
-@pytest.mark.parametrize("rows, draws", SIZES)
-def test_numeric_halves_never_cross_and_shifts_always_do(rows, draws):
-    rng = np.random.default_rng(rows)
-    results, failures = [], []
-    for name, generate in NUMERIC.items():
-        noise, shifts = [], []
-        for _ in range(draws):
+def rates(rows: int, kind: str, shapes: dict, shifts: tuple[str, ...], shifted_splits: int = SPLITS) -> dict:
+    """Per distribution: false alarms among `SPLITS` random halves, detections of each shift in the first
+    `shifted_splits` of them, and the verdicts' measure. Both halves' statistics are built once per split; each
+    shift is of the second half."""
+    rng = np.random.default_rng(rows + (kind == "bytes"))
+    shifter = numeric_shifts if kind == "float" else categorical_shifts
+    found = {}
+    for name, generate in shapes.items():
+        alarms, detected, measures = 0, dict.fromkeys(shifts, 0), set()
+        for split in range(SPLITS):
             base, test = halves(rng, generate(rng, rows))
-            noise.append(distance(base, test, "float"))
-            shifts += [distance(base, moved, "float") for moved in shifted(rng, test).values()]
-        assert {d.measure for d in noise + shifts} == {JENSEN_SHANNON}
-        tally(name, noise, shifts, results, failures)
-    print_rates(f"numeric, {rows:,} rows, Jensen-Shannon threshold {noise[0].threshold}", results)
-    assert not failures
+            base_stats = feature_statistics(base, kind)
+            noise = feature_distance(base_stats, feature_statistics(test, kind), Thresholds(), SKEW)
+            alarms += noise.verdict == "CROSSED"
+            measures.add(noise.measure)
+            for shift, moved in shifter(rng, test, shifts if split < shifted_splits else ()).items():
+                distance = feature_distance(base_stats, feature_statistics(moved, kind), Thresholds(), SKEW)
+                detected[shift] += distance.verdict == "CROSSED"
+        found[name] = {"false alarms": alarms, "detected": detected, "measures": measures}
+    print(f"\n{kind}, {rows:,} rows (halves of {rows // 2:,}), {SPLITS} random splits each")
+    for name, result in found.items():
+        shown = ", ".join(f"{shift} {count}/{shifted_splits}" for shift, count in result["detected"].items())
+        print(f"  {name:18} false alarms {result['false alarms']}/{SPLITS}  detected: {shown}")
+    return found
 
 
-@pytest.mark.parametrize("rows, draws", SIZES)
-def test_categorical_halves_never_cross_and_a_new_value_always_does(rows, draws):
-    rng = np.random.default_rng(rows + 1)
-    results, failures = [], []
-    for name, generate in CATEGORICAL.items():
-        noise, shifts = [], []
-        for _ in range(draws):
-            base, test = halves(rng, generate(rng, rows))
-            noise.append(distance(base, test, "bytes"))
-            with_new = test.copy()
-            with_new[rng.permutation(len(test))[: len(test) // 20]] = b"new value"
-            shifts.append(distance(base, with_new, "bytes"))
-        assert {d.measure for d in noise + shifts} == {INFINITY_NORM}
-        tally(name, noise, shifts, results, failures)
-    print_rates(f"categorical, {rows:,} rows, L-infinity threshold {noise[0].threshold}", results)
-    assert not failures
+@pytest.mark.parametrize("rows", [200, 2_000])
+def test_numeric_halves_of_small_datasets_rarely_cross(rows):
+    shifts = ("mean",) if rows == 2_000 else ()
+    found = rates(rows, "float", NUMERIC, shifts)
+    assert all(result["measures"] == {JENSEN_SHANNON} for result in found.values())
+    assert {name: r["false alarms"] for name, r in found.items() if r["false alarms"] > SPLITS // 100} == {}
+    # a shift of 0.25 standard deviations is detected from 2,000 rows (halves of 1,000), nearly always
+    assert {name: r["detected"] for name, r in found.items() if any(n < 0.95 * SPLITS for n in r["detected"].values())} == {}
+
+
+@pytest.mark.parametrize("rows", [200, 2_000])
+def test_categorical_halves_of_small_datasets_rarely_cross(rows):
+    shifts = ("new value",) if rows == 2_000 else ()
+    found = rates(rows, "bytes", CATEGORICAL, shifts)
+    assert all(result["measures"] == {INFINITY_NORM} for result in found.values())
+    assert {name: r["false alarms"] for name, r in found.items() if r["false alarms"] > SPLITS // 100} == {}
+    assert {name: r["detected"] for name, r in found.items() if any(n < SPLITS for n in r["detected"].values())} == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rows", SLOW_SIZES)
+def test_numeric_rates_at_every_size(rows):
+    shifted = SHIFTED_SPLITS.get(rows, SPLITS)
+    found = rates(rows, "float", NUMERIC, ("mean", "scale", "mode"), shifted)
+    assert all(result["false alarms"] <= SPLITS // 100 for result in found.values())
+    if rows >= 20_000:  # every shift, always
+        assert all(n == shifted for result in found.values() for n in result["detected"].values())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rows", SLOW_SIZES)
+def test_categorical_rates_at_every_size(rows):
+    shifted = SHIFTED_SPLITS.get(rows, SPLITS)
+    found = rates(rows, "bytes", CATEGORICAL, ("new value", "5 points between two values"), shifted)
+    assert all(result["false alarms"] <= SPLITS // 100 for result in found.values())
+    if rows >= 2_000:
+        assert all(result["detected"]["new value"] == shifted for result in found.values())
