@@ -23,7 +23,9 @@ TAGS = ["red", "green", "blue", " blue", "Red", NA, "", None]
 # what each generated column is, for the job
 FEATURES = {
     "s": {"transform": "vocabulary", "default": "none", "num_oov_buckets": 1},
-    "x": {"transform": "z_score", "fill": "mean", "missing_indicator": True},
+    # clipped: the float32 edges are read and judged, and the z-score of what is left does not overflow (the job
+    # refuses a transform that overflows)
+    "x": {"transform": "z_score", "fill": "mean", "missing_indicator": True, "clip": [-1e6, 1e6]},
     "n": {"transform": "passthrough", "default": 0},
     "flag": {"transform": "passthrough", "default": 0},
     "tags": {"transform": "vocabulary", "list": True, "num_oov_buckets": 1},

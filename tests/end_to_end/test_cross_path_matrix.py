@@ -101,7 +101,7 @@ def checked(rows, tmp_path_factory):
 
 
 def same(a, b) -> bool:
-    """Equal values (NaN equal to NaN: a z_score of values near float32's limit writes NaN, see `rows`)."""
+    """Equal values, NaN equal to NaN."""
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         return False
