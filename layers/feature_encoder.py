@@ -18,7 +18,8 @@ class FeatureEncoder(keras.layers.Layer):
 
     Each entry of `plan` is a dict: ``feature`` (its name), ``encoding`` and ``width`` (its columns):
 
-    - ``numeric``: the values as they are, as float32, flattened to ``width`` columns;
+    - ``numeric``: the values as float32, flattened to ``width`` columns; with ``offset`` and ``scale``,
+      ``(value - offset) / scale`` computed in float64 first (`model_inputs` standardizes unscaled numbers so);
     - ``one_hot``: ids in ``[0, ids)`` as a one-hot of ``ids`` columns; a list of ids (sparse, ragged or
       padded dense) as a multi-hot; ids outside ``[0, ids)``, such as the -1 padding, are no column;
     - ``embedding``: ids looked up in an embedding of ``width`` dimensions; a list of ids gives the mean
@@ -103,23 +104,28 @@ class FeatureEncoder(keras.layers.Layer):
     def _encode(self, entry: dict, features: dict):
         value = features[entry["feature"]]
         if entry["encoding"] == NUMERIC:
-            value = tf.cast(_dense(value, 0), tf.float32)
-            return tf.reshape(value, [-1, entry["width"]])
+            value = _dense(value, 0)
+            if "offset" in entry:
+                # float64: an epoch second is exact there, and each value is scaled alone (batch-mates do not count)
+                value = (tf.cast(value, tf.float64) - entry["offset"]) / entry["scale"]
+            return tf.reshape(tf.cast(value, tf.float32), [-1, entry["width"]])
         ids = tf.cast(_id_lists(value), tf.int64)
         present = tf.logical_and(ids >= 0, ids < entry["ids"])
+        # Sums over a row's list run in float64, where a few float32 terms add exactly: the padding a batch's longest
+        # list gives the others would otherwise change the order of the additions, and a row's last bits with it.
         if entry.get("weights"):
-            weights = tf.cast(_id_lists(features[entry["weights"]], 0), tf.float32)
+            weights = tf.cast(_id_lists(features[entry["weights"]], 0), tf.float64)
             weights = tf.where(present, weights, 0.0)
         else:
-            weights = tf.cast(present, tf.float32)
+            weights = tf.cast(present, tf.float64)
         if entry["encoding"] == ONE_HOT:
             # tf.one_hot gives a row of zeros for an id outside [0, depth): padding adds nothing.
-            columns = tf.reduce_sum(tf.one_hot(ids, entry["ids"]) * weights[..., tf.newaxis], axis=1)
+            columns = tf.reduce_sum(tf.one_hot(ids, entry["ids"], dtype=tf.float64) * weights[..., tf.newaxis], axis=1)
             # Without weights a list is a multi-hot: an id repeated in one row is still one.
-            return columns if entry.get("weights") else tf.minimum(columns, 1.0)
-        vectors = self.embeddings[entry["feature"]](tf.where(present, ids, 0))
+            return tf.cast(columns if entry.get("weights") else tf.minimum(columns, 1.0), tf.float32)
+        vectors = tf.cast(self.embeddings[entry["feature"]](tf.where(present, ids, 0)), tf.float64)
         total = tf.reduce_sum(vectors * weights[..., tf.newaxis], axis=1)
-        return tf.math.divide_no_nan(total, tf.reduce_sum(weights, axis=1, keepdims=True))
+        return tf.cast(tf.math.divide_no_nan(total, tf.reduce_sum(weights, axis=1, keepdims=True)), tf.float32)
 
 
 def _id_lists(value, padding=-1):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from skewless.layers.backend_tensors import ops_for, to_backend
+from skewless.layers.backend_tensors import as_tf, to_backend
 from skewless.value_rules import is_present
 
 
@@ -16,8 +16,9 @@ class FillMissing(keras.layers.Layer):
     A sparse (or ragged) input of shape ``(batch, n)``, as ``tf.io.parse_example`` gives a
     VarLenFeature, becomes shape ``(batch,)``: the row's value, or `default` where the row has none,
     by the same op tf.Transform's ``sparse_tensor_to_dense_with_shape(x, [None, 1], default)`` runs
-    (a row with two values is an error there and here). A dense input has a value in every row and
-    passes through (shape ``(batch, 1)`` is squeezed to ``(batch,)``). A float NaN is a missing value
+    (a row with two values is an error there and here). A dense input (NumPy, pandas, a tensor) has an item in
+    every row, which takes the default where it is a missing value (shape ``(batch, 1)`` is squeezed to
+    ``(batch,)``), as the graph reads a dense input. A float NaN is a missing value
     as in the job (and ±inf too with ``nonfinite="missing"``, the job's ``input.nonfinite``), and so is an
     empty string or one of `missing_tokens` (the job's ``input.na_values``; `skewless.value_rules`).
 
@@ -68,11 +69,14 @@ class FillMissing(keras.layers.Layer):
             narrowed = tf.SparseTensor(inputs.indices, inputs.values, one_column)
             default = tf.constant(self.default, dtype=inputs.dtype)
             return to_backend(tf.squeeze(tf.sparse.to_dense(narrowed, default_value=default), axis=1))
-        if len(inputs.shape) == 2 and inputs.shape[-1] == 1:
-            inputs = inputs[:, 0]
+        # dense (NumPy, pandas, tensors): every row holds a value, which may be a missing one (NaN, "", a token)
+        values = as_tf(inputs)
+        if len(values.shape) == 2 and values.shape[-1] == 1:
+            values = values[:, 0]
+        present = is_present(values, self.nonfinite, {token.encode() for token in self.missing_tokens})
         if self.cast_to is not None:
-            inputs = ops_for(inputs).cast(inputs, self.cast_to)
-        return inputs
+            values = tf.cast(values, self.cast_to)
+        return to_backend(tf.where(present, values, tf.constant(self.default, dtype=values.dtype)))
 
     def compute_output_spec(self, inputs):
         return keras.KerasTensor(inputs.shape[:1], dtype=self.cast_to or inputs.dtype)

@@ -22,6 +22,7 @@ import tensorflow as tf
 from skewless.errors import InputError, NotPortableError
 from skewless.layers.export import parse_raw_examples, serialize_raw_examples, transform_raw_rows
 from skewless.layers.graph_analyzers import read_graph_features
+from skewless.layers.input_forms import input_forms
 from skewless.layers.fill_missing import FillMissing
 from skewless.layers.native_plan import FeaturePlan, plan_feature, plan_missing_indicator, refused
 from skewless.layers.native_preprocessor import NativePreprocessor
@@ -212,9 +213,11 @@ def check_preprocessor(
 
     The rows are `rows` (raw rows as dicts, e.g. a sample of the input) plus `sample` rows drawn
     from the analyzer outputs (`probe_rows`: every vocabulary entry, unseen categories, missing
-    optional values, values on and around each boundary). The graph transforms them as serving
-    does (`transform_raw_rows`); integers and strings must be equal, floats bit-identical (NaN
-    equals NaN). `preprocessor` defaults to ``keras_preprocessor(run_dir, strict=False)``.
+    optional values, NA tokens, values on and around each boundary). The graph transforms them as serving
+    does (`transform_raw_rows`); the native layers take them in every form a user may pass (`input_forms`:
+    sparse and ragged tensors, dense NumPy arrays, pandas columns and tensors holding NaN, ``""`` or NA tokens
+    where a value is missing), and each must give the graph's values: integers and strings equal, floats
+    bit-identical (NaN equals NaN). A feature's reason names the form it differs on. `preprocessor` defaults to ``keras_preprocessor(run_dir, strict=False)``.
 
     Examples:
         After ``skewless run configs/example.yaml -o out/example``:
@@ -279,18 +282,43 @@ def _build(plans: dict[str, FeaturePlan]) -> NativePreprocessor:
 def _check(run_dir, plans, preprocessor, rows, sample, seed) -> PreprocessorCheck:
     graph = TransformLayer(run_dir)
     raw_spec = {name: spec for name, spec in graph.raw_feature_spec.items() if name != graph.label}
-    rows = list(rows or []) + probe_rows(raw_spec, plans, sample, seed)
-    expected = transform_raw_rows(graph, rows)
+    rows, expected = _served(graph, list(rows or []) + probe_rows(raw_spec, plans, sample, seed))
     computed = set(preprocessor.feature_layers)
-    native = preprocessor.transform_features(raw_feature_batch(rows, raw_spec), sorted(computed))
+    forms = input_forms(rows, raw_spec, raw_feature_batch(rows, raw_spec))
+    native = {form: preprocessor.transform_features(batch, sorted(computed)) for form, batch in forms.items()}
     features = []
     for name, plan in plans.items():
         if name not in computed:
             reason = plan.reason or preprocessor.unsupported.get(name, "left out of the preprocessor")
             features.append(NativeFeatureCheck(name, plan.transform, "unsupported", 0, 0, None, reason))
-        else:
-            features.append(_compare(name, plan.transform, expected[name], keras.ops.convert_to_numpy(native[name])))
+            continue
+        # the first form the native layers differ on is the feature's verdict (sparse, as a request parses, first)
+        compared = [(form, _compare(name, plan.transform, expected[name], keras.ops.convert_to_numpy(outputs[name])))
+                    for form, outputs in native.items()]
+        form, check = next(((form, check) for form, check in compared if check.status != "exact"), compared[0])
+        if check.status != "exact":
+            check.reason = f"given {form}: {check.reason}"
+        features.append(check)
     return PreprocessorCheck(keras.backend.backend(), len(rows), features)
+
+
+def _served(graph: TransformLayer, rows: list) -> tuple[list, dict]:
+    """(the rows the graph serves, what it gives for them). A row holding a value the job quarantines (outside a
+    domain: docs/values.md) fails a whole request, so when the batch fails its rows are tried one by one and
+    the refused ones left out: the native layers are compared where the graph gives a value."""
+    try:
+        return rows, transform_raw_rows(graph, rows)
+    except tf.errors.InvalidArgumentError:
+        kept = [row for row in rows if _serves(graph, row)]
+        return kept, transform_raw_rows(graph, kept)
+
+
+def _serves(graph: TransformLayer, row: Mapping) -> bool:
+    try:
+        transform_raw_rows(graph, [row])
+    except tf.errors.InvalidArgumentError:
+        return False
+    return True
 
 
 def _compare(name: str, transform: str, expected: np.ndarray, actual: np.ndarray) -> NativeFeatureCheck:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from skewless.layers.backend_tensors import to_backend
-from skewless.value_rules import is_present, is_value
+from skewless.layers.backend_tensors import as_tf, to_backend
+from skewless.value_rules import is_present
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -16,8 +16,8 @@ class MissingIndicator(keras.layers.Layer):
     A sparse (or ragged) input of shape ``(batch, n)``, as ``tf.io.parse_example`` gives a
     VarLenFeature, gives 1 for a row without a value and 0 for a row with one. As in the job's
     graph (skewless/pipelines/missing.py) a float NaN is missing (±inf too with
-    ``nonfinite="missing"``), and so is an empty string or one of `missing_tokens`. A dense input has
-    a value in every row: 0, or 1 for a missing float.
+    ``nonfinite="missing"``), and so is an empty string or one of `missing_tokens`. A dense input (NumPy,
+    pandas, a tensor) has an item in every row: 0, or 1 where that item is a missing value.
 
     Args:
         nonfinite: "quarantine" (only NaN is missing) or "missing" (±inf are missing too).
@@ -60,12 +60,11 @@ class MissingIndicator(keras.layers.Layer):
             kept = tf.sparse.retain(tf.SparseTensor(inputs.indices, tf.ones_like(inputs.indices[:, 0]), one_column),
                                     present)
             return to_backend(1 - tf.squeeze(tf.sparse.to_dense(kept), axis=1))
-        values = tf.convert_to_tensor(inputs)
+        values = as_tf(inputs)
         if len(values.shape) == 2 and values.shape[-1] == 1:
             values = values[:, 0]
-        if values.dtype.is_floating:
-            return to_backend(tf.cast(tf.logical_not(is_value(values, self.nonfinite)), tf.int64))
-        return to_backend(tf.zeros(tf.shape(values)[:1], tf.int64))
+        present = is_present(values, self.nonfinite, {token.encode() for token in self.missing_tokens})
+        return to_backend(tf.cast(tf.logical_not(present), tf.int64))
 
     def compute_output_spec(self, inputs):
         return keras.KerasTensor(inputs.shape[:1], dtype="int64")

@@ -17,6 +17,7 @@ import tensorflow as tf
 from skewless.encoding_advice import EMBEDDING, ONE_HOT, advise
 from skewless.errors import InputError
 from skewless.layers.feature_encoder import NUMERIC, FeatureEncoder
+from skewless.layers.feature_scales import feature_scales, unit_scale_features
 from skewless.layers.raw_inputs import raw_inputs
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir
 from skewless.layers.transform_layer import TransformLayer
@@ -41,7 +42,10 @@ def model_inputs(
       a list) up to 50 ids, an embedding above (a list: the mean of its ids' embeddings, padding masked),
       sized by `skewless.encoding_advice`; a text's bag-of-words / TF-IDF ids count with their
       ``<name>_weights``;
-    - other numbers: as they are, as float32 (a fixed-shape feature flattened).
+    - other numbers: as float32 (a fixed-shape feature flattened); as they are where their transform scaled them
+      (z_score, log, scale_to_gaussian, scale_0_1, scale_by_min_max, image pixels, sin/cos, missing indicators),
+      else standardized with their mean and deviation over the run's first rows (`feature_scales`): epoch
+      seconds, years and passthrough numbers never reach the model raw.
 
     Args:
         run_dir: the run directory (or its transform_graph/ with `label`).
@@ -125,6 +129,15 @@ def encoding_plan(
             plan.append(_categorical(name, ids[name], embedding_dims, weights))
         else:
             plan.append({"feature": name, "encoding": NUMERIC, "width": _numeric_width(name, spec[name])})
+    # a number no transform scaled (epoch seconds, a year, a passthrough count) is standardized with constants of
+    # the run: raw, it would swamp the other inputs and, at 1e9, round differently with other rows in the batch
+    scaled = unit_scale_features(transform.graph_dir)
+    unscaled = {entry["feature"]: spec[entry["feature"]] for entry in plan
+                if entry["encoding"] == NUMERIC and (scaled is None or entry["feature"] not in scaled)}
+    scales = feature_scales(transform.graph_dir, unscaled)
+    for entry in plan:
+        if entry["feature"] in scales:
+            entry["offset"], entry["scale"] = scales[entry["feature"]]
     return plan
 
 

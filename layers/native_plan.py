@@ -41,8 +41,9 @@ class FeaturePlan:
     """One transformed feature: its Keras layers, or the reason it has none.
 
     `probe` holds the analyzer outputs the equivalence check draws test values from: ``points``
-    (numbers where the transform changes: mean, min/max, bucket boundaries), ``scale`` (their spread)
-    and ``tokens`` (vocabulary entries).
+    (numbers where the transform changes: mean, min/max, bucket boundaries), ``scale`` (their spread),
+    ``tokens`` (vocabulary entries) and ``above`` (a bound the raw values must lie above: the graph refuses the
+    others, as the job quarantines them; `log`'s -1).
     """
 
     name: str

@@ -4,10 +4,12 @@ Numbers sit on and one float32 step around each mean, min, max and bucket bounda
 values across (and beyond) the observed range, zeros of both signs, and the values the graph reads as
 missing where a feature may be missing: NaN (infinities too under ``input.nonfinite: missing``). Categories
 cover every vocabulary entry, then mix known entries with unseen ones (which land in the OOV buckets) and,
-for an optional feature, the empty string. Optional features are missing in some rows; a list column's rows
+for an optional feature, the empty string and the NA tokens. Optional features are missing in some rows; a list column's rows
 are lists of 0..4 of these values, some with a value twice. Values the graph
 refuses (docs/values.md: NaN in a required feature, ±inf unless they are missing values, empty text in a
-required feature) are never drawn: the graph fails the whole batch on them, as serving must.
+required feature, text that is no date) are never drawn: the graph fails the whole batch on them, as serving must.
+A drawn number outside a domain the job quarantines by (a schema's, `log`'s -1) is refused too: the check leaves
+such rows out (`keras_preprocessor._served`).
 """
 
 from __future__ import annotations
@@ -32,10 +34,14 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
         if name in plans and plans[name].transform in TRANSFORMS and TRANSFORMS[plans[name].transform].image:
             # the graph decodes these bytes: any other probe than a real image fails the whole batch
             values = [tf.io.encode_png(tf.zeros([1, 1, 1], tf.uint8)).numpy()] * count
+        elif name in plans and plans[name].transform == "datetime" and spec.dtype == tf.string:
+            # the graph refuses text that is no date (as the job quarantines it): any other probe fails the batch
+            values = _dates(count, rng)
         else:
             optional = isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature))
             values = _column(name, spec.dtype, probe, count, rng, optional,
-                             infinite_missing=name in plans and _infinities_are_missing(plans[name]))
+                             infinite_missing=name in plans and _infinities_are_missing(plans[name]),
+                             tokens=_missing_tokens(plans[name]) if name in plans else [])
         if isinstance(spec, tf.io.RaggedFeature):  # a feature list: here one step of one value
             values = [[[value]] for value in values]
         elif isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape):  # a fixed shape: each value in all of it
@@ -54,11 +60,18 @@ def _infinities_are_missing(plan) -> bool:
     return any(getattr(layer, "nonfinite", None) == "missing" for layer in plan.layers or [])
 
 
+def _missing_tokens(plan) -> list[str]:
+    """The NA tokens (``input.na_values``) the feature's graph reads as missing, from its FillMissing or PresentValues."""
+    return [token for layer in plan.layers or [] for token in getattr(layer, "missing_tokens", [])]
+
+
 def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: bool = True,
-            infinite_missing: bool = False) -> list:
+            infinite_missing: bool = False, tokens=()) -> list:
     if dtype == tf.string:
         known = [token.encode() if isinstance(token, str) else token for token in probe.get("tokens", [])]
-        unseen = [f"skewless-probe-{name}-{i}".encode() for i in range(max(count // 4, 1))] + ([b""] if optional else [])
+        # missing text where it may be missing: empty, and each NA token bare and with whitespace around it
+        missing = [b"", *(form.encode() for token in tokens for form in (token, f" {token} "))] if optional else []
+        unseen = [f"skewless-probe-{name}-{i}".encode() for i in range(max(count // 4, 1))] + missing
         return _mix(known, unseen, count, rng)
     if "tokens" in probe:
         unseen = rng.integers(-1000, 1000, size=max(count // 4, 1)).tolist()
@@ -66,9 +79,25 @@ def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: 
     points = np.asarray(probe.get("points", [0.0]), dtype=np.float64)
     scale = float(probe.get("scale", 1.0))
     if dtype.is_integer:
-        return _integers(points, scale, count, rng)
-    special = [0.0, -0.0] + ([np.nan] if optional else []) + ([np.inf, -np.inf] if optional and infinite_missing else [])
-    return _floats(points, scale, count, rng, np.array(special, dtype=np.float32))
+        values = _integers(points, scale, count, rng)
+        lowest = int(np.floor(probe["above"])) + 1 if "above" in probe else None
+    else:
+        special = [0.0, -0.0] + ([np.nan] if optional else []) + ([np.inf, -np.inf] if optional and infinite_missing
+                                                                  else [])
+        values = _floats(points, scale, count, rng, np.array(special, dtype=np.float32))
+        lowest = float(np.nextafter(np.float32(probe["above"]), np.float32(np.inf))) if "above" in probe else None
+    # values the graph refuses (`log` at or below -1: the job quarantines them) become the lowest it takes, an edge
+    return values if lowest is None else [lowest if value <= probe["above"] else value for value in values]
+
+
+def _dates(count: int, rng) -> list[bytes]:
+    """ISO-8601 texts 1900-2100, some dates alone, some times in UTC or at an offset."""
+    days = rng.integers(-25567, 47482, size=count)  # 1900-01-01 .. 2099-12-31 as days since 1970
+    seconds = rng.integers(0, 86400, size=count)
+    stamps = (np.datetime64("1970-01-01T00:00:00") + days.astype("timedelta64[D]") + seconds.astype("timedelta64[s]"))
+    forms = rng.integers(3, size=count)
+    return [(str(stamp)[:10] if form == 0 else str(stamp) + ("Z" if form == 1 else "+05:30")).encode()
+            for stamp, form in zip(stamps, forms)]
 
 
 def _lists(values: list, rng, longest: int = 4) -> list[list]:

@@ -222,6 +222,11 @@ class RunDirectory:
         return self._part("_parts", unit_summary_name(unit))
 
     @property
+    def split_statistics_file(self) -> str:
+        """Each split's raw statistics computed from the rows in input order, for the assembly (staging only)."""
+        return self._part("_parts", "split_statistics.json")
+
+    @property
     def progress_dir(self) -> str:
         return self._part(PROGRESS_DIR)
 

@@ -78,6 +78,52 @@ def checked_raw_value(value, name: str, nonfinite: str, tokens=frozenset(), is_l
     return tf.SparseTensor(value.indices, _refuse_infinite(values, name), value.dense_shape)
 
 
+def refuse_outside_domain(value, name: str, low=None, high=None, allowed=None):
+    """`value` (dense, sparse or ragged) as it is, failing the request with an InvalidArgumentError naming the
+    feature when a value lies below `low`, above `high` or is not one of the strings `allowed`: the job quarantines
+    such rows (a schema's int, float or string domain; `log`'s values at or below -1). NaN is judged apart."""
+    values = value.flat_values if isinstance(value, tf.RaggedTensor) else (
+        value.values if isinstance(value, tf.SparseTensor) else value)
+    outside = tf.zeros_like(values, tf.bool)
+    bounds = []
+    if values.dtype == tf.string:
+        if allowed is not None:
+            listed = tf.constant(sorted(allowed), tf.string)
+            outside = tf.logical_not(tf.reduce_any(tf.equal(tf.expand_dims(values, -1), listed), axis=-1))
+            bounds.append(f"one of {len(allowed)} values")
+    else:
+        # compared in float64: a float column's domain bound is a float64, its values float32, as the job compares
+        exact = tf.cast(values, tf.float64) if values.dtype.is_floating else values
+        if low is not None:
+            outside = tf.logical_or(outside, exact < tf.constant(low, exact.dtype))
+            bounds.append(f"at least {low}")
+        if high is not None:
+            outside = tf.logical_or(outside, exact > tf.constant(high, exact.dtype))
+            bounds.append(f"at most {high}")
+    if not bounds:
+        return value
+    return refuse_where(value, outside, f"raw feature {name!r}: a value is outside its domain "
+                                        f"({' and '.join(bounds)}), which the job quarantines; got")
+
+
+def refuse_where(value, refused: tf.Tensor, message: str, raw=None):
+    """`value` as it is, once an assertion that no flat value is `refused` holds; else the request fails with
+    an InvalidArgumentError of `message` and the first refused values (of `raw`, the values `value` was computed
+    from, when given). The assertion is a control dependency, so the native layers' reading of the graph's ops
+    (graph_analyzers) does not see it as the transform's."""
+    values = value.flat_values if isinstance(value, tf.RaggedTensor) else (
+        value.values if isinstance(value, tf.SparseTensor) else value)
+    shown = tf.boolean_mask(tf.reshape(values if raw is None else raw, [-1]), tf.reshape(refused, [-1]))[:3]
+    check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(refused)), [message, shown])
+    with tf.control_dependencies([check]):
+        checked = tf.identity(values)
+    if isinstance(value, tf.RaggedTensor):
+        return value.with_flat_values(checked)
+    if isinstance(value, tf.SparseTensor):
+        return tf.SparseTensor(value.indices, checked, value.dense_shape)
+    return checked
+
+
 def _without_holes(lists: tf.SparseTensor) -> tf.SparseTensor:
     """A list column's values after tf.sparse.retain, renumbered 0.. within each row: retain keeps the positions,
     so a missing item before a value left a hole that densifying filled with a made-up value (and that

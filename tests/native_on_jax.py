@@ -50,3 +50,31 @@ def _text(value):
     if isinstance(value, list):
         return [_text(item) for item in value]
     return value
+
+
+_DENSE_CHILD = """
+import json, sys
+import numpy as np
+import keras
+from skewless.layers import keras_preprocessor
+
+work = sys.argv[1]
+columns = json.load(open(work + "/columns.json"))
+batch = {name: np.array(values, dtype=object if isinstance(values[0], str) else np.float32)
+         for name, values in columns.items()}
+outputs = keras_preprocessor(sys.argv[2], strict=False)(batch)
+np.savez(work + "/jax.npz", backend=keras.backend.backend(), **{name: np.asarray(value) for name, value in outputs.items()})
+"""
+
+
+def native_dense_outputs_on_jax(run_dir, columns: dict[str, list], work_dir) -> dict:
+    """{feature: NumPy array} the native preprocessor of `run_dir` gives on JAX for dense NumPy `columns` (text as
+    object arrays, numbers as float32: NaN, "" and NA tokens are items of their own)."""
+    (work_dir / "columns.json").write_text(json.dumps(columns))
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    child = subprocess.run([sys.executable, "-c", _DENSE_CHILD, str(work_dir), os.fspath(run_dir)], env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-4000:]
+    outputs = dict(np.load(work_dir / "jax.npz"))
+    assert str(outputs.pop("backend")) == "jax"
+    return outputs

@@ -55,7 +55,8 @@ def cached_stats(cache_dir: str, name: str) -> dict | None:
     return read_json(path)
 
 
-def _read_tables(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str | None):
+def _read_chunks(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str | None):
+    """The unit's chunks read from the input, counted (and kept for the transform pass under `parsed_dir`)."""
     from skewless.pipelines.reading.parsed_units import kept, stream_path
     from skewless.pipelines.output.progress import RowCounter, counted
     from skewless.pipelines.reading.read_ahead import read_ahead
@@ -64,7 +65,35 @@ def _read_tables(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: s
     chunks = reader.read(unit)
     if parsed_dir is not None:
         chunks = kept(chunks, stream_path(parsed_dir, unit.index))
-    return (chunk.table for chunk in counted(read_ahead(chunks), counter))
+    return counted(read_ahead(chunks), counter)
+
+
+def _keep_unit(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str) -> int:
+    """Parses the unit into its kept stream (in parallel with the other units); returns its index."""
+    for _ in _read_chunks(unit, reader, staging_dir, dataset, parsed_dir):
+        pass
+    return unit.index
+
+
+def canonical_tables(_ready, units: list[WorkUnit], reader: RowReader, staging_dir: str, dataset: str,
+                     parsed_dir: str | None, overlap: bool = True):
+    """Every unit's good rows in input order, in tables of ROW_CHUNK rows wherever the units end
+    (`parsed_units.in_input_order`): the same rows give the same tables, in the same order, from every format and
+    every cut into units.
+
+    tf.Transform's analyzers are order-sensitive (scale_to_gaussian estimates L-moments per batch and averages
+    them; means and variances sum floats; quantile sketches depend on the order of their inputs), so the analysis
+    takes this one stream in one bundle. The units' kept streams are read back when there are (`_ready`: their
+    parsing is done); else the units are read from the input here, one after the other.
+    """
+    from skewless.pipelines.reading.parsed_units import in_input_order
+
+    def read(unit: WorkUnit):
+        return _read_chunks(unit, reader, staging_dir, dataset, None)
+
+    for chunk in in_input_order(units, parsed_dir, read, overlap):
+        if chunk.table.num_rows:
+            yield chunk.table
 
 
 @dataclass(frozen=True)
@@ -79,6 +108,7 @@ class AnalysisSpec:
     staging_dir: str  # the run's staging directory: the workers' progress goes under it
     cache_dir: str | None = None  # tf.Transform's analyzer cache, when there is one
     parsed_dir: str | None = None  # where to keep the units' parsed chunks for the transform pass
+    overlap_stages: bool = True  # kept streams are read back on a thread of their own (runner.overlap_stages)
 
 
 class AnalyzeInputs(beam.PTransform):
@@ -116,11 +146,19 @@ class AnalyzeInputs(beam.PTransform):
 
         spec = self._spec
         columns = spec.reader.columns
-        tables = (
-            pipeline
-            | f"Plan[{name}]" >> beam.Create(spec.datasets[name], reshuffle=True)
-            | f"Read[{name}]" >> beam.FlatMap(_read_tables, spec.reader, spec.staging_dir, name, self._parsed_dir)
-        )
+        units = spec.datasets[name]
+        if self._parsed_dir is not None:
+            # the units are parsed in parallel into their kept streams, which the one canonical stream reads back
+            ready = (
+                pipeline
+                | f"Plan[{name}]" >> beam.Create(units, reshuffle=True)
+                | f"Read[{name}]" >> beam.Map(_keep_unit, spec.reader, spec.staging_dir, name, self._parsed_dir)
+                | f"AllRead[{name}]" >> beam.combiners.ToList()
+            )
+        else:
+            ready = pipeline | f"Plan[{name}]" >> beam.Create([None])
+        tables = ready | f"InInputOrder[{name}]" >> beam.FlatMap(
+            canonical_tables, units, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.overlap_stages)
         path = os.path.join(spec.stats_dir, f"{name}.json")
         statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
         _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)

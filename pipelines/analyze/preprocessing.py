@@ -17,11 +17,12 @@ from skewless.errors import ConfigError
 from skewless.references import import_function
 from skewless.safe_names import missing_indicator_name, vocabulary_filename
 from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.reading.sources import judged_schema, value_domains
 from skewless.pipelines.analyze.missing import fill_missing, missing_indicator
 from skewless.transforms import TRANSFORMS
 from skewless.transforms.categorical import vocabulary_ids
 from skewless.transforms.values import as_strings
-from skewless.value_rules import checked_raw_value
+from skewless.value_rules import checked_raw_value, refuse_outside_domain
 
 # set on a function `build_preprocessing_fn` returns without a hook: the repr of everything it reads, which keys
 # its traced analysis graph for reuse (pipelines/analyze/analysis_graph_reuse.py)
@@ -45,6 +46,9 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     nonfinite = config.input.nonfinite
     label_column = config.label.column if config.label else None
     na_tokens = {column.name: config.input.missing_tokens(column.name) for column in columns}
+    # the values the job quarantines as outside a domain (the schema's, log's -1), refused at serving too
+    domains = {name: domain for name, domain in value_domains(judged_schema(config, columns)).items()
+               if name != label_column}
 
     def preprocessing_fn(inputs):
         # the job's value rules first, so that serving refuses and fills what the batch job does; not on the
@@ -52,6 +56,8 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         inputs = {name: value if name == label_column else checked_raw_value(
                       value, name, nonfinite, na_tokens.get(name, frozenset()),
                       by_name[name].is_list if name in by_name else False)
+                  for name, value in inputs.items()}
+        inputs = {name: refuse_outside_domain(value, name, **domains[name]) if name in domains else value
                   for name, value in inputs.items()}
         outputs = {}
         filled = {}
@@ -88,7 +94,7 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     if user_fn is None and not reads_a_run_file:
         # everything the function above reads, by value: the key of its traced analysis graph
         # (analysis_graph_reuse); a hook's code is not data it closes over, so with one there is no key
-        key = (features, reads, kinds, label, nonfinite, na_tokens, columns, label_column)
+        key = (features, reads, kinds, label, nonfinite, na_tokens, columns, label_column, domains)
         setattr(preprocessing_fn, REUSE_KEY_ATTRIBUTE, repr(key))
     return preprocessing_fn
 

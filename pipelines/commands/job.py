@@ -203,6 +203,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
     from skewless.pipelines.analyze.stats import top_candidates
+    from skewless.pipelines.write.statistics_in_input_order import write_split_states
 
     run = RunDirectory(staging)
     graph_dir = run.graph_dir
@@ -217,8 +218,10 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         staging_dir=staging,
         cache_dir=config.cache_dir,
         parsed_dir=parsed_dir,
+        overlap_stages=config.runner.overlap_stages,
     )
-    unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
+    # each split's statistics come from the rows in input order (below), not from the units
+    unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir, split_statistics=False)
     options = pipeline_options(config, beam_args)
     with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
             key_lookup.installed(), \
@@ -232,12 +235,19 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         transform_and_write(pipeline, job_plan.units, unit_writes,
                             graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
                             top_candidates=beam.pvalue.AsSingleton(candidates))
+        # each split's raw statistics, from the rows in input order: the same for every format and cut into units
+        _ = (pipeline | "PlanSplitStatistics" >> beam.Create([None])
+             | "SplitStatistics" >> beam.Map(write_split_states, job_plan.units, unit_writes, run.split_statistics_file,
+                                             graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
+                                             top_candidates=beam.pvalue.AsSingleton(candidates)))
     files.remove_tree(run.tmp_dir)
 
 
 def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str, staging: str,
-                    parsed_dir: str | None = None):
-    """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`."""
+                    parsed_dir: str | None = None, split_statistics: bool = True):
+    """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`;
+    `split_statistics`: whether each unit counts its splits' statistics (`skewless apply`; the job counts them from
+    the rows in input order)."""
     from skewless.pipelines.write.transform import UnitWriteSpec
 
     return UnitWriteSpec(
@@ -255,6 +265,7 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
         output_format=config.output.format,
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
+        split_statistics=split_statistics,
     )
 
 
@@ -302,15 +313,16 @@ def sum_parts(config: JobConfig, parts: list[UnitSummary]) -> tuple[int, int, di
 def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
               process_started: float | None) -> RunSummary:
     """Sums the units' summaries into run.json and each split's statistics, and refuses output past max_bad_fraction."""
-    from skewless.pipelines.write.split_statistics import write_split_statistics
+    from skewless.pipelines.write.split_statistics import write_states
 
     run = RunDirectory(staging)
     parts = unit_parts(job_plan, staging)
-    raw_stats = _raw_statistics(config, job_plan, staging, parts)
+    split_states = files.read_json(run.split_statistics_file)
+    raw_stats = _raw_statistics(config, job_plan, staging, list(split_states.values()))
     analyzed = len(files.files_under(run.stats_dir))  # none when the cache had everything
     sums = sum_parts(config, parts)
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
-    write_split_statistics(staging, parts, list(config.output.splits), job_plan.columns)
+    write_states(staging, {split: [split_states[split]] for split in config.output.splits}, job_plan.columns)
     _write_metadata(config, job_plan.columns, staging)
     if config.output.format == "sequence_example":
         _write_sequence_spec(staging)
@@ -398,9 +410,9 @@ def transform_pass_seconds(clocks: list[UnitClock]) -> dict:
     return {"transform_pass": round(last.wall - first.wall, 3), "transform_pass_cpu": round(last.cpu - first.cpu, 3)}
 
 
-def _raw_statistics(config: JobConfig, job_plan, staging: str, parts: list[UnitSummary]) -> dict:
+def _raw_statistics(config: JobConfig, job_plan, staging: str, split_states: list[dict]) -> dict:
     """Merges the partial statistics this run computed with the cached ones of datasets it did not read, with
-    the top values the transform pass counted exactly (`parts`: the units' summaries).
+    the top values the splits' statistics counted exactly (`split_states`: `SplitStatistics.state()`s).
 
     With a cache, this run's partials are then stored there, under their dataset's name.
     """
@@ -422,7 +434,7 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str, parts: list[UnitS
                 files.write_json(partials[name], os.path.join(config.cache_dir, STATS_CACHE, f"{name}.json"))
             else:
                 partials[name] = cached_stats(config.cache_dir, name)
-    counted = candidate_counts([state for part in parts for state in part.statistics.values()])
+    counted = candidate_counts(split_states)
     return summarize(list(partials.values()), {name: counts for name, (counts, _) in counted.items()})
 
 

@@ -125,6 +125,41 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     return result
 
 
+def judged_schema(config: JobConfig, columns: list[RawColumn], allowed: dict[str, list[str]] | None = None):
+    """`job_schema` of the config's schema file, each column's domain narrowed to its transform's `raw_above`:
+    what `skewless run` judges rows by, and what the graph refuses at serving (`value_domains`)."""
+    schema = None
+    if config.schema_path:
+        from skewless.schemas import load_schema
+
+        schema = load_schema(config.schema_path)
+    judged = job_schema(columns, schema, allowed)
+    bounds = {name: options.transform_kind.raw_above(options) for name, options in config.features.items()}
+    if config.label is not None and config.label.transform in NUMERIC_LABEL_TRANSFORMS:
+        # a label's transform refuses what a feature's does (log: -1 and below), the label having no clip
+        bounds[config.label.column] = TRANSFORMS[config.label.transform].raw_above(config.label)
+    for feature in judged.feature:
+        if bounds.get(feature.name) is not None:
+            _above(feature, bounds[feature.name])
+    return judged
+
+
+def value_domains(schema) -> dict[str, dict]:
+    """{column: {"low", "high", "allowed"}} of the columns of a judged schema (`judged_schema`) whose values are
+    bounded (int or float min/max) or listed (a string domain); a bound or list it lacks is None. Plain data:
+    the graph's preprocessing_fn closes over it (`skewless.value_rules.refuse_outside_domain`)."""
+    domains = {}
+    for feature in schema.feature:
+        numbers = feature.int_domain if feature.HasField("int_domain") else (
+            feature.float_domain if feature.HasField("float_domain") else None)
+        low = numbers.min if numbers is not None and numbers.HasField("min") else None
+        high = numbers.max if numbers is not None and numbers.HasField("max") else None
+        allowed = tuple(feature.string_domain.value) if feature.HasField("string_domain") else None
+        if low is not None or high is not None or allowed is not None:
+            domains[feature.name] = {"low": low, "high": high, "allowed": allowed}
+    return domains
+
+
 def _above(feature, bound: float) -> None:
     """Narrows a column's domain to values above `bound` (its transform's `raw_above`; log: -1, where log1p
     is finite), as float32 values, as the graph computes them: the float32 next to `bound` rounds there."""
@@ -175,23 +210,12 @@ class RowReader:
     @classmethod
     def for_job(cls, config: JobConfig, input_config: InputConfig, columns: list[RawColumn]) -> "RowReader":
         """The reader of `skewless run`: the config's split key, its schema's domains, its label map's keys."""
-        schema = None
-        if config.schema_path:
-            from skewless.schemas import load_schema
-
-            schema = load_schema(config.schema_path)
         allowed = {}
         if config.label is not None and config.label.map is not None:
             allowed[config.label.column] = list(config.label.map)
         drop = config.label.column if config.label is not None and config.label.missing == "drop" else None
-        reader = cls(input_config, columns, config.output.split_key, allowed, schema, drop)
-        bounds = {name: options.transform_kind.raw_above(options) for name, options in config.features.items()}
-        if config.label is not None and config.label.transform in NUMERIC_LABEL_TRANSFORMS:
-            # a label's transform refuses what a feature's does (log: -1 and below), the label having no clip
-            bounds[config.label.column] = TRANSFORMS[config.label.transform].raw_above(config.label)
-        for feature in reader.schema.feature:
-            if bounds.get(feature.name) is not None:
-                _above(feature, bounds[feature.name])
+        reader = cls(input_config, columns, config.output.split_key, allowed, drop_unlabeled=drop)
+        reader.schema = judged_schema(config, columns, allowed)
         read = {c.name for c in columns}
         for name, options in config.features.items():
             check = options.transform_kind.raw_check(options)
@@ -209,7 +233,7 @@ class RowReader:
         """
         input_format = reader_of(self.config.format)
         chunks = (chunk for segment in unit.segments for chunk in input_format.read(self, segment))
-        yield from _regrouped(chunks, ROW_CHUNK)
+        yield from regrouped(chunks, ROW_CHUNK)
 
     # -- shared: judging rows, typing, split keys
 
@@ -339,7 +363,7 @@ class RowReader:
         return key
 
 
-def _regrouped(chunks: Iterator[Chunk], rows: int) -> Iterator[Chunk]:
+def regrouped(chunks: Iterator[Chunk], rows: int) -> Iterator[Chunk]:
     """`chunks` as chunks of exactly `rows` good rows each, in order (the last one fewer); a chunk's bad and
     unlabeled rows go with the chunk its good rows start in."""
     tables, keys, bad, unlabeled, held = [], [], [], 0, 0

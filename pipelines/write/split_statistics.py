@@ -136,6 +136,17 @@ class SplitStatistics:
         }
 
 
+def add_by_split(statistics: dict[str, SplitStatistics], table: pa.Table, split_index: np.ndarray) -> None:
+    """Adds each row of `table` to its split's statistics (`split_index`: the place of its split in `statistics`),
+    the whole table where all its rows go to one split (the sketches' results depend on how rows are grouped)."""
+    for index, split in enumerate(statistics):
+        rows = np.flatnonzero(split_index == index)
+        if len(rows) == table.num_rows:
+            statistics[split].add(table)
+        elif len(rows):
+            statistics[split].add(table.take(pa.array(rows)))
+
+
 def _merged(merged: dict, name: str, part) -> None:
     if name in merged:
         merged[name].merge(part)
@@ -290,7 +301,12 @@ def _string(strings, common, stats: ColumnStats, candidates: tuple[dict[bytes, i
 
 def write_split_statistics(run_dir: str, parts: list[UnitSummary], splits: list[str], columns: list[RawColumn]) -> None:
     """Writes every split's FeatureStats.pb from the units' summaries (`parts`, in unit order)."""
-    for split in splits:
-        proto = dataset_statistics(split, [part.statistics[split] for part in parts], columns)
+    write_states(run_dir, {split: [part.statistics[split] for part in parts] for split in splits}, columns)
+
+
+def write_states(run_dir: str, states: dict[str, list[dict]], columns: list[RawColumn]) -> None:
+    """Writes every split's FeatureStats.pb from its `SplitStatistics.state()`s ({split: states, merged in order})."""
+    for split, split_states in states.items():
+        proto = dataset_statistics(split, split_states, columns)
         files.write_bytes(statistics_path(run_dir, split), proto.SerializeToString(deterministic=True))
 

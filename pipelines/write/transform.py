@@ -25,7 +25,7 @@ from skewless.pipelines.write.example_encoder import Records, encode_examples, e
 from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.write.shards import ShardWriter
-from skewless.pipelines.write.split_statistics import SplitStatistics
+from skewless.pipelines.write.split_statistics import SplitStatistics, add_by_split
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
 from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
@@ -214,6 +214,9 @@ class UnitWriteSpec:
     output_format: str = "example"
     parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
     categorical_features: frozenset[str] = frozenset()  # int features whose statistics count values (vocabulary, hash)
+    # each unit counts the raw statistics of the rows it writes to each split (`skewless apply`); the job counts
+    # them from the rows in input order instead (statistics_in_input_order), the same for every cut into units
+    split_statistics: bool = True
     overlap_stages: bool = True  # read ahead and gzip on threads of their own (the same bytes)
 
 
@@ -245,7 +248,7 @@ class TransformUnitFn(beam.DoFn):
         read = unlabeled = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
         statistics = {split: SplitStatistics(self._spec.reader.columns, self._spec.categorical_features, top_candidates)
-                      for split in self._spec.splits}
+                      for split in self._spec.splits} if self._spec.split_statistics else {}
         try:
             counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")
             chunks = read_ahead(self._chunks(unit)) if threaded else self._chunks(unit)
@@ -290,12 +293,8 @@ class TransformUnitFn(beam.DoFn):
         for start in range(0, chunk.table.num_rows, TRANSFORM_BATCH_ROWS):
             stop = start + TRANSFORM_BATCH_ROWS
             self._write_rows(chunk.table.slice(start, TRANSFORM_BATCH_ROWS), split_index[start:stop], writers, oov)
-        for index, split in enumerate(self._spec.splits):
-            rows = np.flatnonzero(split_index == index)
-            if len(rows) == chunk.table.num_rows:
-                statistics[split].add(chunk.table)
-            elif len(rows):
-                statistics[split].add(chunk.table.take(pa.array(rows)))
+        if statistics:
+            add_by_split(statistics, chunk.table, split_index)
 
     def _write_rows(self, table: pa.Table, split_index: np.ndarray, writers: dict[str, ShardWriter],
                     oov: dict[str, int]) -> None:

@@ -50,6 +50,8 @@ class Transform:
     - `categories`: its raw values are categories whatever their type (run.json: kind categorical).
     - `ids`: its output is ids with a known bucket count (kept when `max_length` pads them).
     - `image`: its raw values are encoded images (no top values; probes draw a real image).
+    - `unit_scale`: its number output is of unit scale already (a z-score, [0, 1], the config's range): `model_inputs`
+      feeds it as it is and standardizes the other numbers (`unit_scale_outputs`).
     - `new_output`: the feature is a new output computed from `columns`, not a raw column (cross).
     - `counts_oov`: the job counts the rows its vocabulary does not know.
     - `label_transform`: it may transform a regression label, which the export serves back inverted.
@@ -74,6 +76,7 @@ class Transform:
     categories: bool = False
     ids: bool = False
     image: bool = False
+    unit_scale: bool = False
     new_output: bool = False
     counts_oov: bool = False
     # whether it may transform a regression label (`label.transform`): `label_statistics` and `original_units`
@@ -131,6 +134,10 @@ class Transform:
     def extra_outputs(self, name: str, feature) -> list[str]:
         """Transformed features it writes besides `name`."""
         return []
+
+    def unit_scale_outputs(self, name: str, feature) -> list[str]:
+        """Its number outputs that are of unit scale already (`unit_scale`), which `model_inputs` feeds as they are."""
+        return [name] if self.unit_scale else []
 
     def raw_above(self, feature) -> float | None:
         """A bound its raw values must be above (else the row goes to quarantine), or None."""

@@ -7,8 +7,7 @@ the IANA database, a table in the graph). Every output describes that wall clock
 1970-01-01 00:00 (Unix time when `timezone` is UTC), `<name>_<part>` each chosen part, and with `cyclical`
 the periodic parts as `<name>_<part>_sin` / `_cos`. A value that does not parse, or lies outside the years
 0001-9999, sends its row to quarantine (`raw_check`, the same parser run on the raw column); at serving,
-where no row can be set aside, it gives -1 for every part, the smallest int64 for `<name>` and `days`, and 0
-for sin and cos.
+where no row can be set aside, it fails the request with an InvalidArgumentError naming the feature.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ PART_NAMES = ("year", "month", "day", "day_of_week", "day_of_year", "hour", "min
 # year's); year and days do not repeat
 PERIODIC = ("month", "day", "day_of_week", "day_of_year", "hour", "minute")
 # the periodic parts as numbers are categories: ids below these counts in the transformed schema, so a model
-# one-hot encodes or embeds them (`model_inputs`); -1 of an unreadable value at serving lies outside, as padding does
+# one-hot encodes or embeds them (`model_inputs`)
 BUCKETS = {"month": 13, "day": 32, "day_of_week": 7, "day_of_year": 367, "hour": 24, "minute": 60}
 ISO_8601 = (r"(\d{4})-(\d{2})-(\d{2})"
             r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?")
@@ -81,12 +80,21 @@ class Datetime(Transform):
     def extra_outputs(self, name: str, feature) -> list[str]:
         return [output for part in feature.parts for output in _part_outputs(name, part, feature.cyclical)]
 
+    def unit_scale_outputs(self, name: str, feature) -> list[str]:
+        # sin and cos lie in [-1, 1]; seconds, year and days do not
+        return [output for part in feature.parts if feature.cyclical and part in PERIODIC
+                for output in _part_outputs(name, part, True)]
+
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
         import tensorflow as tf
 
         from skewless.transforms.categorical import with_buckets
+        from skewless.value_rules import refuse_where  # imports TensorFlow, as this method's other imports do
 
         valid, wall = wall_clock(value, options["timezone"])
+        # the job quarantines such rows (`raw_check`); serving, where no row can be set aside, refuses the request
+        wall = refuse_where(wall, tf.logical_not(valid), f"raw feature {name!r}: a value is not an ISO-8601 date or "
+                            "time, or lies outside the years 0001-9999, which the job quarantines; got", raw=value)
         days = tf.math.floordiv(wall, DAY)
         year, month, day = _civil_from_days(days)
         second_of_day = wall - days * DAY
@@ -99,7 +107,7 @@ class Datetime(Transform):
         cycles = {"month": (month - 1, 12), "day": (day - 1, _days_in_month(year, month)),
                   "day_of_week": (numbers["day_of_week"], 7), "day_of_year": (day_of_year - 1, 365 + leap),
                   "hour": (numbers["hour"], 24), "minute": (numbers["minute"], 60)}
-        outputs = {name: tf.where(valid, wall, INT64_MIN)}
+        outputs = {name: wall}
         for part in options["parts"]:
             if options["cyclical"] and part in PERIODIC:
                 # float64, then float32: float32 sin/cos may round a value differently by its place in the
@@ -107,11 +115,10 @@ class Datetime(Transform):
                 position, period = cycles[part]
                 angle = 2 * math.pi * tf.cast(position, tf.float64) / tf.cast(period, tf.float64)
                 sin_name, cos_name = _part_outputs(name, part, True)
-                outputs[sin_name] = tf.where(valid, tf.cast(tf.sin(angle), tf.float32), 0.0)
-                outputs[cos_name] = tf.where(valid, tf.cast(tf.cos(angle), tf.float32), 0.0)
+                outputs[sin_name] = tf.cast(tf.sin(angle), tf.float32)
+                outputs[cos_name] = tf.cast(tf.cos(angle), tf.float32)
             else:
-                invalid = INT64_MIN if part == "days" else -1
-                output = tf.where(valid, numbers[part], tf.constant(invalid, tf.int64))
+                output = numbers[part]
                 outputs[f"{name}_{part}"] = with_buckets(output, BUCKETS[part]) if part in BUCKETS else output
         return outputs
 

@@ -11,6 +11,7 @@ from skewless.transforms.base import Option, Transform
 
 class Image(Transform):
     name = "image"
+    unit_scale = True
     doc = "encoded JPEG/PNG/GIF/BMP bytes -> float32 pixels in [0, 1], `[height, width, channels]`"
     options = (
         Option("size", list[int] | None, Field(default=None, min_length=2, max_length=2),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import NumericTransform
 from skewless.transforms.values import each
@@ -11,6 +13,7 @@ from skewless.transforms.z_score import mean_and_deviation, undo_z_score
 
 class Log(NumericTransform):
     name = "log"
+    unit_scale = True
     doc = "log1p then `tft.scale_to_z_score`; values must be above -1 (`clip` them)"
     label_transform = True
     native_ops = Z_SCORE.native_ops | {"Log1p"}
@@ -58,6 +61,9 @@ class Log(NumericTransform):
             # the probes are raw values: around the values whose log1p is the mean
             mean = plan.probe["points"][0]
             plan.probe = {"points": [0.0, float(np.expm1(mean))], "scale": float(np.expm1(mean)) or 1.0}
+            bound = self.raw_above(SimpleNamespace(**plan.options))
+            if bound is not None:  # values at or below it are refused by the graph (as the job quarantines them)
+                plan.probe["above"] = bound
         return reason
 
 

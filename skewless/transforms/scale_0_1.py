@@ -8,6 +8,7 @@ from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, Numeri
 
 class Scale01(NumericTransform):
     name = "scale_0_1"
+    unit_scale = True
     doc = ("`tft.scale_to_0_1`: (x - min) / (max - min); with `key`, `tft.scale_to_0_1_per_key`; with `elementwise`, "
            "per position of a `shape`")
     options = (CLIP, KEY, ELEMENTWISE)

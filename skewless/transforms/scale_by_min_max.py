@@ -14,6 +14,7 @@ RANGE = Option("output_range", list[float] | None, Field(default=None, min_lengt
 
 class ScaleByMinMax(NumericTransform):
     name = "scale_by_min_max"
+    unit_scale = True
     doc = ("`tft.scale_by_min_max`: the dataset's [min, max] mapped onto `range`; with `key`, "
            "`tft.scale_by_min_max_per_key`; with `elementwise`, per position of a `shape`")
     options = (CLIP, RANGE, KEY, ELEMENTWISE)

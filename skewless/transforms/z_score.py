@@ -8,6 +8,7 @@ from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, Numeri
 
 class ZScore(NumericTransform):
     name = "z_score"
+    unit_scale = True
     doc = ("`tft.scale_to_z_score`: (x - mean) / standard deviation (x - mean when the deviation is 0); with `key`, "
            "`tft.scale_to_z_score_per_key`; with `elementwise`, per position of a `shape`")
     options = (CLIP, KEY, ELEMENTWISE)

@@ -256,7 +256,11 @@ def test_lists_are_multi_hot_or_pooled_and_texts_weighted(list_run):
         block = columns[:, offset:offset + entry["width"]]
         offset += entry["width"]
         if entry["encoding"] == "numeric":
-            np.testing.assert_array_equal(block[:, 0], features[name].numpy().astype(np.float32))
+            # a passthrough number is standardized with its mean and deviation over the run's rows (NumPy's here)
+            values = features[name].numpy().astype(np.float64)
+            train = np.concatenate([f[name].numpy() for f, _ in make_dataset(
+                run_dir, "train", batch_size=1000, shuffle_buffer=0, features=[name])]).astype(np.float64)
+            np.testing.assert_allclose(block[:, 0], (values - train.mean()) / train.std(), rtol=1e-6)
             continue
         ids = graph.num_buckets_for_transformed_feature(name)
         assert entry["ids"] == ids

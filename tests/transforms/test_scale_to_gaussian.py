@@ -38,9 +38,12 @@ def _stock_rows(raw, temp_dir):
     spec = {"id": tf.io.FixedLenFeature([], tf.int64), "delay": tf.io.FixedLenFeature([], tf.float32),
             "flat": tf.io.FixedLenFeature([], tf.float32)}
 
+    def gaussian(x):  # in float64, rounded to float32: a row's bits then do not depend on its place in a batch
+        return tf.cast(tft.scale_to_gaussian(tf.cast(x, tf.float64)), tf.float32)
+
     def preprocessing_fn(inputs):
-        return {"id": inputs["id"], "delay": tft.scale_to_gaussian(inputs["delay"]),
-                "flat": tft.scale_to_gaussian(tf.clip_by_value(inputs["flat"], 10.0, 90.0))}
+        return {"id": inputs["id"], "delay": gaussian(inputs["delay"]),
+                "flat": gaussian(tf.clip_by_value(inputs["flat"], 10.0, 90.0))}
 
     rows = [{"id": raw["id"][i], "delay": np.float32(raw["delay"][i]), "flat": np.float32(raw["flat"][i])}
             for i in range(ROWS)]

@@ -1,0 +1,31 @@
+"""Each split's raw statistics (statistics/Split-*/FeatureStats.pb) from the job's rows in input order.
+
+Their moments sum floats and their sketches (quantiles, top values) depend on how rows are grouped, so statistics
+counted per work unit and merged in unit order differed, in the last bits or more, between two cuts of the same
+rows (another `output.shards`, another format). The job counts them here instead, from the one stream of the rows
+in input order in chunks of ROW_CHUNK rows (`parsed_units.in_input_order`), once the analysis has kept the units'
+streams; the transform pass then counts none (`UnitWriteSpec.split_statistics`).
+"""
+
+from __future__ import annotations
+
+from skewless.pipelines.output import files
+from skewless.pipelines.reading.parsed_units import in_input_order
+from skewless.pipelines.write.split_statistics import SplitStatistics, add_by_split
+from skewless.pipelines.write.transform import UnitWriteSpec, split_of
+
+
+def split_states(units: list, spec: UnitWriteSpec, candidates: dict | None) -> dict[str, dict]:
+    """{split: `SplitStatistics.state()`} of every unit's rows, read in input order."""
+    statistics = {split: SplitStatistics(spec.reader.columns, spec.categorical_features, candidates)
+                  for split in spec.splits}
+    for chunk in in_input_order(units, spec.parsed_dir, spec.reader.read, spec.overlap_stages):
+        if chunk.table.num_rows:
+            add_by_split(statistics, chunk.table, split_of(chunk.keys, list(spec.splits.values())))
+    return {split: stats.state() for split, stats in statistics.items()}
+
+
+def write_split_states(_, units: list, spec: UnitWriteSpec, path: str, graph_ready=None, top_candidates=None) -> None:
+    """`split_states` as JSON at `path`; `graph_ready` (a side input) holds it back until the analysis, which keeps
+    the units' streams, is done."""
+    files.write_json(split_states(units, spec, top_candidates), path)
