@@ -29,16 +29,12 @@ CHECKED_PATHS = ("TransformLayer", "TransformLayer, each row alone", "transform_
                  "native Keras preprocessor (sparse input)", "native Keras preprocessor (dense input)",
                  "serving", "request")
 DEFAULT_SOURCES = ("csv", "parquet", "jsonl", "python")
-# (source, path) -> the open item of issue 43 it meets on main; "*" is every source not named (None: no mark)
+# (source, path) -> the open item of issue 43 it meets on main; "*" is every source not named
 KNOWN = {
-    ("*", "serving"): "4",  # an unparsable date ("2024-13-01") is quarantined by the job and served
-    ("*", "skewless predict"): "4",  # ... and scored
-    ("*", "native Keras preprocessor (dense input)"): "6",  # NaN and "" in dense arrays are not missing
-    ("*", "native on JAX (dense input)"): "6",
-    ("csv", "native Keras preprocessor (dense input)"): None,  # its rows with a gap hold other edges (quarantined)
-    ("r_csv", "native Keras preprocessor (dense input)"): None,
+    ("*", "skewless predict"): "4 (predict scores an unparsable date the job quarantines)",
     # not an item of issue 43: Keras on JAX without jax_enable_x64 holds an int64 passthrough as int32
     ("*", "native on JAX (sparse input)"): "not issue 43: int64 passthrough on JAX without x64",
+    ("*", "native on JAX (dense input)"): "not issue 43: int64 passthrough on JAX without x64",
     # the job trims a CSV list's items (" blue" is "blue"), serving does not
     ("csv", "TransformLayer"): "1 (a CSV list's items are trimmed)",
     ("csv", "TransformLayer, each row alone"): "1 (a CSV list's items are trimmed)",

@@ -80,8 +80,6 @@ def missing_run(tmp_path_factory):
     return run_from_elsewhere(tmp_path_factory.mktemp("verify_missing"), raw, "test_verify_missing:code_tail"), raw
 
 
-# verify feeds the native preprocessor dense arrays now (NaN for a missing float), where its fill fails on main
-@pytest.mark.xfail(strict=True, reason="issue 43 item 6")
 def test_run_config_holds_absolute_input_paths_so_verify_and_raw_dataset_work_from_any_cwd(
         missing_run, tmp_path, monkeypatch):
     from skewless.pipelines.tfdata.raw_dataset import make_raw_dataset
@@ -98,8 +96,6 @@ def test_run_config_holds_absolute_input_paths_so_verify_and_raw_dataset_work_fr
     assert "could not check" not in outcome.output
 
 
-# verify feeds the native preprocessor dense arrays now (NaN for a missing float), where its fill fails on main
-@pytest.mark.xfail(strict=True, reason="issue 43 item 6")
 def test_verify_probes_real_rows_and_compares_missing_values_on_every_path(missing_run):
     """code_tail fails on a synthetic empty probe string: verify takes only real rows and rows derived from them."""
     run_dir, _ = missing_run
