@@ -34,6 +34,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from skewless import staged_folder
 from skewless.boolean_values import as_number
 from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
@@ -57,7 +58,10 @@ def export_serving_model(
     takes raw features, or takes transformed features: its inputs are named after transformed
     features (any subset) and are fed by name, cast to each input's dtype, with a trailing axis
     added where an input has shape ``(None, 1)``. A model with its own TransformLayer carries its
-    graph: `run_dir` is then not read. An existing `export_dir` is replaced only with `overwrite`.
+    graph: `run_dir` is then not read. An existing `export_dir` is replaced only with `overwrite`, and only when it
+    is a previous export holding just the files skewless wrote there (docs/errors.md). On a local disk the export
+    is written beside it (``<export_dir>.staging``, skewless/staged_folder.py) and published whole by rename: the
+    path holds the old export or the new one, never a part.
 
     Examples:
         After ``skewless run configs/example.yaml -o out/example``, a model of the transformed features (as
@@ -86,8 +90,11 @@ def export_serving_model(
         True
     """
     export_dir = os.fspath(export_dir)
-    if check_export_folder(export_dir, overwrite, tf.io.gfile.exists, tf.io.gfile.listdir, tf.io.gfile.walk):
-        tf.io.gfile.rmtree(export_dir)
+    local = "://" not in export_dir
+    if local:
+        staged_folder.check_not_input(export_dir, folders=[os.fspath(run_dir)] if run_dir is not None else [],
+                                      files=[os.fspath(model)] if isinstance(model, (str, os.PathLike)) else [])
+    replacing = _check_export_folder(export_dir, overwrite)  # before anything is loaded or written
     if isinstance(model, (str, os.PathLike)):
         model = _load_model(os.fspath(model))
     inputs = _named_inputs(model)
@@ -129,11 +136,33 @@ def export_serving_model(
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
     api = add_api_signature(archive, graph, model, lambda examples: predict(parse(examples)))
     _save_each_weight_once(archive, head)
+    if not local:  # an object store has no rename to publish by: the old export goes, then the new is written
+        if replacing:
+            tf.io.gfile.rmtree(export_dir)
+        _write_export(archive, export_dir, graph, serving_spec, api)
+        return export_dir
+    claimed = staged_folder.claim(export_dir)
+    try:
+        staged = os.path.join(claimed, staged_folder.STAGED)
+        _write_export(archive, staged, graph, serving_spec, api)
+        # checked again at publish time: someone may have put files in the old export meanwhile
+        staged_folder.publish(staged, export_dir, claimed, lambda path: _check_export_folder(path, overwrite))
+    finally:
+        staged_folder.release(claimed)
+    return export_dir
+
+
+def _check_export_folder(export_dir: str, overwrite: bool) -> bool:
+    """`check_export_folder` through TensorFlow's filesystems (gs://)."""
+    return check_export_folder(export_dir, overwrite, tf.io.gfile.exists, tf.io.gfile.listdir, tf.io.gfile.walk,
+                               tf.io.gfile.isdir, lambda path: tf.io.gfile.GFile(path, "rb").read())
+
+
+def _write_export(archive, export_dir: str, graph: TransformLayer, serving_spec: Mapping, api: dict | None) -> None:
     archive.write_out(export_dir, verbose=False)
     if api is not None and "method" in api:
         set_method_names(export_dir, {api["name"]: api["method"]})
     _write_spec_file(export_dir, graph, serving_spec, api)
-    return export_dir
 
 
 def alone_as_batched(predict, rows):
@@ -467,6 +496,9 @@ def _write_spec_file(export_dir: str, graph: TransformLayer, serving_spec: Mappi
         "reading": graph.reading,
         # TF Serving's Classify / Regress API signature (layers/api_signatures.py), or why there is none
         "api_signature": api,
+        # every file of the export, this one included: --overwrite replaces nothing else (`check_export_folder`)
+        "files": sorted({SPEC_FILE} | {os.path.relpath(os.path.join(folder, name), export_dir)
+                                       for folder, _, names in tf.io.gfile.walk(export_dir) for name in names}),
     }
     with tf.io.gfile.GFile(path, "w") as handle:
         handle.write(json.dumps(data, indent=2, sort_keys=True))

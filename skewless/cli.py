@@ -23,6 +23,7 @@ from typer.core import TyperCommand, TyperGroup
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
 from skewless.input_formats import FILE_FORMATS
+from skewless.staged_folder import check_not_input
 from skewless.terminal_text import shown, shown_lines
 
 # Every command's, in its --help; docs/errors.md says more
@@ -275,6 +276,8 @@ def run(
         output = os.path.abspath(output)  # a command-line path is the shell's: relative to the current directory
     job_config = load_config(config, overrides=overrides, output_dir=output)
     output_dir = job_config.output.dir
+    # said before TensorFlow is imported, as the next check; the job checks what the config reads again
+    check_not_input(output_dir, files=[os.path.abspath(config)])
     if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
@@ -336,7 +339,8 @@ def apply(
         fail(f"{run_dir}: not a run directory of `skewless run` (no {CONFIG_FILE})")
     if "://" not in output:
         output = os.path.abspath(output)
-        if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; the job checks again
+        check_not_input(output, folders=[run_dir])  # said before TensorFlow is imported; the job checks again
+        if not overwrite and os.path.exists(output):
             raise output_exists(output)
     _check_input_paths(inputs)
     runtime.keep_freed_memory()
@@ -385,7 +389,8 @@ def predict(
         fail(f"{export_dir}: no such directory (an export of `skewless export`)")
     if "://" not in output:
         output = os.path.abspath(output)
-        if not overwrite and os.path.exists(output):  # said before TensorFlow is imported; predict checks again
+        check_not_input(output, folders=[export_dir], files=inputs)  # before TensorFlow is imported; predict again
+        if not overwrite and os.path.exists(output):
             raise output_exists(output)
     _check_input_paths(inputs)
     runtime.keep_freed_memory()
@@ -500,6 +505,7 @@ def export(
 
     # said before TensorFlow and Keras are imported; export_serving_model checks again, on any filesystem
     if "://" not in out:
+        check_not_input(out, folders=[run_dir], files=[model])
         check_export_folder(out, overwrite)
     check_model_file(model)
     runtime.import_frozen("tensorflow", "keras")
@@ -655,10 +661,12 @@ def inspect(
 @_command()
 @reports_errors("output")
 def clean(
-    output: str = typer.Argument(..., help="The output directory a run, apply or predict was writing."),
+    output: str = typer.Argument(..., help="The output directory a run, apply, predict or export was writing."),
 ) -> None:
-    """Remove what runs of OUTPUT left beside it: OUTPUT.staging (whatever it holds) and the claim folders of
-    runs that are gone. OUTPUT itself is never touched; refused while a running skewless writes OUTPUT."""
+    """Remove what killed runs of OUTPUT left beside it: OUTPUT.staging and the claim folders OUTPUT.staging-PID-TOKEN,
+    each only when its owner record proves a skewless run made it and that run is gone. Anything else (someone's
+    OUTPUT.staging-backup, a file) and OUTPUT itself are never touched; refused while a running skewless writes
+    OUTPUT."""
     from skewless.pipelines.output.staging import clean as clean_staging
 
     if "://" not in output:

@@ -31,6 +31,7 @@ from skewless.input_formats import VALUE_OPTIONS, reader_of
 from skewless.pipelines.output import files, object_store
 from skewless.pipelines.commands.job import (
     pipeline_options,
+    reads,
     shared_summary_fields,
     sum_parts,
     transform_and_write,
@@ -127,7 +128,8 @@ def apply(
     local_run = object_store.local_run(run_dir)
     config = applied_config(local_run, output_dir, inputs, input_format, columns, header, one_split,
                             max_bad_fraction)
-    output = StagedOutput(output_dir, overwrite, beam_args or [])
+    folders, inputs = reads(config)
+    output = StagedOutput(output_dir, overwrite, beam_args or [], "applied", [run_dir, *folders], inputs)
     graph_dir = RunDirectory(local_run).graph_dir
     job_plan = _with_run_types(plan(config), graph_dir)
     run_label = _run_label(local_run)

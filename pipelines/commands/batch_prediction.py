@@ -159,7 +159,7 @@ def predict(
     key_columns = _key_columns(list(keys), raw_columns, input_config, paths, outputs)
     units = _units(input_config, paths)
     read_columns = raw_columns + [column for column in key_columns if column.name not in raw_spec]
-    output = StagedOutput(output_dir, overwrite, beam_args or [])
+    output = StagedOutput(output_dir, overwrite, beam_args or [], "predictions", [export_dir], inputs)
     with output.staging() as staging:
         _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, units, output_format, staging,
                       beam_args or [])

@@ -135,7 +135,7 @@ def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progre
          ) -> RunResult:
     started = time.time()
     output_dir = config.output.dir
-    output = StagedOutput(output_dir, overwrite, beam_args or [])
+    output = StagedOutput(output_dir, overwrite, beam_args or [], "run", *reads(config))
     job_plan = plan(config)
     with output.staging() as staging:
         known = not config.cache_dir
@@ -150,6 +150,14 @@ def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progre
         if config.output.keras_preprocessor:
             result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
     return result
+
+
+def reads(config: JobConfig) -> tuple[list[str], list[str]]:
+    """What a job reads and its output may therefore neither be, hold nor replace: (folders: the analyzer cache;
+    files and globs: the input, a DuckDB database, the schema)."""
+    database = config.input.url[len("duckdb://"):] if (config.input.url or "").startswith("duckdb://") else None
+    read = [*config.input.paths, database, config.schema_path]
+    return [config.cache_dir] if config.cache_dir else [], [path for path in read if path]
 
 
 def _export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: str) -> dict:

@@ -35,6 +35,7 @@ from skewless.errors import InputError
 from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import SourceBatch, row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
+from skewless.pipelines.reading.interruptible import interruptible
 from skewless.pipelines.reading.parquet import plain_batch, plain_type
 from skewless.redaction import url_password, url_secrets, url_without_credentials, without_credentials
 from skewless.schemas.infer import majority_kind, text_counts
@@ -90,10 +91,17 @@ class _Rows:
         self._cursor = cursor  # an ADBC cursor closes its stream when collected: kept while the rows are read
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        try:
-            yield from self._reader
-        except self._errors as error:
-            raise _refused(self._source, error, self._secrets) from None
+        while True:
+            try:
+                if self._cursor is None:
+                    batch = self._reader.read_next_batch()
+                else:  # ADBC: see `connection`
+                    batch = interruptible(self._reader.read_next_batch, self._cursor.adbc_cancel)
+            except StopIteration:
+                return
+            except self._errors as error:
+                raise _refused(self._source, error, self._secrets) from None
+            yield batch
 
     def read_all(self) -> pa.Table:
         return pa.Table.from_batches(list(self), self.schema)
@@ -149,16 +157,18 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
             path = config.url[len("duckdb://"):]
             handle = driver.connect(path or ":memory:", read_only=bool(path))
         else:
-            handle = driver.connect(config.url)
+            handle = interruptible(lambda: driver.connect(config.url))
     except errors as error:
         raise InputError(f"input.url {source}: cannot connect: {_first_line(error, secrets)}") from None
 
     def run(query: str) -> _Rows:
         try:
+            # DuckDB checks for Ctrl-C itself (Python's handler runs, the query ends with an error); ADBC takes SIGINT
+            # from Python in the main thread, so each call that waits on PostgreSQL goes through `interruptible`
             if scheme == "duckdb":
                 return _Rows(handle.sql(query).to_arrow_reader(ROW_CHUNK), errors, source)
             cursor = handle.cursor()
-            cursor.execute(query)
+            interruptible(lambda: cursor.execute(query), cursor.adbc_cancel)
             return _Rows(cursor.fetch_record_batch(), errors, source, cursor, secrets)
         except errors as error:
             raise _refused(source, error, secrets) from None

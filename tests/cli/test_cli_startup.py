@@ -199,7 +199,7 @@ def test_tensorflow_native_log_lines_only_with_debug(tmp_path):
     format) are hidden, unless --debug asks for everything."""
     with zipfile.ZipFile(tmp_path / "broken.keras", "w") as archive:
         archive.writestr("config.json", "{}")  # looks like a .keras file until Keras reads it
-    args = ["-m", "skewless", "export", str(tmp_path), "--model", str(tmp_path / "broken.keras"),
+    args = ["-m", "skewless", "export", str(tmp_path / "run"), "--model", str(tmp_path / "broken.keras"),
             "--out", str(tmp_path / "x")]
     environment = {k: v for k, v in os.environ.items() if k not in ("SKEWLESS_DEBUG", "TF_CPP_MIN_LOG_LEVEL")}
     quiet, debug = (subprocess.run([sys.executable, *args, *extra], capture_output=True, text=True, env=environment,

@@ -15,7 +15,7 @@ from example_job import example_config
 from skewless.cli import app
 from skewless.errors import OutputError
 from skewless.pipelines.commands import job
-from skewless.pipelines.output import staging
+from skewless import staged_folder
 
 SMALL = {
     "input": {"format": "synthetic", "rows": 300, "seed": 1},
@@ -92,9 +92,9 @@ def test_overwrite_at_publish_time_refuses_a_folder_that_appeared_meanwhile(tmp_
 @pytest.mark.parametrize("renameat2", ["available", "missing"])
 def test_rename_no_replace_refuses_an_existing_destination(tmp_path, monkeypatch, renameat2):
     if renameat2 == "missing":
-        def unavailable(source, destination):
+        def unavailable(source, destination, flags):
             raise OSError(errno.ENOSYS, "no renameat2")
-        monkeypatch.setattr(staging, "_renameat2_noreplace", unavailable)
+        monkeypatch.setattr(staged_folder, "_renameat2", unavailable)
     (tmp_path / "staged").mkdir()
     (tmp_path / "staged" / "run.json").write_text("new")
     for existing in ("empty", "full"):
@@ -102,10 +102,31 @@ def test_rename_no_replace_refuses_an_existing_destination(tmp_path, monkeypatch
     (tmp_path / "full" / "run.json").write_text("old")
     for existing in ("empty", "full"):
         with pytest.raises(FileExistsError):
-            staging._rename_no_replace(str(tmp_path / "staged"), str(tmp_path / existing))
+            staged_folder.rename_no_replace(str(tmp_path / "staged"), str(tmp_path / existing))
     assert (tmp_path / "full" / "run.json").read_text() == "old" and os.listdir(tmp_path / "empty") == []
-    staging._rename_no_replace(str(tmp_path / "staged"), str(tmp_path / "fresh"))
+    staged_folder.rename_no_replace(str(tmp_path / "staged"), str(tmp_path / "fresh"))
     assert (tmp_path / "fresh" / "run.json").read_text() == "new" and not (tmp_path / "staged").exists()
+
+
+@pytest.mark.parametrize("renameat2", ["available", "missing"])
+def test_publish_swaps_a_replaced_output_into_the_claim(tmp_path, monkeypatch, renameat2):
+    """With --overwrite the output path holds the old output until the new one takes its place (one exchanging
+    rename where the kernel has it, else the old renamed into the claim first); the old one goes with the claim."""
+    if renameat2 == "missing":
+        def unavailable(source, destination, flags):
+            raise OSError(errno.ENOSYS, "no renameat2")
+        monkeypatch.setattr(staged_folder, "_renameat2", unavailable)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run.json").write_text("old")
+    claimed = staged_folder.claim(str(tmp_path / "out"))
+    staged = Path(claimed) / staged_folder.STAGED
+    (staged / "run.json").write_text("new")
+    checked = []
+    staged_folder.publish(str(staged), str(tmp_path / "out"), claimed, checked.append)
+    assert checked == [str(tmp_path / "out")] and (tmp_path / "out" / "run.json").read_text() == "new"
+    assert sorted(p.read_text() for p in Path(claimed).rglob("run.json")) == ["old"]
+    staged_folder.release(claimed)
+    assert staging_left(tmp_path) == []
 
 
 @pytest.mark.parametrize("what", ["file", "user folder"])

@@ -119,7 +119,7 @@ def test_publish_moves_the_run_file_by_file_with_run_json_last(store):
     claimed = claim(output)
     assert claimed == "store://bucket/out.staging"
     write_run(f"{claimed}/run", RUN)
-    publish(f"{claimed}/run", output, claimed, overwrite=False)
+    publish(f"{claimed}/run", output, claimed, overwrite=False, kind="run")
     assert stored(output) == RUN
     assert files.files_under(claimed) == []
     assert StoreFileSystem.renames[-1] == [f"{claimed}/run/run.json"]  # the run is complete only once it is there
@@ -137,6 +137,6 @@ def test_a_new_run_replaces_the_old_output_and_a_claim_clears_what_a_killed_run_
     assert files.files_under(claimed) == []
     new_run = {**RUN, "run.json": b'{"new": true}'}
     write_run(f"{claimed}/run", new_run)
-    publish(f"{claimed}/run", output, claimed, overwrite=True)
+    publish(f"{claimed}/run", output, claimed, overwrite=True, kind="run")
     assert stored(output) == new_run
     assert os.listdir(store / "work") == []
