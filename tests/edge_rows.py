@@ -77,70 +77,72 @@ def _csv_field(value, r_style: bool) -> str:
         return "NA" if r_style else ""
     if isinstance(value, bool):
         return ("TRUE" if value else "FALSE") if r_style else str(value)
-    if isinstance(value, list):
-        return _quoted(LIST_DELIMITER.join(value))
+    if isinstance(value, list):  # a missing item is an empty one (R: NA)
+        return _quoted(LIST_DELIMITER.join(("NA" if r_style else "") if item is None else item for item in value))
     if isinstance(value, str):
         return _quoted(value)
     return repr(value)
 
 
-def write_csv(path, r_style: bool = False) -> None:
+def write_csv(path, r_style: bool = False, rows_=None) -> None:
     """pandas' to_csv with quoting=QUOTE_NONNUMERIC (text quoted, so its spaces are kept; True/False, a gap empty),
-    or R's write.csv (`r_style`: TRUE/FALSE, NA for a gap)."""
-    lines = [",".join(_quoted(name) for name in COLUMNS)]
-    lines += [",".join(_csv_field(row[name], r_style) for name in COLUMNS) for row in logical_rows()]
-    with open(path, "w", newline="") as handle:
+    or R's write.csv (`r_style`: TRUE/FALSE, NA for a gap); of `rows_` (dicts of the same columns, by default the
+    logical rows)."""
+    rows_ = rows_ or logical_rows()
+    lines = [",".join(_quoted(name) for name in rows_[0])]
+    lines += [",".join(_csv_field(row[name], r_style) for name in rows_[0]) for row in rows_]
+    with open(path, "w", newline="", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
 
 
-def arrow_table():
+def arrow_table(rows_=None, types=None):
+    """`rows_` (by default the logical rows) as an Arrow table of `types` (column -> its pyarrow type name)."""
     import pyarrow as pa
 
-    rows_ = logical_rows()
-    return pa.table({
-        "id": pa.array([row["id"] for row in rows_], pa.int64()),
-        "state": pa.array([row["state"] for row in rows_], pa.string()),
-        "flag": pa.array([row["flag"] for row in rows_], pa.bool_()),
-        "ok": pa.array([row["ok"] for row in rows_], pa.bool_()),
-        "tags": pa.array([row["tags"] for row in rows_], pa.list_(pa.string())),
-        "x": pa.array([row["x"] for row in rows_], pa.float64()),
-    })
+    rows_ = rows_ or logical_rows()
+    types = types or {"id": "int64", "state": "string", "flag": "bool_", "ok": "bool_", "tags": "list<string>",
+                      "x": "float64"}
+    arrow = {name: pa.list_(pa.string()) if kind == "list<string>" else getattr(pa, kind)()
+             for name, kind in types.items()}
+    return pa.table({name: pa.array([row[name] for row in rows_], kind) for name, kind in arrow.items()})
 
 
-def write_parquet(path) -> None:
+def write_parquet(path, rows_=None, types=None) -> None:
     import pyarrow.parquet as pq
 
-    pq.write_table(arrow_table(), path)
+    pq.write_table(arrow_table(rows_, types), path)
 
 
-def write_jsonl(path) -> None:
-    with open(path, "w") as handle:
-        for row in logical_rows():
+def write_jsonl(path, rows_=None) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in rows_ or logical_rows():
             handle.write(json.dumps(row) + "\n")
 
 
 SQL_TABLE = "edges"
 
 
-def write_duckdb(path) -> None:
+def write_duckdb(path, rows_=None, types=None) -> None:
     import duckdb
 
     with duckdb.connect(str(path)) as connection:
-        connection.register("frame", arrow_table())
+        connection.register("frame", arrow_table(rows_, types))
         connection.execute(f"CREATE TABLE {SQL_TABLE} AS SELECT * FROM frame ORDER BY id")
 
 
-def write_tfrecord(path) -> None:
+def write_tfrecord(path, rows_=None) -> None:
+    """Examples of `rows_` (by default the logical rows); a list's missing (None) item cannot be held: left out."""
     import tensorflow as tf
 
     with tf.io.TFRecordWriter(str(path)) as writer:
-        for row in logical_rows():
+        for row in rows_ or logical_rows():
             feature = {}
             for name, value in row.items():
                 if value is None:
                     continue
                 if isinstance(value, list):
-                    feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[v.encode() for v in value]))
+                    feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(
+                        value=[v.encode() for v in value if v is not None]))
                 elif isinstance(value, str):
                     feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
                 elif isinstance(value, float):

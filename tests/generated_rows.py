@@ -30,3 +30,10 @@ def breaks_in_the_pipeline(shard: int, num_shards: int, rows: int = 300):
     yield from people(shard, num_shards, rows)
     if num_shards > 1:
         raise RuntimeError("the source broke mid-read\nsecond line of detail")
+
+
+def tagged(shard: int, num_shards: int, rows: int = 60):
+    """Rows with a list column (`tags`, 0-3 items) and a float, i % num_shards == shard."""
+    names = ["red", "green", "blue"]
+    for i in range(shard, rows, num_shards):
+        yield {"id": i, "tags": names[: i % 4], "x": float(i % 11)}

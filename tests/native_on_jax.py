@@ -15,20 +15,25 @@ import numpy as np
 import keras
 from skewless.layers import keras_preprocessor, raw_feature_batch
 from skewless.layers.transform_graph import specs_from_json
+from skewless.pipelines.commands.verify_source import dense_inputs
 
 work = sys.argv[1]
 inputs = json.load(open(work + "/inputs.json"))
-outputs = keras_preprocessor(sys.argv[2], strict=False)(raw_feature_batch(inputs["rows"], specs_from_json(inputs["spec"])))
+spec = specs_from_json(inputs["spec"])
+batch = dense_inputs(inputs["rows"], spec) if inputs["dense"] else raw_feature_batch(inputs["rows"], spec)
+outputs = keras_preprocessor(sys.argv[2], strict=False)(batch)
 np.savez(work + "/jax.npz", backend=keras.backend.backend(), **{name: np.asarray(value) for name, value in outputs.items()})
 """
 
 
-def native_outputs_on_jax(run_dir, rows: list[dict], spec: dict, work_dir) -> dict:
-    """{feature: NumPy array} the native preprocessor of `run_dir` gives for raw `rows` (typed by `spec`) on JAX."""
+def native_outputs_on_jax(run_dir, rows: list[dict], spec: dict, work_dir, dense: bool = False) -> dict:
+    """{feature: NumPy array} the native preprocessor of `run_dir` gives for raw `rows` (typed by `spec`) on JAX,
+    fed as a serving request parses them (sparse optional features) or, with `dense`, as dense NumPy arrays
+    (`verify_source.dense_inputs`: NaN for a missing float, "" for a missing string)."""
     from skewless.layers.transform_graph import specs_to_json
 
     rows = [{name: _text(value) for name, value in row.items()} for row in rows]
-    (work_dir / "inputs.json").write_text(json.dumps({"spec": specs_to_json(spec), "rows": rows}))
+    (work_dir / "inputs.json").write_text(json.dumps({"spec": specs_to_json(spec), "rows": rows, "dense": dense}))
     return _outputs_of_child(_CHILD, run_dir, work_dir)
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from skewless.errors import InputError
+from skewless.errors import ConfigError, InputError
+from skewless.pipelines.commands.verify_source import SourceCheck, check_source_rows, one_line_reason
 from skewless.pipelines.output import object_store
 from skewless.run_directory import CONFIG_FILE, RunDirectory
 from skewless.safe_names import missing_indicator_name
@@ -32,6 +33,8 @@ from skewless.safe_names import missing_indicator_name
 UNSEEN_PREFIX = "skewless-unseen-"
 # copies of sampled rows with their optional columns missing (a check of the one missing-value rule)
 MISSING_ROWS = 20
+# the input's first rows read as the source holds them (verify_source.py)
+SOURCE_ROWS = 300
 
 
 @dataclass
@@ -56,12 +59,15 @@ class VerifyResult:
     unchecked: dict[str, str] = field(default_factory=dict)
     # the missing indicators among the outputs: indicator -> the feature whose absence it marks
     indicators: dict[str, str] = field(default_factory=dict)
+    # the input's first rows as the source holds them: the shards against every serving path, row by row
+    source: SourceCheck | None = None
 
     @property
     def differences(self) -> int:
         native = sum(f.differences for f in self.native.features if f.status == "different") if self.native else 0
         groups = sum(f.differences for checks in self.groups.values() for f in checks)
-        return sum(f.differences for f in self.features) + groups + native
+        source = sum(len(difference.rows) for difference in self.source.differences) if self.source else 0
+        return sum(f.differences for f in self.features) + groups + native + source
 
     @property
     def exit_code(self) -> int:
@@ -69,7 +75,8 @@ class VerifyResult:
         return 1 if self.differences else 2 if self.unchecked else 0
 
 
-def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, native: bool = True) -> VerifyResult:
+def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, native: bool = True,
+           source_rows: int = SOURCE_ROWS) -> VerifyResult:
     """Compares the batch and serving transforms of `sample` raw rows of the run (plus unseen-category rows).
 
     Every row is a real row of the input or derived from one: copies with unseen categories, and up to
@@ -78,6 +85,12 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     preprocessor (`skewless.layers.keras_preprocessor`) is checked against the graph on the same rows;
     features it cannot reproduce are reported, not counted. A check that fails to run is reported in
     `VerifyResult.unchecked`; the others still run.
+
+    The input's first `source_rows` rows are also read as the source holds them (CSV text untrimmed, JSON
+    booleans, NA tokens, lists, dates, out-of-range values) and compared row by row: the job's shards against
+    the TransformLayer, predict_raw's rule, the export's transform_features and the native preprocessor (dense
+    and sparse input); rows the job quarantined must be refused at serving; with an export, a row's
+    serving_default output alone must equal its output in the batch (`verify_source.check_source_rows`).
 
     Examples:
         After ``skewless run configs/example.yaml -o out/example``: the graph on 200 sampled rows (and their
@@ -140,6 +153,15 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
             title = f"{dense.num_rows} rows with NaN for their optional floats, through predict_raw's rule"
             result.groups[title] = _compare_paths(title, batch, _dense_path(graph_dir), dense, {label}, unchecked)
     result.groups = {title: checks for title, checks in result.groups.items() if checks is not None}
+    if source_rows:
+        try:
+            result.source = check_source_rows(run_dir, config, job_plan, source_rows, export_dir, native)
+            unchecked.update({f"{path}, rows as the source holds them": why
+                              for path, why in result.source.unchecked.items()})
+        except ConfigError:
+            pass  # an input with no source but a generator of its own (the synthetic set): nothing held to compare
+        except Exception as error:  # noqa: BLE001 - any failure of a check is reported, not raised
+            unchecked["rows as the source holds them"] = one_line_reason(error)
     if native:
         from skewless.layers import check_preprocessor
 
@@ -147,7 +169,7 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         try:  # real rows only (sample=0): no synthetic probe a user's preprocessing_fn could reject
             result.native = check_preprocessor(run_dir, rows=rows, sample=0)
         except Exception as error:  # noqa: BLE001 - any failure of a check is reported, not raised
-            unchecked["native Keras preprocessor"] = _reason(error)
+            unchecked["native Keras preprocessor"] = one_line_reason(error)
     return result
 
 
@@ -160,7 +182,7 @@ def _check_graph(run: RunDirectory) -> None:
     try:
         tf.saved_model.load(run.transform_fn_dir)
     except Exception as error:  # noqa: BLE001 - protobuf, OSError, TensorFlow's own: all say the graph is damaged
-        raise InputError(f"{run.transform_fn_dir}: cannot load the run's transform graph ({_reason(error)})") from None
+        raise InputError(f"{run.transform_fn_dir}: cannot load the run's transform graph ({one_line_reason(error)})") from None
 
 
 def _compare_paths(title, batch, served, rows: pa.Table, left_out: set, unchecked: dict) -> list[FeatureCheck] | None:
@@ -168,22 +190,13 @@ def _compare_paths(title, batch, served, rows: pa.Table, left_out: set, unchecke
     try:
         batch_out, served_out = batch(rows), served(rows)
     except Exception as error:  # noqa: BLE001 - e.g. a user preprocessing_fn rejecting these rows
-        unchecked[title] = _reason(error)
+        unchecked[title] = one_line_reason(error)
         return None
     checks = [_compare(name, batch_out[name], served_out[name]) for name in sorted(batch_out) if name in served_out]
     missing = sorted(set(batch_out) - set(served_out) - left_out)
     checks += [FeatureCheck(name, str(batch_out[name].dtype), len(batch_out[name]), len(batch_out[name]), None)
                for name in missing]
     return checks
-
-
-def _reason(error: Exception) -> str:
-    """One line saying why: a TF op's own message (the line above its ``[[{{node ...}}]]``), else the first."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    for above, line in zip(lines, lines[1:]):
-        if line.startswith("[["):
-            return above[:300]
-    return f"{type(error).__name__}: {lines[0] if lines else ''}"[:300]
 
 
 def _optional_columns(graph_dir: str, label: str | None) -> list[str]:

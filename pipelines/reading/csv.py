@@ -28,6 +28,7 @@ import pyarrow.csv as pa_csv
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
+from skewless.pipelines.reading import held_rows
 from skewless.pipelines.reading.batches import BATCH_ROWS, RejectedRow, SourceBatch
 from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input
 from skewless.pipelines.reading.lines import line_blocks, rejected_long_lines, skip_header
@@ -523,6 +524,13 @@ class CsvFormat(InputFormat):
 
     def column_names(self, config: InputConfig, paths: list[str], wanted: set[str]) -> list[str]:
         return columns_of(paths, config)
+
+    def held_rows(self, config: InputConfig, units: list) -> Iterator:
+        return (row for path in self.inputs(config) for row in held_rows.csv_rows(config, path))
+
+    def copy_head(self, path: str, target: str, rows: int) -> bool:
+        held_rows.copy_lines(path, target, rows)
+        return True
 
     def column_hint(self, config: InputConfig, names: list[str], missing: str) -> str:
         """A header read as one column that another common delimiter splits into the missing one."""

@@ -115,6 +115,18 @@ class InputFormat:
         """The columns the inputs hold (at least whether `wanted` ones are there)."""
         return list(self.infer_types(config, paths, wanted=wanted))
 
+    def held_rows(self, config: InputConfig, units: list[WorkUnit]) -> Iterator:
+        """The input's rows as the source holds them (`held_rows.HeldRow`), in the job's order, for `skewless
+        verify`: by default the values `batches` reads (ConfigError where there is no source but a generator)."""
+        from skewless.pipelines.reading.held_rows import typed_rows  # it reads files through this module's formats
+
+        return typed_rows(self, config, self.inputs(config))
+
+    def copy_head(self, path: str, target: str, rows: int) -> bool:
+        """Writes the first `rows` rows of input `path` to the file `target` as the source holds them; False where the
+        format has no file to copy (a database, a generator)."""
+        return False
+
     def column_hint(self, config: InputConfig, names: list[str], missing: str) -> str:
         """What to add to "no column `missing`" when the input's columns (`names`) suggest why; nothing by default."""
         return ""

@@ -78,6 +78,18 @@ class GeneratorFormat(InputFormat):
             raise InputError(f"input.generator {config.generator!r} yields no rows for shard 0 of 1")
         return kinds
 
+    def held_rows(self, config: InputConfig, units: list[WorkUnit]):
+        """What the generator yields for each unit's shard, in unit order."""
+        from skewless.pipelines.reading.held_rows import HeldRow
+
+        generator = import_function(config.generator, "input.generator")
+        for unit in units:
+            for segment in unit.segments:
+                source = f"{config.generator}[shard {segment.start} of {segment.stop}]"
+                rows = generator(shard=segment.start, num_shards=segment.stop, **config.args)
+                for number, row in enumerate(rows, start=1):
+                    yield HeldRow(source, number, dict(row) if isinstance(row, dict) else {})
+
 
 _ORDER = ("int", "float", "bytes")  # each kind's values can be held by the kinds after it
 _LISTS = (list, tuple, np.ndarray)

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from skewless.config import InputConfig
+from skewless.pipelines.reading import held_rows
 from skewless.pipelines.reading.columns import arrow_kind
 from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
 from skewless.pipelines.reading.csv import line_bounds
@@ -339,6 +340,13 @@ class JsonlFormat(InputFormat):
         for name, kind in _kinds_of_late_keys(config, paths, set(wanted or ()) - set(kinds)).items():
             kinds.setdefault(name, kind)
         return kinds
+
+    def held_rows(self, config: InputConfig, units: list) -> Iterator:
+        return (row for path in self.inputs(config) for row in held_rows.json_rows(path))
+
+    def copy_head(self, path: str, target: str, rows: int) -> bool:
+        held_rows.copy_lines(path, target, rows)
+        return True
 
 
 def _kinds(block: JsonBlock, config: InputConfig, names=None) -> dict[str, str]:

@@ -148,6 +148,13 @@ class ParquetFormat(InputFormat):
                     raise
         return kinds
 
+    def copy_head(self, path: str, target: str, rows: int) -> bool:
+        import pyarrow.parquet as pq
+
+        with parquet_file(path) as parquet:
+            pq.write_table(parquet.read().slice(0, rows), target)
+        return True
+
     def list_columns(self, config: InputConfig, paths: list[str]) -> dict[str, str]:
         with parquet_file(paths[0]) as parquet:
             arrow = parquet.schema_arrow

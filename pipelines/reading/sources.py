@@ -299,7 +299,10 @@ class RowReader:
         found = check_batch(judged, self.schema, self._optional, nonfinite, tokens)
         kinds = {c.name: c.kind for c in self.columns}
         for name, check in self.value_checks.items():  # what a transform's own parser refuses (raw_check)
-            typed = _as_kind(_one_value(_column(judged, name)), kinds[name])  # null where check_batch objects
+            # parsed text where the column is text: a missing value is null there, whatever its batch-mates hold
+            # (`judged` is the raw text when any row of the batch does not parse)
+            values = parsed[name].values if name in parsed else _column(judged, name)
+            typed = _as_kind(_one_value(values), kinds[name])  # null where check_batch objects
             for row, detail in check(typed).items():
                 found.setdefault(row, []).append(RowProblem("out_of_domain", name, detail))
         for row, row_problems in (problems or {}).items():

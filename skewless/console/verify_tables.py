@@ -19,6 +19,12 @@ def print_result(result: VerifyResult, console=None) -> None:
         console.print(_skew_table(f"{title}: {group}", checks, result.indicators))
     if result.native is not None:
         console.print(_native_table(result.native, result.indicators))
+    if result.source is not None:
+        source = result.source
+        console.print(f"the input's first {source.rows} rows as the source holds them ({source.written} written, "
+                      f"{source.quarantined} quarantined): shards vs every serving path")
+        for difference in source.differences:
+            console.print(f"  difference: {difference.line()}", style="red", markup=False, highlight=False)
     for what, reason in result.unchecked.items():
         console.print(Text(shown(f"could not check: {what}: {reason}"), style="yellow"))
     verdict = "no differences" if not result.differences else f"{result.differences} differences"
