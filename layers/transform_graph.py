@@ -68,8 +68,8 @@ def _run_label(directory: str | os.PathLike, label: str | None):
 
 def reading_rules(directory: str | os.PathLike) -> dict | None:
     """How the run beside the graph read its raw values, for readers of new data (`skewless predict`):
-    ``{"format": ..., its `VALUE_OPTIONS` and `SYNTAX_OPTIONS`, "lists": its list columns}``, as its config.yaml
-    says; None when no run is beside the graph."""
+    ``{"format": ..., its `VALUE_OPTIONS` and `SYNTAX_OPTIONS`, "lists": its list columns, "features": each
+    feature's options}``, as its config.yaml says; None when no run is beside the graph."""
     for run in around_graph(directory):
         config = run.read_config()
         if config:
@@ -77,6 +77,8 @@ def reading_rules(directory: str | os.PathLike) -> dict | None:
             rules = {key: source[key] for key in ("format", *VALUE_OPTIONS, *SYNTAX_OPTIONS) if key in source}
             features = config.get("features") or {}
             rules["lists"] = sorted(name for name, options in features.items() if (options or {}).get("list"))
+            # a transform's own check of raw values (a datetime's parse) quarantines rows in the job: predict too
+            rules["features"] = {name: options or {} for name, options in features.items()}
             return rules
     return None
 

@@ -37,6 +37,7 @@ from apache_beam.ml.inference.base import KeyedModelHandler, PredictionResult, R
 from apache_beam.ml.inference.tensorflow_inference import ModelType, TFModelHandlerTensor
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from skewless.config import FeatureConfig
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import SYNTAX_OPTIONS, VALUE_OPTIONS, reader_of
 from skewless.layers.export import read_spec_file, serialize_raw_examples
@@ -159,10 +160,13 @@ def predict(
     key_columns = _key_columns(list(keys), raw_columns, input_config, paths, outputs)
     units = _units(input_config, paths)
     read_columns = raw_columns + [column for column in key_columns if column.name not in raw_spec]
+    # what the run's transforms refuse of raw values (a datetime's parse) is quarantined, as the job quarantines it
+    features = {name: FeatureConfig.model_validate(options) for name, options in (reading.get("features") or {}).items()}
+    checks = sources.transform_checks(features, read_columns)
     output = StagedOutput(output_dir, overwrite, beam_args or [], "predictions", [export_dir], inputs)
     with output.staging() as staging:
         _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, units, output_format, staging,
-                      beam_args or [])
+                      beam_args or [], checks)
         pipeline_seconds = time.time() - started
         run = RunDirectory(staging)
         parts = [read_unit_summary(run.unit_summary_file(unit.index), PredictionUnitSummary) for unit in units]
@@ -253,8 +257,9 @@ def _units(input_config, paths: list[str]) -> list:
 
 
 def _run_pipeline(export_dir, input_config, read_columns, key_columns, outputs, units, output_format, staging,
-                  beam_args) -> None:
+                  beam_args, checks: dict) -> None:
     reader = RowReader(input_config, read_columns)
+    reader.value_checks = checks
     model = KeyedModelHandler(ExportHandler(export_dir))
     keys = [(column.name, column.kind) for column in key_columns]
     try:

@@ -178,6 +178,15 @@ def _above(feature, bound: float) -> None:
 # ---------------------------------------------------------------------------------------------- reading
 
 
+def transform_checks(features: dict, columns: list[RawColumn]) -> dict:
+    """{column: its transform's check of raw values} (`Transform.raw_check`: what no schema domain can say, a
+    datetime's parse) for the `columns` read, from `features` (FeatureConfig by name): the job's reader and
+    `skewless predict`'s quarantine the same rows."""
+    read = {column.name for column in columns}
+    checks = {name: options.transform_kind.raw_check(options) for name, options in features.items() if name in read}
+    return {name: check for name, check in checks.items() if check is not None}
+
+
 class RowReader:
     """Reads work units of one input config as typed tables of the raw columns.
 
@@ -216,11 +225,7 @@ class RowReader:
         drop = config.label.column if config.label is not None and config.label.missing == "drop" else None
         reader = cls(input_config, columns, config.output.split_key, allowed, drop_unlabeled=drop)
         reader.schema = judged_schema(config, columns, allowed)
-        read = {c.name for c in columns}
-        for name, options in config.features.items():
-            check = options.transform_kind.raw_check(options)
-            if check is not None and name in read:
-                reader.value_checks[name] = check
+        reader.value_checks = transform_checks(config.features, columns)
         return reader
 
     def read(self, unit: WorkUnit) -> Iterator[Chunk]:

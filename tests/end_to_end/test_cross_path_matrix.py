@@ -31,7 +31,6 @@ CHECKED_PATHS = ("TransformLayer", "TransformLayer, each row alone", "transform_
 DEFAULT_SOURCES = ("csv", "parquet", "jsonl", "python")
 # (source, path) -> the open item of issue 43 it meets on main; "*" is every source not named
 KNOWN = {
-    ("*", "skewless predict"): "4 (predict scores an unparsable date the job quarantines)",
     # not an item of issue 43: Keras on JAX without jax_enable_x64 holds an int64 passthrough as int32
     ("*", "native on JAX (sparse input)"): "not issue 43: int64 passthrough on JAX without x64",
     ("*", "native on JAX (dense input)"): "not issue 43: int64 passthrough on JAX without x64",
