@@ -545,7 +545,8 @@ class CsvFormat(InputFormat):
 
 
 def split_lists(batch: pa.RecordBatch, columns, config: InputConfig, tokens: dict) -> pa.RecordBatch:
-    """CSV text of list columns -> lists of their values, split at `config.list_delimiter` and trimmed.
+    """CSV text of list columns -> lists of their values, split at `config.list_delimiter`, each item as written
+    (a serving client sends the items, so an item's spaces are its own; numbers ignore them when parsed).
 
     A missing value inside a list is left out of it, as an empty field is: an empty item, an NA token
     (`tokens`: column -> its tokens), a float NaN, and with `input.nonfinite: missing` ±inf and numbers
@@ -559,7 +560,7 @@ def split_lists(batch: pa.RecordBatch, columns, config: InputConfig, tokens: dic
         column = batch.column(name)
         if name in kinds:
             split = pc.split_pattern(column.cast(pa.string()), config.list_delimiter)
-            values = pc.utf8_trim_whitespace(pc.list_flatten(split))
+            values = pc.list_flatten(split)
             keep = ~parse_text(values, kinds[name], config.nonfinite, tokens.get(name, frozenset())).missing
             parents = pc.list_parent_indices(split).to_numpy(zero_copy_only=False)
             lengths = np.bincount(parents[keep], minlength=len(column))

@@ -34,15 +34,6 @@ KNOWN = {
     # not an item of issue 43: Keras on JAX without jax_enable_x64 holds an int64 passthrough as int32
     ("*", "native on JAX (sparse input)"): "not issue 43: int64 passthrough on JAX without x64",
     ("*", "native on JAX (dense input)"): "not issue 43: int64 passthrough on JAX without x64",
-    # the job trims a CSV list's items (" blue" is "blue"), serving does not
-    ("csv", "TransformLayer"): "1 (a CSV list's items are trimmed)",
-    ("csv", "TransformLayer, each row alone"): "1 (a CSV list's items are trimmed)",
-    ("csv", "transform_features"): "1 (a CSV list's items are trimmed)",
-    ("r_csv", "TransformLayer"): "1 (a CSV list's items are trimmed)",
-    ("r_csv", "TransformLayer, each row alone"): "1 (a CSV list's items are trimmed)",
-    ("r_csv", "transform_features"): "1 (a CSV list's items are trimmed)",
-    # the CSV vocabulary of tags holds trimmed items, so every tag's id differs (item 1)
-    ("*", "same as the CSV source"): "1 (a CSV list's items are trimmed)",
 }
 
 
