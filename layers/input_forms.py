@@ -32,7 +32,8 @@ def input_forms(rows: list, raw_spec: dict, parsed: dict) -> dict[str, dict]:
         SPARSE: parsed,
         RAGGED: ragged,
         NUMPY: dense,
-        PANDAS: {name: pd.Series(value) if isinstance(value, (np.ndarray, list)) else value
+        # a pandas column holds one item a row: a fixed shape's (batch, *shape) array is passed as it is
+        PANDAS: {name: pd.Series(value) if isinstance(value, list) or getattr(value, "ndim", 0) == 1 else value
                  for name, value in as_text.items()},
         TENSORS: {name: tf.constant(value) if isinstance(value, np.ndarray) else value
                   for name, value in dense.items()},
