@@ -340,14 +340,15 @@ def _check_native(check: SourceCheck, run_dir: str, spec: dict, requests, wheres
 
 
 def dense_inputs(rows: list[dict], spec: dict) -> dict[str, np.ndarray]:
-    """One NumPy array per raw feature, a missing float NaN and a missing string "" (as a DataFrame holds them)."""
+    """One NumPy array per raw feature, a missing float NaN and a missing string "" (as a DataFrame holds them);
+    text as bytes, as it is held (an image's bytes are no UTF-8)."""
     inputs = {}
     for name, feature in spec.items():
         values = [row.get(name) for row in rows]
         if feature.dtype.is_floating:
             inputs[name] = np.array([np.nan if v is None else v for v in values], np.float32)
         elif feature.dtype.name == "string":
-            inputs[name] = np.array(["" if v is None else v.decode() if isinstance(v, bytes) else v for v in values],
+            inputs[name] = np.array([b"" if v is None else v.encode() if isinstance(v, str) else v for v in values],
                                     dtype=object)
         else:
             inputs[name] = np.array(values, np.int64)

@@ -2,7 +2,7 @@
 
 The job's reader types and judges raw values; `skewless verify` compares every path on what the source really
 holds, read independently of that reader: a CSV field is its text as Python's csv module splits the line (quotes
-removed, nothing trimmed), a JSON line is `json.loads`'d, Parquet, TFRecord and SQL rows are the values their files
+removed, nothing trimmed but the spaces `skip_initial_space` makes part of the delimiter, as the docs' rule says), a JSON line is `json.loads`'d, Parquet, TFRecord and SQL rows are the values their files
 or engine hold (`InputFormat.batches`, what `schema validate` reads), a generator's rows are what it yields. Each
 row keeps its place as the job's quarantine names it (file and line or record number).
 """
@@ -34,14 +34,16 @@ class HeldRow:
 
 
 def csv_rows(config, path: str) -> Iterator[HeldRow]:
-    """A CSV file's rows: each line's fields as Python's csv module splits them, quotes removed, nothing trimmed."""
+    """A CSV file's rows: each line's fields as Python's csv module splits them, quotes removed, nothing trimmed
+    (but the spaces after a delimiter under `skip_initial_space`: CSV syntax, not the value)."""
     with open_input(path) as handle:
         text = handle.read().decode("utf-8", errors="backslashreplace")
     text = text.removeprefix("\ufeff")
     columns = list(config.columns or [])
     header_seen = not config.header
     if config.multiline:
-        records = csv.reader(io.StringIO(text, newline=""), delimiter=config.delimiter)
+        records = csv.reader(io.StringIO(text, newline=""), delimiter=config.delimiter,
+                             skipinitialspace=config.skip_initial_space)
         start = 1
         for fields in records:
             number, start = start, records.line_num + 1
@@ -59,7 +61,8 @@ def csv_rows(config, path: str) -> Iterator[HeldRow]:
             header_seen = True
             continue
         try:
-            fields = next(csv.reader([line], delimiter=config.delimiter, strict=True))
+            fields = next(csv.reader([line], delimiter=config.delimiter, skipinitialspace=config.skip_initial_space,
+                                     strict=True))
         except csv.Error:
             fields = []
         yield HeldRow(path, number, _by_column(columns, fields))

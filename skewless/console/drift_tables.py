@@ -17,7 +17,7 @@ def print_comparisons(comparisons: list[Comparison], console=None) -> None:
         table = Table(title=Text(shown(f"{comparison.base} (baseline) vs {comparison.test}; thresholds: flags, "
                                        f"schema {comparison.comparator}, defaults; CROSSED: past the threshold and "
                                        f"p < {SIGNIFICANCE:g}")), title_justify="left")
-        table.add_column("feature")
+        table.add_column("feature", no_wrap=True)  # a name is read whole (the other cells wrap)
         table.add_column("measure")
         table.add_column("distance", justify="right")
         table.add_column("threshold", justify="right")
