@@ -34,9 +34,10 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
         if name in plans and plans[name].transform in TRANSFORMS and TRANSFORMS[plans[name].transform].image:
             # the graph decodes these bytes: any other probe than a real image fails the whole batch
             values = [tf.io.encode_png(tf.zeros([1, 1, 1], tf.uint8)).numpy()] * count
-        elif name in plans and plans[name].transform == "datetime" and spec.dtype == tf.string:
-            # the graph refuses text that is no date (as the job quarantines it): any other probe fails the batch
-            values = _dates(count, rng)
+        elif name in plans and spec.dtype == tf.string and _probe_texts(plans[name], count, rng) is not None:
+            # the graph refuses text its transform cannot read (as the job quarantines it): any other probe fails
+            # the batch
+            values = _probe_texts(plans[name], count, rng)
         else:
             optional = isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature))
             values = _column(name, spec.dtype, probe, count, rng, optional,
@@ -90,14 +91,9 @@ def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: 
     return values if lowest is None else [lowest if value <= probe["above"] else value for value in values]
 
 
-def _dates(count: int, rng) -> list[bytes]:
-    """ISO-8601 texts 1900-2100, some dates alone, some times in UTC or at an offset."""
-    days = rng.integers(-25567, 47482, size=count)  # 1900-01-01 .. 2099-12-31 as days since 1970
-    seconds = rng.integers(0, 86400, size=count)
-    stamps = (np.datetime64("1970-01-01T00:00:00") + days.astype("timedelta64[D]") + seconds.astype("timedelta64[s]"))
-    forms = rng.integers(3, size=count)
-    return [(str(stamp)[:10] if form == 0 else str(stamp) + ("Z" if form == 1 else "+05:30")).encode()
-            for stamp, form in zip(stamps, forms)]
+def _probe_texts(plan, count: int, rng) -> list[bytes] | None:
+    transform = TRANSFORMS.get(plan.transform)
+    return None if transform is None else transform.probe_texts(count, rng)
 
 
 def _lists(values: list, rng, longest: int = 4) -> list[list]:

@@ -148,6 +148,11 @@ class Transform:
         go to quarantine): for what no schema domain can say, e.g. text that must parse."""
         return None
 
+    def probe_texts(self, count: int, rng) -> list[bytes] | None:
+        """`count` raw texts its `raw_check` takes, for probes (the graph refuses the others, failing the probe
+        batch), or None: any text will do."""
+        return None
+
     def vocabulary_tokens(self, value, options: dict):
         """The tokens a vocabulary is computed over (the filled raw `value`), or None: no vocabulary."""
         return None

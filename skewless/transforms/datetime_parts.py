@@ -16,6 +16,7 @@ import functools
 import math
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from skewless.errors import ConfigError
@@ -125,6 +126,16 @@ class Datetime(Transform):
     def raw_check(self, feature):
         """Rows whose value the graph cannot read: the graph's own parser, run on the raw column."""
         return _unreadable
+
+    def probe_texts(self, count: int, rng) -> list[bytes]:
+        """ISO-8601 texts 1900-2100, some dates alone, some times in UTC or at an offset."""
+        days = rng.integers(-25567, 47482, size=count)  # 1900-01-01 .. 2099-12-31 as days since 1970
+        seconds = rng.integers(0, 86400, size=count)
+        stamps = (np.datetime64("1970-01-01T00:00:00") + days.astype("timedelta64[D]")
+                  + seconds.astype("timedelta64[s]"))
+        forms = rng.integers(3, size=count)
+        return [(str(stamp)[:10] if form == 0 else str(stamp) + ("Z" if form == 1 else "+05:30")).encode()
+                for stamp, form in zip(stamps, forms)]
 
     def run_fields(self, name: str, feature, graph) -> dict:
         return {"parts": feature.parts, "cyclical": feature.cyclical, "timezone": feature.timezone}
@@ -251,7 +262,6 @@ def _civil_from_days(days):
 
 def _unreadable(values) -> dict[int, str]:
     """{row: why} of the present values of an Arrow column that `wall_clock` finds invalid (whatever the zone)."""
-    import numpy as np
     import pyarrow as pa
     import tensorflow as tf
 
