@@ -434,7 +434,7 @@ def query_cancelled(folder: Path) -> None:
 
 def slow_duckdb(folder: Path) -> list:
     config = small_config(folder, input={"format": "sql", "url": "duckdb://", "query":
-                                         "SELECT sum(i * i)::DOUBLE AS a FROM range(100000000000) t(i)"},
+                                         "SELECT sum(i::DOUBLE * i) AS a FROM range(100000000000) t(i)"},
                           features={"a": {"transform": "z_score"}}, label=None)
     return job(folder, config)
 
