@@ -34,10 +34,10 @@ def probe_rows(raw_spec: dict, plans: dict, count: int, seed: int = 0) -> list[d
         if name in plans and plans[name].transform in TRANSFORMS and TRANSFORMS[plans[name].transform].image:
             # the graph decodes these bytes: any other probe than a real image fails the whole batch
             values = [tf.io.encode_png(tf.zeros([1, 1, 1], tf.uint8)).numpy()] * count
-        elif name in plans and spec.dtype == tf.string and _probe_texts(plans[name], count, rng) is not None:
+        elif (texts := _probe_texts(plans.get(name), spec, count, rng)) is not None:
             # the graph refuses text its transform cannot read (as the job quarantines it): any other probe fails
             # the batch
-            values = _probe_texts(plans[name], count, rng)
+            values = texts
         else:
             optional = isinstance(spec, (tf.io.VarLenFeature, tf.io.RaggedFeature))
             values = _column(name, spec.dtype, probe, count, rng, optional,
@@ -91,8 +91,9 @@ def _column(name: str, dtype: tf.DType, probe: dict, count: int, rng, optional: 
     return values if lowest is None else [lowest if value <= probe["above"] else value for value in values]
 
 
-def _probe_texts(plan, count: int, rng) -> list[bytes] | None:
-    transform = TRANSFORMS.get(plan.transform)
+def _probe_texts(plan, spec, count: int, rng) -> list[bytes] | None:
+    """The texts a text feature's transform can read (`Transform.probe_texts`), or None: any text will do."""
+    transform = TRANSFORMS.get(plan.transform) if plan is not None and spec.dtype == tf.string else None
     return None if transform is None else transform.probe_texts(count, rng)
 
 

@@ -1,10 +1,11 @@
 """Rows as the source holds them, for `skewless verify`: what each format's `held_rows` and `copy_head` do.
 
-The job's reader types and judges raw values; `skewless verify` compares every path on what the source really
-holds, read independently of that reader: a CSV field is its text as Python's csv module splits the line (quotes
-removed, nothing trimmed but the spaces `skip_initial_space` makes part of the delimiter, as the docs' rule says), a JSON line is `json.loads`'d, Parquet, TFRecord and SQL rows are the values their files
-or engine hold (`InputFormat.batches`, what `schema validate` reads), a generator's rows are what it yields. Each
-row keeps its place as the job's quarantine names it (file and line or record number).
+The job's reader types and judges raw values; `skewless verify` compares every path on what the source really holds,
+read independently of that reader: a CSV field is its text as Python's csv module splits the line (quotes removed,
+nothing trimmed but the spaces `skip_initial_space` makes part of the delimiter, docs/values.md's rule), a JSON line
+is `json.loads`'d, Parquet, TFRecord and SQL rows are the values their files or engine hold (`InputFormat.batches`,
+what `schema validate` reads), a generator's rows are what it yields. Each row keeps its place as the job's
+quarantine names it (file and line or record number).
 """
 
 from __future__ import annotations
