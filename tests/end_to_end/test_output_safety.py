@@ -89,12 +89,17 @@ def test_overwrite_at_publish_time_refuses_a_folder_that_appeared_meanwhile(tmp_
     assert staging_left(tmp_path) == []
 
 
-@pytest.mark.parametrize("renameat2", ["available", "missing"])
-def test_rename_no_replace_refuses_an_existing_destination(tmp_path, monkeypatch, renameat2):
-    if renameat2 == "missing":
+@pytest.fixture(params=["available", "missing"])
+def renameat2(request, monkeypatch):
+    """The kernel's renameat2, or none: staged_folder falls back to plain renames."""
+    if request.param == "missing":
         def unavailable(source, destination, flags):
             raise OSError(errno.ENOSYS, "no renameat2")
         monkeypatch.setattr(staged_folder, "_renameat2", unavailable)
+    return request.param
+
+
+def test_rename_no_replace_refuses_an_existing_destination(tmp_path, renameat2):
     (tmp_path / "staged").mkdir()
     (tmp_path / "staged" / "run.json").write_text("new")
     for existing in ("empty", "full"):
@@ -108,14 +113,9 @@ def test_rename_no_replace_refuses_an_existing_destination(tmp_path, monkeypatch
     assert (tmp_path / "fresh" / "run.json").read_text() == "new" and not (tmp_path / "staged").exists()
 
 
-@pytest.mark.parametrize("renameat2", ["available", "missing"])
-def test_publish_swaps_a_replaced_output_into_the_claim(tmp_path, monkeypatch, renameat2):
+def test_publish_swaps_a_replaced_output_into_the_claim(tmp_path, renameat2):
     """With --overwrite the output path holds the old output until the new one takes its place (one exchanging
     rename where the kernel has it, else the old renamed into the claim first); the old one goes with the claim."""
-    if renameat2 == "missing":
-        def unavailable(source, destination, flags):
-            raise OSError(errno.ENOSYS, "no renameat2")
-        monkeypatch.setattr(staged_folder, "_renameat2", unavailable)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "run.json").write_text("old")
     claimed = staged_folder.claim(str(tmp_path / "out"))
