@@ -421,8 +421,9 @@ _HEADER = typer.Option(False, "--header", help="CSV: the first line of each file
 _COLUMNS = typer.Option(None, "--columns", help="CSV: comma-separated column names (needed without --header).")
 _DELIMITER = typer.Option(",", "--delimiter", help="CSV: the field delimiter.")
 _SKIP_SPACE = typer.Option(
-    True, "--skip-initial-space/--no-skip-initial-space",
-    help="CSV: spaces after a delimiter are no part of the field (never inside quotes)."
+    None, "--skip-initial-space/--no-skip-initial-space", show_default="auto",
+    help="CSV: spaces after a delimiter are no part of the field (never inside quotes); by default, where every"
+         " field after a delimiter in the first lines starts with one.",
 )
 
 
@@ -436,7 +437,7 @@ def schema_infer(
     header: bool = _HEADER,
     columns: Optional[str] = _COLUMNS,
     delimiter: str = _DELIMITER,
-    skip_initial_space: bool = _SKIP_SPACE,
+    skip_initial_space: Optional[bool] = _SKIP_SPACE,
     max_domain_size: int = typer.Option(100, "--max-domain-size", help="Most distinct values of a categorical."),
 ) -> None:
     """Infer a schema from data: types, presence, categorical domains, value counts."""
@@ -446,7 +447,8 @@ def schema_infer(
     from skewless.schemas import write_schema
     from skewless.schemas.infer import infer_schema
 
-    config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
+    config = input_config(inputs, format, header, columns, delimiter,
+                          "auto" if skip_initial_space is None else skip_initial_space)
     inferred = infer_schema(config, read_batches(config), max_domain_size=max_domain_size)
     if out:
         write_schema(inferred.schema, out)
@@ -465,7 +467,7 @@ def schema_validate(
     header: bool = _HEADER,
     columns: Optional[str] = _COLUMNS,
     delimiter: str = _DELIMITER,
-    skip_initial_space: bool = _SKIP_SPACE,
+    skip_initial_space: Optional[bool] = _SKIP_SPACE,
     examples: int = typer.Option(3, "--examples", min=0, help="Example rows shown per anomaly."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
@@ -479,7 +481,8 @@ def schema_validate(
     if columns is None and not header:
         # Headerless CSV: the schema's features, in order, are the columns (other formats ignore this).
         columns = ",".join(feature.name for feature in loaded.feature)
-    config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
+    config = input_config(inputs, format, header, columns, delimiter,
+                          "auto" if skip_initial_space is None else skip_initial_space)
     report = validate(read_batches(config), loaded, max_examples=examples)
     if as_json:
         import json

@@ -67,7 +67,9 @@ class InputConfig(_Strict):
     header: bool = False
     columns: list[str] | None = None
     delimiter: str = ","
-    skip_initial_space: bool = True
+    # spaces after a delimiter are part of it (the UCI census's ", "): true | false | auto, true where every field
+    # after a delimiter in the file's first lines (its header too) starts with a space (docs/values.md)
+    skip_initial_space: bool | Literal["auto"] = "auto"
     # quoted fields may hold line breaks (RFC 4180): each file is read whole by one worker, with Python's csv module
     multiline: bool = False
     list_delimiter: str = "|"  # splits the values of list columns (features with list: true)

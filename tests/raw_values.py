@@ -4,7 +4,8 @@
 whitespace (leading spaces inside quotes), case, booleans, NA tokens, empty and null, lists with holes, dates in
 every accepted form and out of range, numbers at the float32 and int64 edges, unicode. Each row has a unique `id`.
 `write_source(kind, rows, folder)` writes them as a source of `kind` holds them (tests/edge_rows.py's writers: pandas'
-and R's CSV, Parquet, JSON Lines, TFRecord, DuckDB) or as a generator yields them, and returns the config's `input`.
+and R's CSV, Parquet, JSON Lines, TFRecord, DuckDB; a table of the test process's PostgreSQL server,
+tests/postgres_server.py) or as a generator yields them, and returns the config's `input`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from __future__ import annotations
 import json
 import math
 
+import adbc_driver_postgresql.dbapi as postgres
 import numpy as np
-from edge_rows import NA_TOKENS, SQL_TABLE, write_csv, write_duckdb, write_jsonl, write_parquet, write_tfrecord
+from edge_rows import (NA_TOKENS, SQL_TABLE, arrow_table, write_csv, write_duckdb, write_jsonl, write_parquet,
+                       write_tfrecord)
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from postgres_server import shared_url
 
 NA = NA_TOKENS[0]
 TAGS = ["red", "green", "blue", " blue", "Red", NA, "", None]
@@ -69,7 +73,7 @@ def generated_rows(examples: int = 25) -> list[dict]:
 
 
 COLUMNS = ["id", "s", "x", "n", "flag", "tags", "d"]
-SOURCES = ("csv", "r_csv", "parquet", "jsonl", "tfrecord", "duckdb", "python")
+SOURCES = ("csv", "r_csv", "parquet", "jsonl", "tfrecord", "duckdb", "postgresql", "python")
 
 
 # the generated columns' Arrow types, for Parquet and DuckDB
@@ -92,6 +96,12 @@ def write_source(kind: str, rows: list[dict], folder) -> dict:
     if kind == "duckdb":
         write_duckdb(folder / "rows.duckdb", rows, ARROW_TYPES)
         return {"format": "sql", "url": f"duckdb://{folder / 'rows.duckdb'}", "table": SQL_TABLE, "order_by": ["id"]}
+    if kind == "postgresql":
+        url, table = shared_url(), f"rows_{folder.name.lower()}"  # one server per test process, a table per run
+        with postgres.connect(url) as connection, connection.cursor() as cursor:
+            cursor.adbc_ingest(table, arrow_table(rows, ARROW_TYPES), mode="replace")
+            connection.commit()
+        return {"format": "sql", "url": url, "table": table, "order_by": ["id"]}
     if kind == "tfrecord":
         write_tfrecord(folder / "rows.tfrecord", rows)
         return {"format": "tfrecord", "paths": [str(folder / "rows.tfrecord")]}

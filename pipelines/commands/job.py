@@ -336,7 +336,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     sums = sum_parts(config, parts)
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     write_states(staging, {split: [split_states[split]] for split in config.output.splits}, job_plan.columns)
-    _write_metadata(config, job_plan.columns, staging)
+    _write_metadata(config, job_plan, staging)
     if config.output.format == "sequence_example":
         _write_sequence_spec(staging)
     canonicalize(run.transform_fn_dir)
@@ -482,7 +482,7 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[Uni
     return report
 
 
-def _write_metadata(config: JobConfig, columns, staging: str) -> None:
+def _write_metadata(config: JobConfig, job_plan, staging: str) -> None:
     """The raw metadata next to the graph (so TFTransformOutput.raw_feature_spec works) and the config."""
     import yaml
     from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
@@ -490,11 +490,15 @@ def _write_metadata(config: JobConfig, columns, staging: str) -> None:
     from skewless.pipelines.reading.columns import raw_schema
 
     run = RunDirectory(staging)
-    metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(columns)), run.raw_metadata_dir)
+    metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(job_plan.columns)), run.raw_metadata_dir)
     # the config's paths are absolute since it was loaded: every later reader sees the paths this run read. A
     # database URL is kept without its password: `verify` and `apply` then find it where libpq looks (PGPASSWORD,
     # ~/.pgpass, a service file), as configs should give it (docs/recipes/sql.md)
     kept = config.model_dump(by_alias=True)
+    # a CSV's `skip_initial_space: auto` as the plan read this input: new data read by the run's rules (verify,
+    # apply, predict) is read as this input was, whatever its own first lines look like
+    if "skip_initial_space" in kept["input"]:
+        kept["input"]["skip_initial_space"] = job_plan.input_config.skip_initial_space
     if kept["input"].get("url"):
         kept["input"]["url"] = url_without_credentials(kept["input"]["url"])
     files.write_bytes(run.config_file, yaml.safe_dump(kept, sort_keys=False).encode())

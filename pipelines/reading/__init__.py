@@ -28,7 +28,8 @@ _OPTIONS = {"input.format": "--format", "input.header": "--header", "input.colum
 def read_batches(config: InputConfig, batch_rows: int = BATCH_ROWS) -> Iterator[SourceBatch]:
     """Every row of the files `config` names, in file order, as `SourceBatch`es of up to `batch_rows` rows."""
     input_format = reader_of(config.format)
-    yield from input_format.batches(config, input_format.inputs(config), batch_rows)
+    paths = input_format.inputs(config)
+    yield from input_format.batches(input_format.resolved(config, paths), paths, batch_rows)
 
 
 def input_config(
@@ -37,7 +38,7 @@ def input_config(
     header: bool = False,
     columns: str | Sequence[str] | None = None,
     delimiter: str = ",",
-    skip_initial_space: bool = True,
+    skip_initial_space: bool | str = "auto",
 ) -> InputConfig:
     """An `InputConfig` from command-line options; `format` defaults to what the file names say."""
     if isinstance(columns, str):

@@ -144,6 +144,26 @@ def csv_record_batches(path: str, config: InputConfig, columns: Sequence[str],
             yield SourceBatch(path, "line", parsed.batch, parsed.numbers, parsed.rejected, raw=raws.__getitem__)
 
 
+SNIFFED_BYTES = 65_536  # skip_initial_space: auto reads the whole lines in the first 64 KiB of the first file
+
+
+def spaces_follow_delimiters(paths: Sequence[str], config: InputConfig) -> bool:
+    """`skip_initial_space: auto`: whether the first file's first lines (its header too) are the ", " dialect,
+    every field after a delimiter starting with a space (`39, State-gov, 77516`). A file where only some do
+    (pandas writes " NJ" unquoted) holds those spaces as values: they are kept, as serving keeps them."""
+    for path in paths:
+        with open_input(path) as handle:
+            head = handle.read(SNIFFED_BYTES)
+        if len(head) == SNIFFED_BYTES and b"\n" in head:
+            head = head[: head.rfind(b"\n") + 1]  # whole lines only
+        lines = [line for line in head.decode("utf-8", errors="replace").splitlines(keepends=True) if line.strip()]
+        if not lines:
+            continue  # a file of blank lines: the next file says
+        followers = [field for fields in csv.reader(lines, delimiter=config.delimiter) for field in fields[1:]]
+        return bool(followers) and all(field.startswith(" ") for field in followers)
+    return False
+
+
 def read_head(path: str, config: InputConfig, size: int) -> bytes:
     """The whole lines in the first `size` bytes after the header (all of them when a line is longer)."""
     with open_input(path) as handle:
@@ -470,6 +490,8 @@ class CsvFormat(InputFormat):
     SAMPLE_BYTES = 1 << 20  # column types are inferred from the first MB of the first file
 
     def resolved(self, config: InputConfig, paths: list[str]) -> InputConfig:
+        if config.skip_initial_space == "auto":
+            config = config.model_copy(update={"skip_initial_space": spaces_follow_delimiters(paths, config)})
         if config.header and not config.columns:
             return config.model_copy(update={"columns": columns_of(paths, config)})
         return config

@@ -8,7 +8,8 @@ predict_raw against serving_default, serving_default alone vs batched, the nativ
 and sparse input. The tests add the native preprocessor on JAX, `skewless predict` and `skewless apply`, and
 the same rows written by each source against the CSV source's.
 
-The default suite runs the CSV, Parquet, JSON Lines and Python sources; R-style CSV, TFRecord and DuckDB are slow.
+The default suite runs every source through every path; the native preprocessor on JAX (a child process each) runs
+on Parquet's rows there, on the other sources' in the slow suite.
 """
 
 import csv
@@ -28,10 +29,9 @@ CHECKED_PATHS = ("TransformLayer", "TransformLayer, each row alone", "transform_
                  "native Keras preprocessor (sparse input)", "native Keras preprocessor (dense input)",
                  "serving", "request")
 INT32 = np.iinfo(np.int32)
-DEFAULT_SOURCES = ("csv", "parquet", "jsonl", "python")
 
 
-def case(source, path, *values, default=DEFAULT_SOURCES):
+def case(source, path, *values, default=SOURCES):
     marks = [] if source in default else [pytest.mark.slow]
     return pytest.param(source, *values, marks=marks, id=f"{source}-{path}")
 
@@ -118,9 +118,11 @@ def test_the_native_preprocessor_on_jax_gives_what_the_job_wrote(checked, source
     picked = [i for i, request in enumerate(check.requests) if not dense or dense_holds(request, spec)]
     if not x64:
         beyond = [i for i in picked if beyond_int32(check.requests[i])]
-        assert beyond, "the generated rows hold integers beyond int32"
-        with pytest.raises(ChildFailed, match=r"InputError: feature 'n': -?\d+ is beyond int32"):
-            native_outputs_on_jax(run_dir, [check.requests[i] for i in beyond], spec, tmp_path, dense=dense)
+        # the dense rows of some sources (no missing integer, no list) hold none; Parquet's, in the default suite, do
+        assert beyond or source != "parquet", "the generated rows hold integers beyond int32"
+        if beyond:
+            with pytest.raises(ChildFailed, match=r"InputError: feature 'n': -?\d+ is beyond int32"):
+                native_outputs_on_jax(run_dir, [check.requests[i] for i in beyond], spec, tmp_path, dense=dense)
         picked = [i for i in picked if i not in beyond]
     outputs = native_outputs_on_jax(run_dir, [check.requests[i] for i in picked], spec, tmp_path, dense=dense,
                                     x64=x64)
@@ -147,7 +149,7 @@ def test_apply_writes_what_the_job_wrote(checked, source):
 
 
 @pytest.mark.parametrize("source", [case(source, "skewless predict") for source in SOURCES
-                                    if source not in ("duckdb", "python")])  # predict reads files
+                                    if source not in ("duckdb", "postgresql", "python")])  # predict reads files
 def test_predict_scores_what_serving_scores_and_refuses_what_the_job_quarantines(checked, source):
     import tensorflow as tf
 

@@ -9,6 +9,7 @@ and reads it with `skewless apply`: the same rows, the same values, the served o
 """
 
 import csv
+import gzip
 import io
 import math
 
@@ -29,7 +30,7 @@ from edge_rows import (
     write_csv,
 )
 from real_data import run_json, split_records, vocabulary_files, written_by_id
-from rich_rows import python_rows
+from rich_rows import python_rows, served_rows, written_rows
 
 REFERENCE = "parquet"  # typed values: what each other source must read
 OTHERS = [source for source in SOURCES if source != REFERENCE]
@@ -164,6 +165,53 @@ def test_written_csv_is_read_back_as_pythons_csv_module_reads_it(rows, quoting, 
 def test_a_quoted_leading_space_is_kept_with_and_without_multiline(runs):
     for source in ("csv", "csv-multiline", "r-csv"):
         assert sorted(_vocabulary(runs[source], "state")) == sorted(set(STATES)), source
+
+
+@pytest.mark.parametrize("text, header, dialect", [
+    ("39, State-gov, 77516\n50, Self-emp, 83311\n", False, True),  # the UCI census's ", "
+    ("age, workclass\n39, State-gov\n", True, True),
+    ("id,state\n1, NJ\n2,NY\n", True, False),  # pandas writes " NJ" unquoted: a value's space
+    ("id,state\n1, NJ\n2, NY\n", True, False),  # every value spaced, the header not: still the values'
+    ("a,b\n1,2\n", True, False),
+    ('1, "x, y"\n2, "z"\n', False, True),  # spaces before opening quotes
+    ("\n\n", False, False),  # no line: nothing to skip
+], ids=["census", "census-header", "pandas", "pandas-all-spaced", "plain", "quoted", "blank"])
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_skip_initial_space_auto_takes_the_spaces_as_the_files_dialect(tmp_path, text, header, dialect, compressed):
+    """`skip_initial_space: auto` (the default) skips the spaces after delimiters only where every field after a
+    delimiter in the first lines starts with one, so a value written " NJ" among others is kept."""
+    from skewless.config import InputConfig
+    from skewless.pipelines.reading.csv import CsvFormat
+
+    path = tmp_path / "rows.csv"
+    path.write_bytes(gzip.compress(text.encode()) if compressed else text.encode())
+    config = InputConfig(format="csv", paths=[str(path)], header=header, columns=None if header else ["a", "b"])
+    assert CsvFormat().resolved(config, [str(path)]).skip_initial_space is dialect
+
+
+def test_a_pandas_csv_with_unquoted_leading_spaces_is_served_as_the_job_read_it(tmp_path):
+    """pandas' to_csv leaves " NJ" unquoted: the job keeps its space by default (it trimmed it into "NJ", which
+    serving, sent " NJ", did not), the run records the rule it read by, and a served row equals the written one."""
+    import pandas as pd
+    import yaml
+
+    from skewless.layers import TransformLayer
+    from skewless.pipelines import run
+
+    states = [" NJ", "NJ", "NY", " ny", "NY ", "NJ"] * 10
+    frame = pd.DataFrame({"id": range(len(states)), "state": states, "x": np.arange(len(states)) / 4})
+    frame.to_csv(tmp_path / "rows.csv", index=False)
+    assert "\n0, NJ,0.0\n" in (tmp_path / "rows.csv").read_text()  # unquoted
+    config = {"name": "spaced", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+              "features": {"id": {"transform": "passthrough"}, "state": {"transform": "vocabulary"},
+                           "x": {"transform": "z_score"}},
+              "output": {"dir": str(tmp_path / "out"), "shards": 1}}
+    run_dir = run(config).output_dir
+    assert sorted(_vocabulary(run_dir, "state")) == sorted(set(states))
+    assert yaml.safe_load(open(f"{run_dir}/config.yaml"))["input"]["skip_initial_space"] is False
+    written = written_rows(run_dir)
+    served = served_rows(TransformLayer(run_dir), [{"id": i, "state": s, "x": i / 4} for i, s in enumerate(states)])
+    assert served["state"] == written["state"]
 
 
 # ---- item 2: booleans -----------------------------------------------------------------------------------------
