@@ -76,15 +76,17 @@ def sample_lines(paths: list[str], sizes: list[int], header: bool, max_line_byte
     """Whole lines (each ending in "\\n") sampled from the files, for inferring column types: every line when
     the files hold at most `SAMPLE_BYTES`, else the lines that start in `SAMPLE_PIECES` byte ranges spread evenly
     over the files' bytes (`sample_ranges`), each realigned at a line start. A file that cannot be entered at
-    an offset (`splittable` false: gzip, multiline CSV) gives its ranges' bytes from its start instead."""
+    an offset (`splittable` false: gzip, multiline CSV) gives as many bytes from its start instead, at most
+    `SAMPLE_BYTES` (a small gzip file may hold far more)."""
     ranges: dict[int, list[tuple[int, int]]] = {}
     for index, start, stop in sample_ranges(sizes):
         ranges.setdefault(index, []).append((start, stop))
     parts = []
     for index, owned in ranges.items():
         path = paths[index]
-        if owned[0][1] >= 0 and not splittable(path):
-            owned = [(0, sum(stop - start for start, stop in owned))]
+        if not splittable(path):
+            held = sum(stop - start if stop >= 0 else SAMPLE_BYTES for start, stop in owned)
+            owned = [(0, min(held, SAMPLE_BYTES))]
         for start, stop in owned:
             for block in line_blocks(path, start, stop, header, SAMPLE_BYTES, max_line_bytes):
                 parts.append(block.data if block.data.endswith(b"\n") else block.data + b"\n")

@@ -12,6 +12,7 @@ from run_output import quarantine_rows, read_rows
 from skewless.cli import app
 from skewless.config import load_config
 from skewless.errors import ConfigError
+from skewless.input_formats import reader_of
 from skewless.pipelines import run
 from skewless.pipelines.plan.raw_types import infer_types
 from skewless.pipelines.reading import input_config
@@ -123,3 +124,13 @@ def test_input_types_refused_with_a_schema_or_for_a_column_the_config_does_not_r
         load_config({**base, "schema": "s.pbtxt", "input": {**base["input"], "types": {"a": "string"}}})
     with pytest.raises(ConfigError, match="types"):
         load_config({**base, "input": {**base["input"], "types": {"a": "text"}}})
+
+
+def test_a_gzip_file_is_sampled_from_its_start(tmp_path):
+    # a gzip stream cannot be entered at an offset: its sample is its first MB, whatever follows (values.md)
+    frame = numbers_then_words(11_000, 5_200)
+    path = tmp_path / "late_text.csv.gz"
+    frame.to_csv(path, index=False, compression="gzip")
+    config = input_config([str(path)], header=True)
+    paths = [str(path)]
+    assert infer_types(reader_of("csv").resolved(config, paths), paths)["x"] == "int"

@@ -102,3 +102,25 @@ def test_a_datetime_column_shows_its_date_range(movie_run):
     assert "date_range" not in result.features["rating"]
     page = open(render_report(result.output_dir), encoding="utf-8").read()
     assert f"{frame['day'].min()} .. {frame['day'].max()} (UTC)" in page
+
+
+def test_statistics_cached_while_a_column_was_numeric_are_counted_anew_as_categories(tmp_path):
+    # a cached run reads `id` as numbers (passthrough); the next one hashes it (no analyzer of its own: the
+    # analyzer cache alone would reuse the old files), with one file more
+    frames = [pd.DataFrame({"id": np.arange(part * 100, part * 100 + 150) % 230, "x": np.arange(150) * 0.5})
+              for part in range(3)]
+    for part, frame in enumerate(frames):
+        frame.to_csv(tmp_path / f"part-{part}.csv", index=False)
+
+    def config(feature: dict, files: str, output: str) -> dict:
+        return {"name": "cached", "input": {"format": "csv", "paths": [str(tmp_path / files)], "header": True},
+                "features": {"id": feature, "x": {"transform": "z_score"}},
+                "output": {"dir": str(tmp_path / output), "shards": 1}, "cache_dir": str(tmp_path / "cache")}
+
+    first = run(config({"transform": "passthrough"}, "part-[01].csv", "first"))
+    assert "mean" in first.features["id"]
+    second = run(config({"transform": "hash", "hash_buckets": 64}, "part-*.csv", "second"))
+    every = pd.concat(frames)["id"]
+    assert second.features["id"]["distinct"] == every.nunique()
+    assert second.features["id"]["top_values"] == expected_top_values(every)
+    assert second.features["x"]["count"] == len(every)
