@@ -451,8 +451,9 @@ def schema_infer(
     config = input_config(inputs, format, header, columns, delimiter, skip_initial_space)
     input_format = reader_of(config.format)
     paths = input_format.inputs(config)
-    # the job's own inference types the columns: the schema says what a job without one reads
-    kinds = infer_types(input_format.resolved(config, paths), paths)
+    # the job's own inference types the columns: the schema says what a job without one reads (a column of a type
+    # the job cannot read is left to infer_schema, which says so)
+    kinds = infer_types(input_format.resolved(config, paths), paths, wanted=())
     inferred = infer_schema(config, read_batches(config), max_domain_size=max_domain_size, kinds=kinds)
     if out:
         write_schema(inferred.schema, out)
