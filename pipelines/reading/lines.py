@@ -24,7 +24,7 @@ from skewless.schemas.row_checks import RowProblem
 # column types are inferred from about this many bytes of whole lines, read at SAMPLE_PIECES places spread evenly
 # over the input's bytes: a column numeric in the first MB and text further on is judged on both
 SAMPLE_BYTES = 1 << 20
-SAMPLE_PIECES = 16
+SAMPLE_PIECES = 64
 _COUNT_BYTES = 8 << 20  # read at a time to count the lines before a block
 _SKIP_BYTES = 1 << 20  # read at a time past the end of a line too long to keep
 LONG_LINE_SHOWN = 256  # the first bytes of a line too long to keep, as quarantine shows it

@@ -134,3 +134,15 @@ def test_a_gzip_file_is_sampled_from_its_start(tmp_path):
     config = input_config([str(path)], header=True)
     paths = [str(path)]
     assert infer_types(reader_of("csv").resolved(config, paths), paths)["x"] == "int"
+
+
+@pytest.mark.parametrize("numeric_share, kind", [(0.47, "bytes"), (0.53, "int")])
+def test_the_sample_weighs_the_parts_of_a_file_as_the_file_does(tmp_path, numeric_share, kind):
+    # 5 MB sorted by kind (numbers first): the sample's share of numbers is within a few points of the file's
+    rows = 24_000
+    frame = numbers_then_words(rows, int(rows * numeric_share))
+    path = tmp_path / "sorted.csv"
+    frame.to_csv(path, index=False)
+    assert path.stat().st_size > 4 * SAMPLE_BYTES
+    config = input_config([str(path)], header=True)
+    assert infer_types(reader_of("csv").resolved(config, [str(path)]), [str(path)])["x"] == kind
