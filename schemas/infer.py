@@ -62,11 +62,14 @@ class _Column:
             self.present[kind] += count
 
 
-def infer_schema(config: InputConfig, batches: Iterable, max_domain_size: int = MAX_DOMAIN_SIZE) -> InferredSchema:
+def infer_schema(config: InputConfig, batches: Iterable, max_domain_size: int = MAX_DOMAIN_SIZE,
+                 kinds: dict[str, str] | None = None) -> InferredSchema:
     """The schema that describes every row of `batches`, the inputs of `config` as the reading layer reads them.
 
     `batches` are `skewless.pipelines.reading.SourceBatch`es (`read_batches(config)`): schemas judge rows,
-    the caller reads them, so this package needs no file system and no Beam.
+    the caller reads them, so this package needs no file system and no Beam. `kinds` (column -> int | float |
+    bytes): the types the job infers (`pipelines.plan.raw_types.infer_types`), which the schema then gives, so
+    that it says what a job without it reads; a column it lacks takes the kind its values here say.
     """
     columns: dict[str, _Column] = {}
     rows = rejected = 0
@@ -82,7 +85,7 @@ def infer_schema(config: InputConfig, batches: Iterable, max_domain_size: int = 
         raise InputError(f"{', '.join(config.paths)}: no rows to infer a schema from{reason}")
     schema = schema_pb2.Schema()
     for name, stats in columns.items():
-        _add_feature(schema, name, stats, rows, max_domain_size)
+        _add_feature(schema, name, stats, rows, max_domain_size, (kinds or {}).get(name))
     return InferredSchema(schema, rows, rejected)
 
 
@@ -170,11 +173,12 @@ def _collect_domain(stats: _Column, values: pa.Array, max_domain_size: int) -> N
         stats.values = None
 
 
-def _add_feature(schema: schema_pb2.Schema, name: str, stats: _Column, rows: int, max_domain_size: int) -> None:
-    # A column that never held a value gives no type to go by: BYTES accepts anything.
-    if "text" in stats.kinds:
+def _add_feature(schema: schema_pb2.Schema, name: str, stats: _Column, rows: int, max_domain_size: int,
+                 kind: str | None) -> None:
+    if kind is None and "text" in stats.kinds:
         kind = majority_kind(stats.text)
-    else:
+    elif kind is None:
+        # A column that never held a value gives no type to go by: BYTES accepts anything.
         kind = max(stats.kinds, key=_KIND_ORDER.index) if stats.kinds else "bytes"
     feature = schema.feature.add(name=name, type=_FEATURE_TYPES[kind])
     present = stats.present[kind]

@@ -443,13 +443,20 @@ def schema_infer(
     """Infer a schema from data: types, presence, categorical domains, value counts."""
     from google.protobuf import text_format
 
+    from skewless.input_formats import reader_of
+    from skewless.pipelines.plan.raw_types import infer_types
     from skewless.pipelines.reading import input_config, read_batches
     from skewless.schemas import write_schema
     from skewless.schemas.infer import infer_schema
 
     config = input_config(inputs, format, header, columns, delimiter,
                           "auto" if skip_initial_space is None else skip_initial_space)
-    inferred = infer_schema(config, read_batches(config), max_domain_size=max_domain_size)
+    input_format = reader_of(config.format)
+    paths = input_format.inputs(config)
+    # the job's own inference types the columns: the schema says what a job without one reads (a column of a type
+    # the job cannot read is left to infer_schema, which says so)
+    kinds = infer_types(input_format.resolved(config, paths), paths, wanted=())
+    inferred = infer_schema(config, read_batches(config), max_domain_size=max_domain_size, kinds=kinds)
     if out:
         write_schema(inferred.schema, out)
     else:

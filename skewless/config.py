@@ -79,6 +79,9 @@ class InputConfig(_Strict):
     # text read as a missing value besides the empty string (docs/values.md): tokens for every column, or a
     # mapping column -> tokens (pandas' na_values), e.g. ["NA", "N/A"]; at serving too
     na_values: Union[list[str], dict[str, list[str]]] = Field(default_factory=list)
+    # a column's type where the data would be judged (csv, jsonl, python, ... without a schema): column -> int |
+    # float | string, e.g. {zip_code: string}; the others are inferred
+    types: dict[str, Literal["int", "float", "string"]] = Field(default_factory=dict)
     # csv, jsonl: a line longer than this many bytes is quarantined unread (no value costs more: docs/errors.md)
     max_line_bytes: int = Field(default=8 << 20, ge=1024)
     # the analysis pass keeps the parsed rows (uncompressed Arrow, in the staging folder) for the transform pass
@@ -131,6 +134,10 @@ class InputConfig(_Strict):
             if not all(name.strip() for name in self.columns):
                 raise ValueError("input.columns has an empty column name")
         return self
+
+    def declared_kinds(self) -> dict[str, str]:
+        """`types` as column kinds: column -> "int" | "float" | "bytes"."""
+        return {name: "bytes" if kind == "string" else kind for name, kind in self.types.items()}
 
     def missing_tokens(self, column: str) -> frozenset[bytes]:
         """The NA tokens of `column` (`input.na_values`), as the bytes values are compared with."""
@@ -369,6 +376,13 @@ class JobConfig(_Strict):
             unknown = sorted(set(self.input.na_values) - set(self.raw_columns))
             if unknown:
                 raise ValueError(f"input.na_values names {unknown[0]!r}, which is not a raw column of the config")
+        if self.input.types and self.schema_path is not None:
+            raise ValueError("input.types and schema: the schema gives every column's type; declare it there")
+        if self.input.types and self.features:
+            unknown = sorted(set(self.input.types) - set(self.raw_columns))
+            if unknown:
+                raise ValueError(f"input.types names {unknown[0]!r}, which is not a raw column of the config "
+                                 f"(those are: {', '.join(self.raw_columns)})")
         if self.drift.exclude and self.features:
             unknown = sorted(set(self.drift.exclude) - set(self.raw_columns))
             if unknown:

@@ -24,7 +24,7 @@ from skewless.statistics_files import describe_statistics, read_statistics, stat
 
 # The statistics of run.json that `describe_run` passes through for each feature.
 _STATISTICS = ("count", "missing", "missing_fraction", "mean", "std", "min", "max", "quantiles", "distinct",
-               "top_values", "listed_from", "histogram", "exact")
+               "top_values", "listed_from", "histogram", "exact", "constant", "date_range")
 
 
 def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:

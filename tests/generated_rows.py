@@ -37,3 +37,9 @@ def tagged(shard: int, num_shards: int, rows: int = 60):
     names = ["red", "green", "blue"]
     for i in range(shard, rows, num_shards):
         yield {"id": i, "tags": names[: i % 4], "x": float(i % 11)}
+
+
+def codes(shard: int, num_shards: int, rows: int = 300):
+    """Rows i with i % num_shards == shard: an id and a whole-number code (a zip code)."""
+    for i in range(shard, rows, num_shards):
+        yield {"id": i, "code": (i * 7919) % 100_000}

@@ -109,6 +109,14 @@ class AnalysisSpec:
     cache_dir: str | None = None  # tf.Transform's analyzer cache, when there is one
     parsed_dir: str | None = None  # where to keep the units' parsed chunks for the transform pass
     overlap_stages: bool = True  # kept streams are read back on a thread of their own (runner.overlap_stages)
+    categorical: frozenset[str] = frozenset()  # int columns whose values are categories: counted as text
+    dates: dict[str, str] | None = None  # datetime columns -> the zone their statistics' date range is read in
+
+    def stats_fn(self):
+        """How the pass counts the raw columns' statistics."""
+        from skewless.pipelines.analyze.stats import RawStatsFn
+
+        return RawStatsFn(self.reader.columns, self.categorical, self.dates)
 
 
 class AnalyzeInputs(beam.PTransform):
@@ -142,8 +150,6 @@ class AnalyzeInputs(beam.PTransform):
 
     def _read(self, pipeline, name: str):
         """One dataset's record batches; its partial statistics are written on the way."""
-        from skewless.pipelines.analyze.stats import RawStatsFn
-
         spec = self._spec
         columns = spec.reader.columns
         units = spec.datasets[name]
@@ -160,7 +166,7 @@ class AnalyzeInputs(beam.PTransform):
         tables = ready | f"InInputOrder[{name}]" >> beam.FlatMap(
             canonical_tables, units, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.overlap_stages)
         path = os.path.join(spec.stats_dir, f"{name}.json")
-        statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
+        statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(spec.stats_fn())
         _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)
         self._statistics.append(statistics)
         return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, columns)
@@ -201,7 +207,10 @@ class AnalyzeInputs(beam.PTransform):
             needed = analysis_graph_builder.get_analysis_dataset_keys(
                 spec.preprocessing_fn, type_specs, list(keys.values()), input_cache, False
             )
-        return {name for name, key in keys.items() if key in needed or cached_stats(spec.cache_dir, name) is None}
+        # statistics cached when a column was counted otherwise (its transform changed) are counted anew
+        counts = spec.stats_fn()
+        return {name for name, key in keys.items()
+                if key in needed or not counts.counts_like(cached_stats(spec.cache_dir, name))}
 
 
 # tf.Transform's graph analyzer warns of every lookup table of a graph traced as a tf.function

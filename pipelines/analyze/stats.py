@@ -11,6 +11,11 @@ pass. `result()["exact"]` says which statistics are exact, so the run.json, the 
 can mark the estimates ("~1,446"). A string value past `MAX_VALUE_BYTES` is kept cut (`capped`).
 docs/statistics.md says what each figure is.
 
+The statistics follow what the transform makes of a column, not its storage type: an int column whose values are
+categories (a vocabulary, a hash: `RawStatsFn`'s `categorical`) is counted as text (distinct and top values, the
+OOV rate's context), and a datetime column (`dates`) also keeps its date range, read by the graph's own parser
+(`datetime_parts.wall_clock`). A column holding one value is `constant`.
+
 The pass yields *partial* statistics (`state()`: plain JSON) per dataset key, and `summarize` merges
 them. That JSON is also what the analyzer cache keeps per input file, so a rerun over mostly
 unchanged files reads only the new ones and still reports statistics over all of them. A quantile
@@ -22,6 +27,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+from datetime import datetime, timedelta
 
 import apache_beam as beam
 import numpy as np
@@ -29,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skewless.pipelines.reading.columns import RawColumn
+from skewless.transforms.datetime_parts import wall_clock
 
 TOP_BUCKETS = 1000
 EXACT_DISTINCT = 10_000
@@ -46,10 +53,15 @@ SHOWN_BYTES = 64  # the start of a cut value that is kept
 class ColumnStats:
     """One column's mergeable statistics."""
 
-    def __init__(self, kind: str, count_exactly: bool = True):
+    def __init__(self, kind: str, count_exactly: bool = True, timezone: str | None = None):
         from tfx_bsl import sketches
 
         self.kind = kind
+        # a datetime column's: the zone whose wall clock its date range is read on (None: no date range), and the
+        # earliest and latest values as that wall clock's seconds since 1970 (the graph's `<name>` output)
+        self.timezone = timezone
+        self.first_second = math.inf
+        self.last_second = -math.inf
         # value -> rows, while there are at most EXACT_DISTINCT strings or EXACT_NUMBERS numbers; None once past
         # (or for images)
         self.exact: dict | None = {} if count_exactly else None
@@ -73,6 +85,9 @@ class ColumnStats:
         state = {"kind": self.kind, "count": self.count, "missing": self.missing, "mean": self.mean, "m2": self.m2,
                  "min": self.min if self.count else None, "max": self.max if self.count else None,
                  "zeros": self.zeros, "total_length": self.total_length}
+        if self.timezone is not None:
+            state["timezone"] = self.timezone
+            state["seconds"] = [self.first_second, self.last_second] if self.first_second <= self.last_second else None
         if self.kind == "bytes":
             state["top"] = base64.b64encode(self.top.Serialize()).decode()
             state["distinct"] = base64.b64encode(self.distinct.Serialize()).decode()
@@ -97,6 +112,8 @@ class ColumnStats:
         self.max = -math.inf if state["max"] is None else state["max"]
         # absent in statistics cached before they were counted
         self.zeros, self.total_length = state.get("zeros", 0), state.get("total_length", 0)
+        self.timezone = state.get("timezone")
+        self.first_second, self.last_second = state.get("seconds") or (math.inf, -math.inf)
         if self.kind == "bytes":
             self.top = sketches.MisraGriesSketch.Deserialize(base64.b64decode(state["top"]))
             self.distinct = sketches.KmvSketch.Deserialize(base64.b64decode(state["distinct"]))
@@ -142,6 +159,8 @@ class ColumnStats:
         self.missing += len(values) - len(present)
         if len(present) == 0:
             return
+        if self.timezone is not None:
+            self._add_seconds(present)
         if self.kind == "bytes":
             self.total_length += pc.sum(pc.binary_length(present.cast(pa.binary()))).as_py()  # of the whole values
             present = capped(present)
@@ -168,6 +187,21 @@ class ColumnStats:
             else:
                 self._add_exact(zip(values.tolist(), counts.tolist()))
 
+    def _add_seconds(self, present: pa.Array) -> None:
+        """Widens the date range by these values (text or epoch seconds), as the graph reads them; a value it
+        cannot read went to quarantine before statistics."""
+        import tensorflow as tf  # a datetime column's statistics only: the graph's parser is a TensorFlow function
+
+        if pa.types.is_integer(present.type):
+            values = tf.constant(present.to_numpy(zero_copy_only=False).astype(np.int64))
+        else:
+            values = tf.constant(present.cast(pa.binary()).to_pylist(), tf.string)
+        valid, seconds = wall_clock(values, self.timezone)
+        seconds = seconds.numpy()[valid.numpy()]
+        if len(seconds):
+            self.first_second = min(self.first_second, int(seconds.min()))
+            self.last_second = max(self.last_second, int(seconds.max()))
+
     def _add_exact(self, counts) -> None:
         """Adds (value, rows) pairs to the exact counts, and drops them once they hold too many values."""
         exact = self.exact
@@ -192,6 +226,8 @@ class ColumnStats:
         self.min, self.max = min(self.min, other.min), max(self.max, other.max)
         self.zeros += other.zeros
         self.total_length += other.total_length
+        self.first_second = min(self.first_second, other.first_second)
+        self.last_second = max(self.last_second, other.last_second)
         if self.kind == "bytes":
             self.top.Merge(other.top)
             self.distinct.Merge(other.distinct)
@@ -206,15 +242,20 @@ class ColumnStats:
         out = {"count": self.count, "missing": self.missing}
         rows = self.count + self.missing
         out["missing_fraction"] = self.missing / rows if rows else 0.0
+        if self.first_second <= self.last_second:
+            out["date_range"] = {"min": wall_clock_text(self.first_second), "max": wall_clock_text(self.last_second),
+                                 "timezone": self.timezone}
         if self.kind == "bytes":
             out["distinct"] = len(self.exact) if self.exact is not None else int(self.distinct.Estimate())
             top, out["listed_from"] = self.frequent_values(TOP_VALUES)
             out["top_values"] = [[value.decode("utf-8", "replace"), count] for value, count in top]
             out["exact"] = {"distinct": self.exact is not None, "top_values": out["listed_from"] is not None}
+            out["constant"] = self.exact is not None and len(self.exact) == 1
             return out
         if self.count == 0:
             return out
         out.update(mean=self.mean, std=math.sqrt(self.m2 / self.count), min=self.min, max=self.max)
+        out["constant"] = self.min == self.max
         # quantiles: exact counts while the column has at most EXACT_NUMBERS values, else the quantiles sketch's
         out["exact"] = {"quantiles": self.exact is not None, "histogram": False}
         out["quantiles"] = self.quantiles_of(QUANTILES)
@@ -291,6 +332,12 @@ class ColumnStats:
         return edges, np.diff(below)
 
 
+def wall_clock_text(seconds: int) -> str:
+    """Wall-clock seconds since 1970-01-01 as ISO-8601 text: the date alone at midnight, else the date and time."""
+    moment = datetime(1970, 1, 1) + timedelta(seconds=seconds)
+    return moment.date().isoformat() if moment.time() == datetime.min.time() else moment.isoformat()
+
+
 def frequent_floor(rows: int) -> int:
     """The fewest rows of a value listed among the most frequent past EXACT_DISTINCT values: more than
     1/(TOP_BUCKETS + 1) of `rows`, the share above which the Misra-Gries summary is sure to hold it."""
@@ -328,29 +375,46 @@ def capped(values: pa.Array) -> pa.Array:
     return pc.replace_with_mask(values, long, pa.array(cut, pa.binary()))
 
 
-def column_values(table: pa.Table, column: RawColumn) -> pa.Array:
-    """The values a column's statistics are over: a list column's values, a feature list's values of all its steps."""
+def column_values(table: pa.Table, column: RawColumn, as_text: bool = False) -> pa.Array:
+    """The values a column's statistics are over: a list column's values, a feature list's values of all its steps;
+    `as_text`: numbers as their text (categories: a vocabulary of ints counts "7" as TFDV does)."""
     values = table.column(column.name).combine_chunks()
     if column.is_list or column.sequence:
         values = pc.list_flatten(values)
     if column.sequence:
         values = pc.list_flatten(values)
-    return values
+    return values.cast(pa.string()) if as_text and column.kind != "bytes" else values
 
 
 class RawStatsFn(beam.CombineFn):
-    """Combines raw-column Arrow tables into partial statistics: {column: ColumnStats.state()}."""
+    """Combines raw-column Arrow tables into partial statistics: {column: ColumnStats.state()}.
 
-    def __init__(self, columns: list[RawColumn]):
+    `categorical`: int columns whose values are categories, counted as text; `dates`: datetime columns -> the zone
+    their date range is read in."""
+
+    def __init__(self, columns: list[RawColumn], categorical: frozenset[str] = frozenset(),
+                 dates: dict[str, str] | None = None):
         self._columns = columns
+        self._as_text = frozenset(c.name for c in columns if c.name in categorical and c.kind != "bytes")
+        self._dates = dates or {}
 
     def create_accumulator(self):
         # encoded images are not values to count
-        return {c.name: ColumnStats(c.kind, count_exactly=not c.image) for c in self._columns}
+        return {c.name: ColumnStats("bytes" if c.name in self._as_text else c.kind, count_exactly=not c.image,
+                                    timezone=self._dates.get(c.name)) for c in self._columns}
+
+    def counts_like(self, partial: dict | None) -> bool:
+        """Whether partial statistics (cached by an earlier run) count each column as this does: a column whose
+        transform became a vocabulary, or a datetime, is counted anew."""
+        if partial is None:
+            return False
+        made = self.create_accumulator()
+        return all(name in partial and partial[name]["kind"] == stats.kind
+                   and partial[name].get("timezone") == stats.timezone for name, stats in made.items())
 
     def add_input(self, accumulator, table: pa.Table):
         for column in self._columns:
-            accumulator[column.name].add(column_values(table, column))
+            accumulator[column.name].add(column_values(table, column, column.name in self._as_text))
         return accumulator
 
     def merge_accumulators(self, accumulators):

@@ -226,6 +226,9 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         cache_dir=config.cache_dir,
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
+        categorical=categorical_features(config),
+        dates={n: f.transform_kind.dates_in(f) for n, f in config.features.items()
+               if f.transform_kind.dates_in(f) is not None},
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
@@ -235,7 +238,8 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
         # the string columns past EXACT_DISTINCT values: the transform pass counts their candidate top values
-        counted = [c.name for c in job_plan.columns if c.kind == "bytes" and not c.image]
+        counted = [c.name for c in job_plan.columns
+                   if (c.kind == "bytes" or c.name in analysis.categorical) and not c.image]
         candidates = (analyzed["statistics"] | "GatherStatistics" >> beam.combiners.ToList()
                       | "TopCandidates" >> beam.Map(top_candidates, counted))
         transform_and_write(pipeline, job_plan.units, unit_writes,
@@ -260,12 +264,17 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
         vocabulary_features=[n for n, f in config.features.items() if f.transform_kind.counts_oov],
         unseen_ids={n: f.transform_kind.unseen_id(f) for n, f in config.features.items()
                     if f.transform_kind.counts_oov and f.transform_kind.unseen_id(f) is not None},
-        # int features whose values are categories (run.json's kind categorical): their statistics count values
-        categorical_features=frozenset(n for n, f in config.features.items() if f.transform_kind.categories),
+        categorical_features=categorical_features(config),
         output_format=config.output.format,
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
     )
+
+
+def categorical_features(config: JobConfig) -> frozenset[str]:
+    """Features whose values are categories whatever their type (run.json's kind categorical): their statistics
+    count an int column's values as text."""
+    return frozenset(n for n, f in config.features.items() if f.transform_kind.categories)
 
 
 def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> None:

@@ -1,10 +1,11 @@
 """The raw columns of a job and their types: from the config's schema when it has one, else from the data.
 
-Inference looks at the head of the first input only (a CSV's first MB, a Parquet file's schema, the
-first TFRecord examples). A CSV column takes the kind most of its values parse as
-(`schemas.infer.majority_kind`), and a CSV column whose transform needs numbers (z_score, scale_*,
-log, bucketize) is numeric whatever its text; a value that does not fit goes to
-quarantine with its reason, so nothing is lost silently. Give a schema to pin the types.
+Inference reads a sample of the input (CSV and JSON Lines: about 1 MB of lines from places spread over the
+files, `lines.sample_lines`; a Parquet file's schema; the first TFRecord examples or generated rows). A text
+column takes the kind most of its values parse as (`schemas.infer.majority_kind`), and a CSV column whose
+transform needs numbers (z_score, scale_*, log, bucketize) is numeric whatever its text; a value that does not
+fit goes to quarantine with its reason, so nothing is lost silently. `input.types` pins some columns' types, a
+schema all of them. `skewless schema infer` types columns with `infer_types` too, so it says what the job reads.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         text = INPUT_FORMATS[input_config.format].parses_strings
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
+        declared = input_config.declared_kinds()
         for name, feature in config.features.items():
-            if text and types.get(name) == "bytes" and feature.transform_kind.needs == "number":
+            if text and types.get(name) == "bytes" and feature.transform_kind.needs == "number" \
+                    and name not in declared:
                 types[name] = "float"  # its text is mostly not numbers: those rows go to quarantine
     check_named_columns(config, input_config, list(types), source)
     reader_of(input_config.format).check_columns(input_config, paths, config.raw_columns)
@@ -107,5 +110,8 @@ def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = 
     """Column -> "int" | "float" | "bytes"; a list column's kind is its values' (CSV `lists` are split first).
 
     `wanted` (names): the columns the job reads; a format may refuse only those (a Parquet column's type).
+    A column of `input.types` has the type given there.
     """
-    return reader_of(input_config.format).infer_types(input_config, paths, lists, wanted)
+    declared = input_config.declared_kinds()
+    inferred = reader_of(input_config.format).infer_types(input_config, paths, lists, wanted)
+    return {name: declared.get(name, kind) for name, kind in inferred.items()}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import codecs
 import csv
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -31,7 +31,7 @@ from skewless.errors import InputError
 from skewless.pipelines.reading import held_rows
 from skewless.pipelines.reading.batches import BATCH_ROWS, RejectedRow, SourceBatch
 from skewless.pipelines.reading.files import file_sizes, is_gzip, open_input
-from skewless.pipelines.reading.lines import line_blocks, rejected_long_lines, skip_header
+from skewless.pipelines.reading.lines import line_blocks, rejected_long_lines, sample_lines, skip_header
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
 from skewless.schemas.infer import majority_kind, text_counts
 from skewless.schemas.row_checks import RowProblem, parse_text
@@ -162,15 +162,6 @@ def spaces_follow_delimiters(paths: Sequence[str], config: InputConfig) -> bool:
         followers = [field for fields in csv.reader(lines, delimiter=config.delimiter) for field in fields[1:]]
         return bool(followers) and all(field.startswith(" ") for field in followers)
     return False
-
-
-def read_head(path: str, config: InputConfig, size: int) -> bytes:
-    """The whole lines in the first `size` bytes after the header (all of them when a line is longer)."""
-    with open_input(path) as handle:
-        if config.header:
-            skip_header(handle)
-        head = handle.read(size)
-    return head[: head.rfind(b"\n") + 1] or head
 
 
 def parse_csv_lines(
@@ -487,7 +478,6 @@ class CsvFormat(InputFormat):
 
     sized_in_bytes = True
     cheap_to_split = True
-    SAMPLE_BYTES = 1 << 20  # column types are inferred from the first MB of the first file
 
     def resolved(self, config: InputConfig, paths: list[str]) -> InputConfig:
         if config.skip_initial_space == "auto":
@@ -531,11 +521,13 @@ class CsvFormat(InputFormat):
             yield from csv_batches(path, config, columns, batch_rows)
 
     def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
-        """Kinds of the columns of the file's first MB, split and typed as the job reads them: lines that are not
-        UTF-8 or not well-formed are left out, and a column takes the kind most of its values parse as."""
-        head = read_head(paths[0], config, self.SAMPLE_BYTES)
+        """Kinds of the columns of a sample of lines spread over the files (`lines.sample_lines`), split and typed
+        as the job reads them: lines that are not UTF-8 or not well-formed are left out, and a column takes the
+        kind most of its values parse as."""
+        sample = sample_lines(paths, self.sizes(config, paths), config.header, config.max_line_bytes,
+                              partial(self.splittable, config))
         names = list(config.columns or [])
-        table = parse_csv_block(head, names, config.delimiter, config.skip_initial_space).batch
+        table = parse_csv_block(sample, names, config.delimiter, config.skip_initial_space).batch
         types = {}
         for name in names:
             values = table.column(name)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -35,13 +36,12 @@ from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
 from skewless.pipelines.reading.csv import line_bounds
 from skewless.pipelines.reading.files import file_sizes, is_gzip
 from skewless.pipelines.reading.format import InputFormat, Segment
-from skewless.pipelines.reading.lines import line_blocks, rejected_long_lines
+from skewless.pipelines.reading.lines import line_blocks, rejected_long_lines, sample_lines
 from skewless.pipelines.reading.nested_shape import value_nesting_problem
 from skewless.schemas.infer import majority_kind, text_counts
 from skewless.schemas.row_checks import RowProblem
 
 JSONL_BLOCK_BYTES = 8 << 20
-SAMPLE_BYTES = 1 << 20  # column types are inferred from the lines that start in the first MB of the first file
 MAX_NESTING = 64  # lists and objects in a line nest at most this deep (as a config's YAML does)
 # what pyarrow's reader takes without a word where Python's names the line: an escaped surrogate (a lone one is
 # no character), an integer maybe past int64 (20 digits or more, or 19 from 92...: int64 ends at 9223372036854775807,
@@ -327,16 +327,14 @@ class JsonlFormat(InputFormat):
                                           text_columns=frozenset(block.textual))
 
     def infer_types(self, config: InputConfig, paths: list[str], lists=(), wanted=None) -> dict[str, str]:
-        """Kinds of the keys of the lines that start in the first MB of the first file (each line whole, up to
-        `input.max_line_bytes`; past lines too long to read, the first MB of the next ones): a column's JSON type
-        (numbers int or float, text bytes); a column mixing numbers and text takes the kind most of its values
-        parse as, as a CSV column does. A `wanted` key the sample lacks is looked for in the rest of the files,
-        in the lines that name it: a key of few rows (an optional feature) may first appear anywhere."""
-        kinds = {}
-        for block, _ in json_blocks(paths[0], None, config.max_line_bytes, block_bytes=SAMPLE_BYTES):
-            kinds.update(_kinds(block, config))
-            if block.batch.num_rows:
-                break
+        """Kinds of the keys of a sample of lines spread over the files (`lines.sample_lines`; lines too long to
+        read left out): a column's JSON type (numbers int or float, text bytes); a column mixing numbers and text
+        takes the kind most of its values parse as, as a CSV column does. A `wanted` key the sample lacks is
+        looked for in the rest of the files, in the lines that name it: a key of few rows (an optional feature)
+        may first appear anywhere."""
+        sample = sample_lines(paths, self.sizes(config, paths), False, config.max_line_bytes,
+                              partial(self.splittable, config))
+        kinds = _kinds(JsonBlock(sample, None), config)
         for name, kind in _kinds_of_late_keys(config, paths, set(wanted or ()) - set(kinds)).items():
             kinds.setdefault(name, kind)
         return kinds

@@ -21,6 +21,10 @@ from skewless.pipelines.reading.batches import RejectedRow
 from skewless.pipelines.reading.files import open_input
 from skewless.schemas.row_checks import RowProblem
 
+# column types are inferred from about this many bytes of whole lines, read at SAMPLE_PIECES places spread evenly
+# over the input's bytes: a column numeric in the first MB and text further on is judged on both
+SAMPLE_BYTES = 1 << 20
+SAMPLE_PIECES = 64
 _COUNT_BYTES = 8 << 20  # read at a time to count the lines before a block
 _SKIP_BYTES = 1 << 20  # read at a time past the end of a line too long to keep
 LONG_LINE_SHOWN = 256  # the first bytes of a line too long to keep, as quarantine shows it
@@ -65,6 +69,46 @@ def rejected_long_lines(block: LineBlock, max_line_bytes: int) -> list[RejectedR
         "line_too_long", None, f"the line is {line.length:,} bytes, more than input.max_line_bytes "
                                f"({max_line_bytes:,}): no value of it is read"))
             for line in block.long_lines]
+
+
+def sample_lines(paths: list[str], sizes: list[int], header: bool, max_line_bytes: int,
+                 splittable: Callable[[str], bool]) -> bytes:
+    """Whole lines (each ending in "\\n") sampled from the files, for inferring column types: every line when
+    the files hold at most `SAMPLE_BYTES`, else the lines that start in `SAMPLE_PIECES` byte ranges spread evenly
+    over the files' bytes (`sample_ranges`), each realigned at a line start. A file that cannot be entered at
+    an offset (`splittable` false: gzip, multiline CSV) gives as many bytes from its start instead, at most
+    `SAMPLE_BYTES` (a small gzip file may hold far more)."""
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for index, start, stop in sample_ranges(sizes):
+        ranges.setdefault(index, []).append((start, stop))
+    parts = []
+    for index, owned in ranges.items():
+        path = paths[index]
+        if not splittable(path):
+            held = sum(stop - start if stop >= 0 else SAMPLE_BYTES for start, stop in owned)
+            owned = [(0, min(held, SAMPLE_BYTES))]
+        for start, stop in owned:
+            for block in line_blocks(path, start, stop, header, SAMPLE_BYTES, max_line_bytes):
+                parts.append(block.data if block.data.endswith(b"\n") else block.data + b"\n")
+    return b"".join(parts)
+
+
+def sample_ranges(sizes: list[int], total: int = SAMPLE_BYTES, pieces: int = SAMPLE_PIECES
+                  ) -> list[tuple[int, int, int]]:
+    """(file index, start, stop) of the byte ranges `sample_lines` reads: each whole file (stop -1) when the files
+    hold at most `total` bytes, else `pieces` ranges of `total / pieces` bytes at evenly spaced offsets of the
+    files' bytes taken end to end, the first at the first byte and the last ending at the last."""
+    whole = sum(sizes)
+    if whole <= total:
+        return [(index, 0, -1) for index, size in enumerate(sizes) if size]
+    piece = total // pieces
+    ends = np.cumsum(sizes)
+    found = []
+    for offset in np.linspace(0, whole - piece, pieces).astype(np.int64).tolist():
+        index = int(np.searchsorted(ends, offset, side="right"))
+        start = offset - int(ends[index] - sizes[index])
+        found.append((index, start, min(start + piece, sizes[index])))
+    return found
 
 
 def skip_header(handle) -> tuple[int, int, bytes | None]:

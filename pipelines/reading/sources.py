@@ -280,6 +280,12 @@ class RowReader:
             batch = pa.RecordBatch.from_arrays(
                 [flat_values(column) if name in shaped else column
                  for name, column in zip(batch.schema.names, batch.columns)], batch.schema.names)
+        declared_text = {name for name, kind in self.config.declared_kinds().items() if kind == "bytes"}
+        if not text and declared_text & set(batch.schema.names):
+            # a column `input.types` says is text takes a typed number as its text (a JSON 501 is "501")
+            batch = pa.RecordBatch.from_arrays(
+                [numbers_as_text(column) if name in declared_text else column
+                 for name, column in zip(batch.schema.names, batch.columns)], batch.schema.names)
         if not text:
             # NaN, empty text and NA tokens are no values: what is judged and what is kept must both see them missing
             batch = pa.RecordBatch.from_arrays(
@@ -401,6 +407,18 @@ def _one_value(column: pa.Array) -> pa.Array:
     present = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False) > 0
     first = column.offsets.to_numpy()[:-1]
     return column.values.take(pa.array(np.where(present, first, 0), mask=~present))
+
+
+def numbers_as_text(column: pa.Array) -> pa.Array:
+    """A column of numbers (or lists of them) as text, each as Python writes it, as a JSON Lines block mixing
+    numbers and text holds them; any other column as it is."""
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        values = numbers_as_text(column.values)
+        return column if values is column.values else type(column).from_arrays(column.offsets, values,
+                                                                                 mask=column.is_null())
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+        return column
+    return pa.array([None if value is None else repr(value) for value in column.to_pylist()], pa.string())
 
 
 def _as_kind(values: pa.Array, kind: str) -> pa.Array:

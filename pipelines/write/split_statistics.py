@@ -114,10 +114,11 @@ class SplitStatistics:
         for column in self._columns:
             self.per_row[column.name].add(*_values_per_row(table.column(column.name).combine_chunks(), column))
         for column in self._categorical_ints:
-            self.values_as_text[column.name].add(column_values(table, column).cast(pa.string()))
+            self.values_as_text[column.name].add(column_values(table, column, as_text=True))
         for column in self._columns:
             if column.name in self._candidates:
-                values = capped(column_values(table, column).drop_null())
+                # a categorical int's candidates are its values as text
+                values = capped(column_values(table, column, column.name in self.values_as_text).drop_null())
                 counted = pc.value_counts(values.filter(pc.is_in(values, value_set=self._candidates[column.name][0])))
                 counts = self.candidate_counts[column.name]
                 for value, count in zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()):

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from skewless.report.data_warnings import constant_warning, date_range_text
 from skewless.report.run_files import format_bytes, format_number, format_percent, format_statistic, no_frequent_value
 from skewless.terminal_text import shown
 
@@ -51,10 +52,13 @@ def print_run(description: dict, console=None) -> None:
     stats.add_column("transform")
     for column in ("count", "missing", "mean", "std", "min", "max", "distinct"):
         stats.add_column(column, justify="right")
+    stats.add_column("worth knowing")
     for name, f in description["features"].items():
+        notes = [note for note in (constant_warning(f), date_range_text(f) and f"dates {date_range_text(f)}") if note]
         _add_row(
             stats, name, f.get("transform", ""), format_number(f.get("count")), format_percent(f.get("missing_fraction")),
             *(format_number(f.get(key)) for key in ("mean", "std", "min", "max")), format_statistic(f, "distinct"),
+            "; ".join(notes),
         )
     console.print(stats)
 

@@ -1,6 +1,6 @@
 """What a data scientist should look at before training, from the run summary and config: sentinel values
-counted as ordinary data, quantile buckets that stay empty, vocabularies sized against the feature's
-cardinality, and the encoding the rule of skewless.encoding_advice gives each categorical feature.
+counted as ordinary data, constant columns, quantile buckets that stay empty, vocabularies sized against the
+feature's cardinality, and the encoding the rule of skewless.encoding_advice gives each categorical feature.
 """
 
 from __future__ import annotations
@@ -21,6 +21,23 @@ def sentinel_values(feature: dict) -> list[tuple[str, int]]:
     """The feature's top values that look like placeholders for "unknown", with their counts."""
     return [(str(value), int(count)) for value, count in feature.get("top_values", [])
             if str(value).strip().lower() in SENTINEL_STRINGS]
+
+
+def constant_warning(feature: dict) -> str | None:
+    """The sentence of a column whose rows with a value all hold one value (run.json's `constant`), else None."""
+    if not feature.get("constant"):
+        return None
+    top = feature.get("top_values") or []
+    value = top[0][0] if top else feature.get("min")
+    held = "one value" if value is None else f"one value, {value!r}"
+    missing = f" ({feature['missing']:,} rows have none)" if feature.get("missing") else ""
+    return f"constant: every row with a value holds {held}{missing}; it tells a model nothing as it is"
+
+
+def date_range_text(feature: dict) -> str | None:
+    """A datetime column's date range as "first .. last (zone)", else None."""
+    dates = feature.get("date_range")
+    return None if dates is None else f"{dates['min']} .. {dates['max']} ({dates['timezone']})"
 
 
 def sentinel_extreme(feature: dict) -> tuple[str, float] | None:

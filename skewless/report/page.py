@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from skewless.report import svg
+from skewless.report.data_warnings import date_range_text
 from skewless.report.split_section import advice_line, feature_warnings, split_block, warnings_list
 from skewless.report.split_views import SplitView
 from skewless.transforms import TRANSFORMS
@@ -214,7 +215,8 @@ def _label(summary: RunSummary, views: dict[str, SplitView]) -> str:
 def _warnings_index(warnings: dict[str, list[tuple[str, str]]]) -> str:
     flagged = [(feature, found) for feature, found in warnings.items() if found]
     if not flagged:
-        return '<h2>Worth checking</h2><p class="muted">No sentinel values, empty buckets or ill-sized vocabularies found.</p>'
+        return ('<h2>Worth checking</h2><p class="muted">No sentinel values, constant columns, empty buckets or '
+                'ill-sized vocabularies found.</p>')
     rows = "".join(f'<tr><td><a href="#{_anchor(feature)}">{escape(feature)}</a></td>'
                    f'<td>{warnings_list(found)}</td></tr>' for feature, found in flagged)
     return f'<h2>Worth checking</h2><table class="worth-checking">{rows}</table>'
@@ -234,7 +236,7 @@ def _feature(summary: RunSummary, name: str, feature: dict, options: dict, vocab
         "rows with a value": format_number(feature.get("count")),
         "missing": f'{format_number(feature.get("missing"))} ({format_percent(feature.get("missing_fraction"))})',
     }
-    # Which statistics exist follows the raw type: an int column with a vocabulary has a histogram.
+    # Which statistics exist follows the transform: an int column with a vocabulary has top values, no histogram
     if "top_values" in feature:
         statistics["distinct values"] = format_statistic(feature, "distinct")
         charts = _categorical_charts(name, feature, vocabulary)
@@ -242,6 +244,8 @@ def _feature(summary: RunSummary, name: str, feature: dict, options: dict, vocab
         for stat in ("mean", "std", "min", "max"):
             statistics[stat] = format_number(feature.get(stat))
         charts = _numeric_charts(name, feature)
+    if date_range_text(feature):
+        statistics["date range"] = date_range_text(feature)
     if "vocabulary_size" in feature:
         statistics["vocabulary size"] = format_number(feature["vocabulary_size"])
         statistics["OOV buckets"] = format_number(feature.get("num_oov_buckets"))

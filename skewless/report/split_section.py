@@ -13,6 +13,7 @@ from skewless.report import svg
 from skewless.report.data_warnings import (
     bucket_boundaries,
     cardinality_warnings,
+    constant_warning,
     empty_buckets,
     encoding_advice,
     sentinel_extreme,
@@ -94,6 +95,9 @@ def _top_values(view: SplitView) -> str:
 def feature_warnings(feature: dict, options: dict, oov_share: float | None) -> list[tuple[str, str]]:
     """(kind, sentence) for each thing worth checking about the feature."""
     warnings = []
+    constant = constant_warning(feature)
+    if constant:
+        warnings.append(("constant", constant))
     for value, count in sentinel_values(feature):
         warnings.append(("sentinel", f"{value!r} looks like a placeholder for unknown but is counted as a value "
                                      f"({format_number(count)} rows): declare it missing, or keep it knowingly"))

@@ -186,3 +186,8 @@ class Transform:
     def run_fields(self, name: str, feature, graph) -> dict:
         """Fields of its run.json entry beyond the statistics (`graph`: the run's TFTransformOutput)."""
         return {}
+
+    def dates_in(self, feature) -> str | None:
+        """The time zone on whose wall clock its raw values are dates (the statistics show their date range), or
+        None: its values are no dates."""
+        return None

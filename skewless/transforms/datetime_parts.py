@@ -140,6 +140,9 @@ class Datetime(Transform):
     def run_fields(self, name: str, feature, graph) -> dict:
         return {"parts": feature.parts, "cyclical": feature.cyclical, "timezone": feature.timezone}
 
+    def dates_in(self, feature) -> str:
+        return feature.timezone
+
 
 def _part_outputs(name: str, part: str, cyclical: bool) -> list[str]:
     if cyclical and part in PERIODIC:
