@@ -77,12 +77,10 @@ class _Need:
 
     @classmethod
     def of(cls, column: Column, cells: list[Text]) -> _Need:
-        lines = [line for cell in cells for line in cell.plain.split("\n")] + column.header.split("\n")
-        words = [word for line in lines for word in line.split()] + [""]
+        lines = [line for cell in cells for line in cell.plain.split("\n")] + [column.header]
         most = max(cell_len(line) for line in lines)
-        least = max(cell_len(word) for word in words) if column.wrap else most
-        # a header may wrap at its spaces, a cell of numbers or names may not
-        return cls(max(least, max(cell_len(word) for word in column.header.split() + [""])), max(most, 1))
+        least = max((cell_len(word) for line in lines for word in line.split()), default=0) if column.wrap else most
+        return cls(max(least, 1), max(most, 1))
 
 
 def _table_width(needs: list[_Need]) -> int:
