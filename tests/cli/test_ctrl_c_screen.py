@@ -69,7 +69,7 @@ def screen_of(output: str, width: int = WIDTH) -> list[str]:
 def test_ctrl_c_leaves_only_the_interrupted_line(tmp_path):
     config = tmp_path / "job.yaml"
     # rows enough that the transform stage, whose live line has a bar, is still running when ^C comes
-    config.write_text(yaml.safe_dump(example_config(tmp_path / "out", input={"format": "synthetic", "rows": 150_000,
+    config.write_text(yaml.safe_dump(example_config(tmp_path / "out", input={"format": "synthetic", "rows": 250_000,
                                                                              "seed": 7})))
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, WIDTH, 0, 0))
