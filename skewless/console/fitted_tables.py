@@ -22,6 +22,8 @@ from skewless.terminal_text import shown
 
 # a rich Table's padding of (0, 1) and its vertical rules: two cells a column, one rule between and around them
 _PADDING = 2
+# the narrowest a column of names gets when a table cannot fit otherwise (its names fold onto more lines)
+_LEAST_KEY_WIDTH = 8
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,12 @@ def fitted_tables(title: str, columns: Sequence[Column], rows: Sequence[Sequence
         table = Table(title=Text(title if number == 0 else f"{title} (continued)"), title_justify="left",
                       caption=Text(caption) if caption and number == len(parts) - 1 else None, caption_justify="left",
                       **table_options)
-        widths = _widths([needs[i] for i in chosen], width)
+        widths = _widths([needs[i] for i in chosen], len(keys), width)
         for i, column_width in zip(chosen, widths):
             column = columns[i]
-            table.add_column(column.header, justify=column.justify, width=column_width, no_wrap=not column.wrap,
-                             overflow="fold")
+            # a column narrower than its widest cell (names narrowed to fit) folds its cells onto more lines
+            table.add_column(column.header, justify=column.justify, width=column_width, overflow="fold",
+                             no_wrap=not column.wrap and column_width >= needs[i].most)
         for row, style in zip(cells, row_styles or [None] * len(cells)):
             table.add_row(*(row[i] for i in chosen), style=style)
         tables.append(table)
@@ -97,12 +100,17 @@ def _parts(keys: list[int], values: list[int], needs: list[_Need], width: int) -
     return parts
 
 
-def _widths(needs: list[_Need], width: int) -> list[int]:
+def _widths(needs: list[_Need], keys: int, width: int) -> list[int]:
     """Each column's least width, then what is left of `width` shared out to the prose columns, one cell at a time,
-    up to the width that puts each of their cells on one line. A table that cannot fit (one column wider than the
-    console) gets its least widths: rich then folds it, nothing is cut off."""
+    up to the width that puts each of their cells on one line. A table that cannot fit (long names beside a wide
+    column) narrows its first `keys` columns, the names, which then fold onto more lines; the values keep their
+    width. Should even that not do, rich folds the rest: nothing is cut off."""
     widths = [need.least for need in needs]
     spare = width - _table_width(needs)
+    while spare < 0 and max(widths[:keys], default=0) > _LEAST_KEY_WIDTH:
+        widest = widths.index(max(widths[:keys]))
+        widths[widest] -= 1
+        spare += 1
     growing = [i for i, need in enumerate(needs) if need.most > need.least]
     while spare > 0 and growing:
         for i in list(growing):
