@@ -24,7 +24,7 @@ from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists
 from skewless.input_formats import FILE_FORMATS
 from skewless.staged_folder import check_not_input
-from skewless.terminal_text import shown, shown_lines
+from skewless.terminal_text import fitted, line_width, shown, shown_lines
 
 # Every command's, in its --help; docs/errors.md says more
 EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, schema validate), 2 a usage or input "
@@ -46,13 +46,27 @@ def _name_values(params) -> None:
             param.metavar = param.name.upper()
 
 
+def _summary(help_text: str | None) -> str | None:
+    """A command's line in its group's list: its help's first paragraph, whole (click cuts it to `...` past the
+    space it finds left), as one line (the docstring's line breaks broke it mid-sentence)."""
+    return " ".join(help_text.split("\n\n")[0].split()) if help_text else None
+
+
 class Command(TyperCommand):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.short_help = self.short_help or _summary(self.help)
+
     def format_help(self, ctx, formatter) -> None:
         _name_values(self.get_params(ctx))
         super().format_help(ctx, formatter)
 
 
 class Group(TyperGroup):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.short_help = self.short_help or _summary(self.help)
+
     def format_help(self, ctx, formatter) -> None:
         _name_values(self.get_params(ctx))
         super().format_help(ctx, formatter)
@@ -65,6 +79,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Beam + tf.Transform preprocessing whose graph Keras 3 models reuse at serving time.",
     epilog=EXIT_CODES,
+    # help as click formats it: wrapped at spaces to the terminal's width (80 at most), nothing cut. typer's rich
+    # panels shrank every column evenly at 80 columns and cut option names to `--no-skip-initial-…`
+    rich_markup_mode=None,
 )
 
 
@@ -96,8 +113,8 @@ def fail(message: str, code: int = 2) -> None:
 
 def say(text: str, err: bool = False) -> None:
     """Prints what a command made of data or a config (paths, names, summaries) as `shown_lines` makes it: control
-    characters escaped, credentials cut (skewless/terminal_text.py)."""
-    typer.echo(shown_lines(text), err=err)
+    characters escaped, credentials cut; on a terminal, wrapped at spaces to its width (skewless/terminal_text.py)."""
+    typer.echo(fitted(shown_lines(text), line_width(sys.stderr if err else sys.stdout)), err=err)
 
 
 _DEBUG = typer.Option(
@@ -295,7 +312,8 @@ def run(
 
     title = f"skewless run {job_config.name}"
     result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args),
-                     progress=lambda poll: show_progress(poll, title=title), process_started=process_started)
+                     progress=lambda poll: show_progress(poll, title=title, interrupted=_interrupted),
+                     process_started=process_started)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     page = render_report(result.output_dir)
     say(result.summary())
@@ -353,7 +371,8 @@ def apply(
     result = apply_graph(run_dir, output, inputs=inputs or None, input_format=format,
                          columns=columns.split(",") if columns else None, header=header, one_split=splits == "all",
                          overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started,
-                         max_bad_fraction=max_bad_fraction, progress=lambda poll: show_progress(poll, title=title))
+                         max_bad_fraction=max_bad_fraction,
+                         progress=lambda poll: show_progress(poll, title=title, interrupted=_interrupted))
     page = render_report(result.output_dir)
     say(result.summary())
     say(f"report: {page}")
@@ -411,7 +430,8 @@ def _check_input_paths(inputs: List[str]) -> None:
     local_inputs([os.path.abspath(path) for path in inputs if "://" not in path])
 
 
-schema_app = typer.Typer(cls=Group, no_args_is_help=True, help="Infer and validate tf.metadata schemas (.pbtxt).")
+schema_app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode=None,
+                         help="Infer and validate tf.metadata schemas (.pbtxt).")
 app.add_typer(schema_app, name="schema")
 
 # The CSV options of both schema commands, named as in the job config's `input:` section.

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TextIO
 
 from skewless.progress_snapshot import Snapshot  # also imported from here, with the display that draws it
-from skewless.terminal_text import shown
+from skewless.terminal_text import fitted, line_width, shown
 
 
 class ProgressDisplay:
@@ -65,6 +65,7 @@ class ProgressDisplay:
         self._last_log = None
         self._live = None
         self._console = None
+        self._spinner = None  # one spinner for the display's life, so that its frames turn
 
     # ------------------------------------------------------------------------------------------ lifecycle
 
@@ -73,8 +74,10 @@ class ProgressDisplay:
         if self.interactive:
             from rich.console import Console
             from rich.live import Live
+            from rich.spinner import Spinner
 
             self._console = Console(file=self.stream, force_terminal=True)
+            self._spinner = Spinner("dots")
             # transient: the live line is replaced by the final summary line at the end
             self._live = Live(self, console=self._console, refresh_per_second=4, transient=True)
             self._live.start()
@@ -113,10 +116,13 @@ class ProgressDisplay:
         for line in lines:
             self._emit(line)
 
-    def finish(self, failed: bool = False) -> None:
-        """Stops the live line and writes the last one: the final stage's numbers, and done or failed."""
+    def finish(self, failed: bool = False, interrupted: bool = False) -> None:
+        """Stops the live line and writes the last one: the final stage's numbers, and done or failed. Interrupted,
+        it writes none: the command's own "interrupted" is the last line."""
         if self._live is not None:
             self._live.stop()
+        if interrupted:
+            return
         with self._lock:
             now = self._clock()
             outcome = "failed" if failed else "done"
@@ -152,12 +158,13 @@ class ProgressDisplay:
             # printed above the live line; Text so that job data is never read as rich markup
             self._console.print(Text(shown(line)))
         else:
-            print(shown(line), file=self.stream, flush=True)
+            print(fitted(shown(line), line_width(self.stream)), file=self.stream, flush=True)
 
-    def __rich__(self):
-        """The live line, rendered afresh at every refresh so the elapsed time moves between snapshots."""
+    def __rich_console__(self, console, options):
+        """The live line, rendered afresh at every refresh so the elapsed time moves between snapshots. It fits the
+        terminal on one line: the bar shrinks, then goes, then the clock, the rate and the counts; no number is cut."""
+        from rich.cells import cell_len
         from rich.progress_bar import ProgressBar
-        from rich.spinner import Spinner
         from rich.table import Table
         from rich.text import Text
 
@@ -166,20 +173,38 @@ class ProgressDisplay:
             snapshot = self._snapshot
             elapsed = _clock_text(now - self._started)
             rate = self._rate(snapshot.rows, now) if snapshot is not None else 0.0
-        line = Table.grid(padding=(0, 1))
-        if snapshot is None:
-            line.add_row(Spinner("dots"), Text("starting", style="bold"), Text(elapsed, style="dim"))
-            return line
-        cells = [Spinner("dots"), Text(snapshot.stage, style="bold")]
-        if snapshot.total:
-            cells.append(ProgressBar(total=snapshot.total, completed=min(snapshot.rows, snapshot.total), width=30))
-            cells.append(Text(f"{snapshot.rows:,} / {snapshot.total:,} rows"))
-        else:
-            cells.append(Text(f"{snapshot.rows:,} rows"))
-        cells.append(Text(f"{rate:,.0f} rows/s", style="cyan"))
+        cells = [Text("starting" if snapshot is None else snapshot.stage, style="bold")]
+        total = snapshot.total if snapshot is not None else None
+        if snapshot is not None:
+            cells.append(Text(f"{snapshot.rows:,} / {total:,} rows" if total else f"{snapshot.rows:,} rows"))
+            cells.append(Text(f"{rate:,.0f} rows/s", style="cyan"))
         cells.append(Text(elapsed, style="dim"))
-        line.add_row(*cells)
-        return line
+        # a terminal echoes ^C at the cursor, the end of this line: on a full line it wraps, and the line moved
+        # down is not the one rich erases on the way out (the spinner's last frame stayed on the screen)
+        room = options.max_width - _ECHO_ROOM
+        spinner = max(map(cell_len, self._spinner.frames))
+        shown_cells = len(cells)
+        while len(cells) > 1 and _spaced_width([spinner, *(cell.cell_len for cell in cells)]) > room:
+            cells.pop()
+        bar_width = min(_BAR_WIDTH, room - _spaced_width([spinner, *(cell.cell_len for cell in cells), 0]))
+        line = Table.grid(padding=(0, 1))
+        row = [self._spinner, cells[0]]
+        if total and bar_width >= _LEAST_BAR_WIDTH and len(cells) == shown_cells:
+            row.append(ProgressBar(total=total, completed=min(snapshot.rows, total), width=bar_width))
+        line.add_row(*row, *cells[1:])
+        yield line
+
+
+# the live line's progress bar: at most this wide, and left out when narrower than the least
+_BAR_WIDTH = 30
+_LEAST_BAR_WIDTH = 8
+# cells left free at the end of the live line for the terminal's echo of ^C
+_ECHO_ROOM = 3
+
+
+def _spaced_width(widths: list[int]) -> int:
+    """The width of cells side by side, a space between each two."""
+    return sum(widths) + len(widths) - 1
 
 
 @contextmanager
@@ -190,6 +215,7 @@ def show_progress(
     interval: float | None = None,
     log_interval: float = 15.0,
     title: str = "skewless",
+    interrupted: Callable[[BaseException], bool] = lambda error: isinstance(error, KeyboardInterrupt),
 ) -> Iterator[ProgressDisplay]:
     """Shows a job's progress while the block runs; yields the `ProgressDisplay`.
 
@@ -202,6 +228,8 @@ def show_progress(
       interval: seconds between polls; default 0.5 on a terminal, 1 otherwise (a poll reads a few tiny
         files; polled seldom, a stage's start and end would show late, or all at once at the end).
       log_interval: seconds between plain log lines within one stage.
+      interrupted: whether an error that ends the block comes of a Ctrl-C (then no "failed" line is written;
+        the command says it was interrupted). Default: a KeyboardInterrupt.
     """
     display = ProgressDisplay(stream, interactive, log_interval, title)
     interval = interval if interval is not None else (0.5 if display.interactive else 1.0)
@@ -212,18 +240,18 @@ def show_progress(
         poller = threading.Thread(target=_poll_until, args=(poll, display, stop, interval), daemon=True,
                                   name="skewless-progress")
         poller.start()
-    failed = False
+    failed = stopped = False
     try:
         yield display
-    except BaseException:
-        failed = True
+    except BaseException as error:
+        failed, stopped = True, interrupted(error)
         raise
     finally:
         stop.set()
         if poller is not None:
             poller.join()
             _poll_once(poll, display)
-        display.finish(failed)
+        display.finish(failed, interrupted=stopped)
 
 
 def _poll_until(poll, display: ProgressDisplay, stop: threading.Event, interval: float) -> None:

@@ -7,11 +7,17 @@ prints from such text (errors, progress lines, summaries, the tables of `inspect
 through `shown`: a control character becomes its escape (``\\x1b``, ``\\n``, ``\\u202e``), so one value stays on
 one line and does nothing but show. The report page escapes HTML instead (skewless/report), and `--json` output
 is escaped by JSON itself.
+
+A line printed to a terminal (or where COLUMNS says how wide the screen is) is wrapped at its spaces by `fitted`:
+the terminal would break it at its last column, through a number or a word.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import textwrap
+from typing import TextIO
 
 from skewless.redaction import without_credentials
 
@@ -38,3 +44,25 @@ def shown_lines(text: str) -> str:
 def _escape(character: str) -> str:
     code = ord(character)
     return _NAMED.get(character) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def line_width(stream: TextIO) -> int | None:
+    """How many cells a line printed to `stream` may take: COLUMNS when set (as rich reads it), else the width of
+    the terminal `stream` is, else None (a file or a pipe: lines are kept whole for the tools that read them)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (AttributeError, OSError, ValueError):  # a stream of no file (a test's StringIO), or a closed one
+        return None
+
+
+def fitted(text: str, width: int | None) -> str:
+    """Each line of `text` wrapped at its spaces to `width` cells, the rest of a line indented two spaces; a word
+    longer than a line (a path) is never broken. `width` None: `text` as it is."""
+    if not width:
+        return text
+    return "\n".join(line if len(line) <= width else "\n".join(textwrap.wrap(
+        line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
+        for line in text.split("\n"))

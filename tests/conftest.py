@@ -7,7 +7,7 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import pytest  # noqa: E402
-from example_job import CENSUS, NATIVE_FEATURES, census_config, example_config  # noqa: E402
+from example_job import CENSUS, NATIVE_FEATURES, census_config, example_config, gaps_run  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -25,6 +25,13 @@ def native_run(tmp_path_factory):
 
     return run(example_config(tmp_path_factory.mktemp("native") / "run", features=NATIVE_FEATURES,
                               input={"format": "synthetic", "rows": 1500, "seed": 7}))
+
+
+@pytest.fixture(scope="session")
+def gaps_job(tmp_path_factory):
+    """The job on rows with gaps and infinities (example_job.gaps_run), shared by the tests that only read its
+    output: (result, rows)."""
+    return gaps_run(tmp_path_factory.mktemp("gaps"))
 
 
 @pytest.fixture(scope="session")

@@ -3,33 +3,28 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from skewless.console.fitted_tables import Column, fitted_tables
 from skewless.drift import Comparison, FeatureDistance
 from skewless.significance import SIGNIFICANCE
 from skewless.terminal_text import shown
 
 
+_COLUMNS = [Column("feature", key=True), Column("measure"), Column("distance", "right"), Column("threshold", "right"),
+            Column("test"), Column("p", "right"), Column("values (baseline / tested)", "right", wrap=True),
+            Column("verdict", wrap=True)]
+
+
 def print_comparisons(comparisons: list[Comparison], console=None) -> None:
     console = console or Console()
     for comparison in comparisons:
-        table = Table(title=Text(shown(f"{comparison.base} (baseline) vs {comparison.test}; thresholds: flags, "
-                                       f"schema {comparison.comparator}, defaults; CROSSED: past the threshold and "
-                                       f"p < {SIGNIFICANCE:g}")), title_justify="left")
-        table.add_column("feature", no_wrap=True)  # a name is read whole (the other cells wrap)
-        table.add_column("measure")
-        table.add_column("distance", justify="right")
-        table.add_column("threshold", justify="right")
-        table.add_column("test")
-        table.add_column("p", justify="right")
-        table.add_column("values (baseline / tested)", justify="right")
-        table.add_column("verdict")
-        for f in comparison.features:
-            cells = [f.feature, f.measure, "–" if f.distance is None else f"{f.distance:.4f}",
-                     f"{f.threshold:g}", f.test or "–", _p_value(f), _sizes(f), _verdict(f)]
-            table.add_row(*(Text(shown(cell)) for cell in cells))
-        console.print(table)
+        title = shown(f"{comparison.base} (baseline) vs {comparison.test}; thresholds: flags, schema "
+                      f"{comparison.comparator}, defaults; CROSSED: past the threshold and p < {SIGNIFICANCE:g}")
+        rows = [[f.feature, f.measure, "–" if f.distance is None else f"{f.distance:.4f}", f"{f.threshold:g}",
+                 f.test or "–", _p_value(f), _sizes(f), _verdict(f)] for f in comparison.features]
+        for table in fitted_tables(title, _COLUMNS, rows, console.width):
+            console.print(table)
     crossed = [f"{c.test}: {f.feature}" for c in comparisons for f in c.crossed]
     console.print(Text(shown(f"{len(crossed)} threshold(s) crossed" + (": " + ", ".join(crossed) if crossed else ""))))
 

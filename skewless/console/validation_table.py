@@ -2,35 +2,28 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from skewless.console.fitted_tables import Column, fitted_tables, output_console
 from skewless.schemas.validate import ValidationReport
-from skewless.terminal_text import shown, shown_lines
+from skewless.terminal_text import shown_lines
 
+# piped or captured with no COLUMNS set: no width to fit, and wrapping would cut file paths apart
 _PIPED_WIDTH = 200
+_COLUMNS = [Column("anomaly", wrap=True), Column("feature", key=True), Column("rows", "right"),
+            Column("examples", wrap=True)]
 
 
 def print_report(report: ValidationReport, console=None) -> None:
     """The anomalies as a rich table, then a one-line summary."""
-    if console is None:
-        console = Console()
-        if not console.is_terminal:
-            # Piped or captured output has no width to fit; wrapping would cut file paths apart.
-            console = Console(width=_PIPED_WIDTH)
+    console = console or output_console(_PIPED_WIDTH)
     if report.anomalies:
-        table = Table(title="Schema anomalies", show_lines=True)
-        table.add_column("anomaly")
-        table.add_column("feature")
-        table.add_column("rows", justify="right")
-        table.add_column("examples")
-        for anomaly in report.anomalies:
-            examples = "\n".join(f"{where}  {detail}" for where, detail in anomaly.examples)
-            # Text cells: data such as "[x]" is not rich markup; control characters in it are escaped
-            table.add_row(Text(shown(anomaly.title)), Text(shown(anomaly.feature or "-")), str(anomaly.rows),
-                          Text(shown_lines(examples)))
-        console.print(table)
+        rows = [[anomaly.title, anomaly.feature or "-", str(anomaly.rows),
+                 # one example a line; Text: control characters in the data are escaped line by line
+                 Text(shown_lines("\n".join(f"{where}  {detail}" for where, detail in anomaly.examples)))]
+                for anomaly in report.anomalies]
+        for table in fitted_tables("Schema anomalies", _COLUMNS, rows, console.width, show_lines=True):
+            console.print(table)
     share = report.bad_rows / report.rows if report.rows else 0.0
     console.print(
         f"{report.rows} rows checked, {report.bad_rows} bad ({share:.2%}), {len(report.anomalies)} kinds of anomaly",

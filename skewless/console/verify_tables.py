@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from skewless.console.fitted_tables import Column, fitted_tables
 from skewless.pipelines.commands.verify import FeatureCheck, VerifyResult
 from skewless.terminal_text import shown
 
@@ -13,12 +13,15 @@ from skewless.terminal_text import shown
 def print_result(result: VerifyResult, console=None) -> None:
     console = console or Console()
     title = f"skew check: batch (Beam + tf.Transform) vs serving ({result.path})"
+    tables = []
     if result.features:
-        console.print(_skew_table(title, result.features, result.indicators))
+        tables += _skew_tables(title, result.features, result.indicators, console.width)
     for group, checks in result.groups.items():
-        console.print(_skew_table(f"{title}: {group}", checks, result.indicators))
+        tables += _skew_tables(f"{title}: {group}", checks, result.indicators, console.width)
     if result.native is not None:
-        console.print(_native_table(result.native, result.indicators))
+        tables += _native_tables(result.native, result.indicators, console.width)
+    for table in tables:
+        console.print(table)
     if result.source is not None:
         source = result.source
         console.print(f"the input's first {source.rows} rows as the source holds them ({source.written} written, "
@@ -38,24 +41,23 @@ def _feature_label(name: str, indicators: dict[str, str]) -> Text:
     return Text(shown(f"{name} (missing indicator of {indicators[name]})" if name in indicators else name))
 
 
-def _skew_table(title: str, checks: list[FeatureCheck], indicators: dict[str, str]):
-    table = Table(title=Text(shown(title)))
-    for column in ("feature", "dtype", "rows", "differences", "max |diff|"):
-        table.add_column(column, justify="left" if column in ("feature", "dtype") else "right")
-    for check in checks:
-        gap = "" if check.max_abs_difference is None else f"{check.max_abs_difference:.3g}"
-        style = "red" if check.differences else None
-        table.add_row(_feature_label(check.name, indicators), check.dtype, str(check.rows), str(check.differences), gap,
-                      style=style)
-    return table
+_SKEW_COLUMNS = [Column("feature", key=True, wrap=True), Column("dtype"),
+                 *(Column(header, "right") for header in ("rows", "differences", "max |diff|"))]
+_NATIVE_COLUMNS = [Column("feature", key=True, wrap=True), Column("transform"), Column("status"),
+                   Column("differences", "right"), Column("reason", wrap=True)]
 
 
-def _native_table(check, indicators: dict[str, str]):
-    native = Table(title=f"native Keras preprocessor ({check.backend} backend) vs the graph")
-    for column in ("feature", "transform", "status", "differences", "reason"):
-        native.add_column(column, justify="right" if column == "differences" else "left")
-    for feature in check.features:
-        style = "red" if feature.status == "different" else "dim" if feature.status == "unsupported" else None
-        native.add_row(_feature_label(feature.name, indicators), feature.transform, feature.status,
-                       str(feature.differences), Text(shown(feature.reason or "")), style=style)
-    return native
+def _skew_tables(title: str, checks: list[FeatureCheck], indicators: dict[str, str], width: int):
+    rows = [[_feature_label(check.name, indicators), check.dtype, str(check.rows), str(check.differences),
+             "" if check.max_abs_difference is None else f"{check.max_abs_difference:.3g}"] for check in checks]
+    styles = ["red" if check.differences else None for check in checks]
+    return fitted_tables(shown(title), _SKEW_COLUMNS, rows, width, row_styles=styles)
+
+
+def _native_tables(check, indicators: dict[str, str], width: int):
+    rows = [[_feature_label(feature.name, indicators), feature.transform, feature.status, str(feature.differences),
+             feature.reason or ""] for feature in check.features]
+    styles = ["red" if feature.status == "different" else "dim" if feature.status == "unsupported" else None
+              for feature in check.features]
+    return fitted_tables(f"native Keras preprocessor ({check.backend} backend) vs the graph", _NATIVE_COLUMNS, rows,
+                         width, row_styles=styles)

@@ -81,9 +81,14 @@ h4 { font-size: 13px; margin: 0 0 6px; }
 .split-1 { fill: var(--oov); background: var(--oov); }
 .split-2 { fill: var(--mark); background: var(--mark); }
 .swatch.split-0, .swatch.split-1, .swatch.split-2 { opacity: .7; }
-.share { display: inline-block; height: 8px; max-width: 90px; margin-left: 6px; opacity: .7; vertical-align: middle; }
-table.quantiles { display: block; max-width: 100%; overflow-x: auto; }
-table.split-values td.num { min-width: 150px; white-space: nowrap; }
+.share-track { display: inline-block; width: 90px; margin-left: 6px; vertical-align: middle; }
+.share { display: block; height: 8px; max-width: 100%; opacity: .7; }
+.quantiles-legend { margin: 8px 0 0; }
+.quantiles { display: flex; flex-wrap: wrap; gap: 4px 14px; list-style: none; padding: 0; margin: 4px 0 12px;
+             font-variant-numeric: tabular-nums; }
+.quantiles li { display: flex; flex-direction: column; align-items: flex-end; }
+.quantiles .at { font-weight: 600; color: var(--muted); }
+table.split-values td.num { white-space: nowrap; }
 .warnings { margin: 8px 0 0; padding-left: 18px; color: var(--mark); }
 .verdict-crossed { color: var(--mark); font-weight: 600; }
 .advice { margin: 8px 0 0; font-weight: 500; }
@@ -292,12 +297,14 @@ def _categorical_charts(name: str, feature: dict, vocabulary: list[str] | None) 
 
 
 def _quantiles(quantiles: list | None) -> str:
+    """Each quantile under its percentage, in a row that wraps at the card's edge (a table's row could not: at
+    eleven quantiles of seven-digit numbers it ran past the card and was cut)."""
     if not quantiles:
         return ""
     step = 100 / (len(quantiles) - 1) if len(quantiles) > 1 else 100
-    header = "".join(f"<th class=num>{round(i * step)}%</th>" for i in range(len(quantiles)))
-    values = "".join(f"<td class=num>{escape(format_number(value))}</td>" for value in quantiles)
-    return f'<table class="quantiles"><caption class="legend">quantiles</caption><tr>{header}</tr><tr>{values}</tr></table>'
+    items = "".join(f'<li><span class="at">{round(i * step)}%</span>{escape(format_number(value))}</li>'
+                    for i, value in enumerate(quantiles))
+    return f'<p class="legend quantiles-legend">quantiles</p><ol class="quantiles">{items}</ol>'
 
 
 def quarantine_section(summary: RunSummary, reasons: QuarantineReasons) -> str:

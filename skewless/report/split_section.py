@@ -83,7 +83,10 @@ def _top_values(view: SplitView) -> str:
             count = by_split[split].get(value)
             share = count / view.values[split] if count is not None and view.values[split] else None
             index = view.splits.index(split)
-            bar = f'<span class="share split-{index}" style="width:{(share or 0) * 100:.1f}%"></span>'
+            # the bar in a track of its own fixed width, beside the percentage: the cell is as wide as both, so
+            # the bar cannot run into the next split's percentage (a share of the cell's width once did)
+            bar = (f'<span class="share-track"><span class="share split-{index}" '
+                   f'style="width:{(share or 0) * 100:.1f}%"></span></span>')
             cells.append(f'<td class=num data-split="{escape(split)}" data-count="{"" if count is None else count}">'
                          f'{format_percent(share)} {bar}</td>')
         rows.append(f'<tr data-value="{escape(value)}"><td>{escape(value)}</td>{"".join(cells)}</tr>')

@@ -136,3 +136,29 @@ def test_job_data_is_not_read_as_markup():
     display.update(Snapshot("write", 2))
     display.finish()
     assert "[bold]read[/bold] finished" in out.getvalue()
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100, 160])
+@pytest.mark.parametrize("snapshot", [Snapshot("analyze", 123_456_789), Snapshot("transform", 23_456, total=50_000),
+                                      Snapshot("transform", 1_234_567_890, total=2_018_782_000)])
+def test_the_live_line_fits_the_terminal_on_one_line(width, snapshot):
+    """At most the width less the room a terminal's ^C echo takes (a full line wraps when ^C is typed, and the
+    line rich erases is then not its own), and every number whole (issue 42: at 80 columns "rows" wrapped)."""
+    from rich.console import Console
+
+    clock = FakeClock()
+    display = ProgressDisplay(io.StringIO(), interactive=True, clock=clock)
+    display.start()
+    clock.now += 3_725
+    display.update(snapshot)
+    out = io.StringIO()
+    Console(file=out, width=width).print(display)
+    display.finish()
+    [line] = out.getvalue().rstrip("\n").split("\n")
+    assert len(line.rstrip()) <= width - 3, line
+    counts = f"{snapshot.rows:,}" + (f" / {snapshot.total:,}" if snapshot.total else "") + " rows"
+    shown = re.findall(r"[\d][\d,:]*", line)
+    whole = re.findall(r"[\d][\d,:]*", f"{counts} 1:02:05") + re.findall(r"[\d][\d,]*(?= rows/s)", line)
+    assert set(shown) <= set(whole), line
+    if width >= 80:
+        assert counts in line and "1:02:05" in line  # room enough for the counts and the clock

@@ -94,13 +94,12 @@ def test_real_config_transforms_are_exact_on_jax(native_run, tmp_path):
     _assert_exact_and_reloaded(report, rows)
 
 
-def test_computed_fills_are_exact_on_jax(tmp_path):
+def test_computed_fills_are_exact_on_jax(gaps_job, tmp_path):
     """fill: mean of an int column (float32), median, most_frequent of floats and strings, ±inf missing: on JAX."""
     pytest.importorskip("jax")
-    from example_job import GAPS_FEATURES, gaps_run
+    from example_job import GAPS_FEATURES
 
-    (tmp_path / "job").mkdir()
-    result, rows = gaps_run(tmp_path / "job")
+    result, rows = gaps_job
     labels = [float(row["id"] % 2) for row in rows]
     report, checked = _run_on_jax(result.output_dir, rows, labels, [], tmp_path)
 

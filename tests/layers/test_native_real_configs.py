@@ -36,10 +36,10 @@ def test_every_real_config_transform_equals_the_graph(native_run):
         assert (feature.status, feature.differences, feature.rows) == ("exact", 0, 1000 + len(ODD_ROWS) + 1500)
 
 
-def test_fills_of_ints_floats_and_strings_with_infinities_missing_equal_the_graph(tmp_path):
-    from example_job import GAPS_FEATURES, gaps_run
+def test_fills_of_ints_floats_and_strings_with_infinities_missing_equal_the_graph(gaps_job):
+    from example_job import GAPS_FEATURES
 
-    result, rows = gaps_run(tmp_path)
+    result, rows = gaps_job
     check = check_preprocessor(result.output_dir, rows=rows, sample=1500)
 
     outputs = [*GAPS_FEATURES, "x_missing", "f_missing"]

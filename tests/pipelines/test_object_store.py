@@ -61,13 +61,12 @@ def s3():
 
 
 @pytest.fixture(scope="module")
-def runs(s3, tmp_path_factory):
-    """The same config run to s3:// and to a local folder."""
+def runs(s3, example_run):
+    """The same config run to s3:// and to a local folder (the suite's shared run of it)."""
     from skewless.pipelines import run
 
     remote = run(example_config(f"s3://{BUCKET}/run"))
-    local = run(example_config(tmp_path_factory.mktemp("local") / "run"))
-    return remote.output_dir, local.output_dir
+    return remote.output_dir, example_run.output_dir
 
 
 def _objects(client, prefix: str) -> dict[str, bytes]:
