@@ -41,6 +41,11 @@ class NotPortableError(SkewlessError):
     """A transform has no exact equivalent in built-in Keras layers (TransformLayer still runs it)."""
 
 
+class LimitError(SkewlessError):
+    """The data is past a stated limit of the config (analysis.max_keys, analysis.max_vocabulary): what it bounds
+    would cost more memory than the limit allows; the message names the option that raises it."""
+
+
 class RunnerError(SkewlessError):
     """The Beam runner cannot run the job: its job service is unreachable, or its workers never started."""
 

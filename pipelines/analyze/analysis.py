@@ -109,6 +109,8 @@ class AnalysisSpec:
     cache_dir: str | None = None  # tf.Transform's analyzer cache, when there is one
     parsed_dir: str | None = None  # where to keep the units' parsed chunks for the transform pass
     overlap_stages: bool = True  # kept streams are read back on a thread of their own (runner.overlap_stages)
+    # raw columns whose distinct values are counted as they are read, refused past their limit (distinct_limits.py)
+    distinct_limits: tuple = ()
 
 
 class AnalyzeInputs(beam.PTransform):
@@ -142,6 +144,7 @@ class AnalyzeInputs(beam.PTransform):
 
     def _read(self, pipeline, name: str):
         """One dataset's record batches; its partial statistics are written on the way."""
+        from skewless.pipelines.analyze.distinct_limits import DistinctValuesFn
         from skewless.pipelines.analyze.stats import RawStatsFn
 
         spec = self._spec
@@ -162,6 +165,11 @@ class AnalyzeInputs(beam.PTransform):
         path = os.path.join(spec.stats_dir, f"{name}.json")
         statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
         _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)
+        if spec.distinct_limits:
+            # counted in the stage that feeds the analyzers, chunk by chunk: a job past a limit fails before the
+            # analyzers' memory grows past the limit's cost
+            _ = tables | f"DistinctLimits[{name}]" >> beam.CombineGlobally(
+                DistinctValuesFn(list(spec.distinct_limits), columns))
         self._statistics.append(statistics)
         return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, columns)
 

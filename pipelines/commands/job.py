@@ -208,6 +208,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     from skewless.pipelines.runner import beam_introspection, runners
     from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
     from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
+    from skewless.pipelines.analyze.distinct_limits import raw_column_limits
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
     from skewless.pipelines.analyze.stats import top_candidates
@@ -226,6 +227,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         cache_dir=config.cache_dir,
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
+        distinct_limits=tuple(raw_column_limits(config)),
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
