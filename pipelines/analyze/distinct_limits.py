@@ -32,9 +32,12 @@ from skewless.pipelines.analyze.stats import capped, column_values
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.transforms.numeric import NumericTransform
 
-# what one unit costs, said in the refusal (measured: docs/errors.md, "What a value may cost")
-_KEY_COST = "each key costs about 2 KB of memory"
-_VOCABULARY_COST = "each costs about 0.5 KB of memory until top_k keeps the first"
+# what one distinct value costs a job that holds it to the end, said in the refusal (measured: docs/errors.md,
+# "What a value may cost")
+_KEY_COST = "3 KB"
+_VOCABULARY_COST = "0.7 KB"
+_KEYS_INSTEAD = "key by a coarser column"
+_VOCABULARY_INSTEAD = "hash the column (transform: hash)"
 
 
 @dataclass(frozen=True)
@@ -44,20 +47,21 @@ class DistinctLimit:
     counted: str  # what is counted, as the refusal starts: "features.price: its key column 'store'"
     limit: int
     option: str  # "analysis.max_keys"
-    advice: str  # how else to get there: "or key by a coarser column"
+    cost: str  # the memory one distinct value costs: "3 KB"
+    instead: str  # what else to do: "key by a coarser column"
     column: str | None = None  # the raw column whose values are counted here (DistinctValuesFn); None: tokens
 
     def check(self, seen: int) -> None:
         """Raises the one-line refusal once `seen` distinct values are past the limit."""
         if seen > self.limit:
             raise LimitError(f"{self.counted} has at least {seen:,} distinct values, more than {self.option} "
-                             f"({self.limit:,}) allows; raise {self.option}, {self.advice}")
+                             f"({self.limit:,}) allows; raise it (each costs about {self.cost} of memory), or "
+                             f"{self.instead}")
 
 
 def vocabulary_limit(counted: str, limit: int) -> DistinctLimit:
     """The limit of a vocabulary skewless counts (`counted`: "features.review: its vocabulary", ...)."""
-    return DistinctLimit(counted, limit, "analysis.max_vocabulary",
-                         f"or hash the column (transform: hash; {_VOCABULARY_COST})")
+    return DistinctLimit(counted, limit, "analysis.max_vocabulary", _VOCABULARY_COST, _VOCABULARY_INSTEAD)
 
 
 def raw_column_limits(config: JobConfig) -> list[DistinctLimit]:
@@ -71,12 +75,12 @@ def raw_column_limits(config: JobConfig) -> list[DistinctLimit]:
         if isinstance(kind, NumericTransform) and kind.reads(feature):
             key = feature.key
             limits.setdefault((key, "keys"), DistinctLimit(
-                f"features.{name}: its key column {key!r}", analysis.max_keys, "analysis.max_keys",
-                f"or key by a coarser column ({_KEY_COST})", column=key))
+                f"features.{name}: its key column {key!r}", analysis.max_keys, "analysis.max_keys", _KEY_COST,
+                _KEYS_INSTEAD, column=key))
         elif feature.labels or feature.weights is not None:  # options of transform vocabulary only
             limits.setdefault((name, "vocabulary"), DistinctLimit(
                 f"features.{name}: its vocabulary's column", analysis.max_vocabulary, "analysis.max_vocabulary",
-                f"or hash the column (transform: hash; {_VOCABULARY_COST})", column=name))
+                _VOCABULARY_COST, _VOCABULARY_INSTEAD, column=name))
     return list(limits.values())
 
 
