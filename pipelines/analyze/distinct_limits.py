@@ -1,8 +1,8 @@
 """Stated limits on the distinct values the analysis holds in memory (issue 41 item 11, docs/errors.md).
 
 Two costs grow with distinct values, not rows: per-key statistics hold every key of their key column (its
-accumulators, then the keys with their statistics as constants of the graph: about 2 KB a key), and a vocabulary
-counts every distinct value or text token before `top_k` keeps the first (about 0.5 KB each). Nothing bounds
+accumulators, then the keys with their statistics as constants of the graph: 2-3.5 KB a key), and a vocabulary
+counts every distinct value or text token before `top_k` keeps the first (about 0.7 KB each). Nothing bounds
 them but the data, so the config does: `analysis.max_keys` and `analysis.max_vocabulary`. A job past one fails
 in one line naming the feature, the count and the option, while the analysis pass counts: the count is checked
 after each chunk of rows, in the same Beam stage that feeds tf.Transform's analyzers, so memory stops growing
