@@ -21,7 +21,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from skewless import runtime
-from skewless.errors import SkewlessError, one_line, output_exists
+from skewless.errors import SkewlessError, one_line, output_exists, own_message
 from skewless.input_formats import FILE_FORMATS
 from skewless.staged_folder import check_not_input
 from skewless.terminal_text import fitted, line_width, shown, shown_lines
@@ -160,7 +160,7 @@ def reports_errors(where: str) -> Callable:
                 if debug:
                     raise
                 if isinstance(error, SkewlessError):
-                    fail(str(error))
+                    fail(own_message(error))
                 named = kwargs[where]
                 fail(one_line(error, named if isinstance(named, str) else ", ".join(named)))
 

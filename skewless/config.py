@@ -330,6 +330,15 @@ class DriftConfig(_Strict):
     exclude: list[str] = Field(default_factory=list)
 
 
+class AnalysisConfig(_Strict):
+    # Stated bounds on what the analysis holds in memory (docs/errors.md, "What a value may cost"): a job past one
+    # is refused in one line naming the feature and the option, while the analysis pass counts, before the memory
+    # grows with it. Per-key statistics hold every distinct key of their key column (about 2 KB each, to the graph)
+    max_keys: int = Field(default=1_000_000, ge=1)
+    # a vocabulary counts every distinct value (or text token) before top_k keeps the first (about 0.5 KB each)
+    max_vocabulary: int = Field(default=5_000_000, ge=1)
+
+
 class RunnerConfig(_Strict):
     name: str = "DirectRunner"
     options: dict[str, Any] = Field(default_factory=dict)
@@ -349,6 +358,7 @@ class JobConfig(_Strict):
     preprocessing_fn: str | None = None
     output: OutputConfig
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
+    analysis: AnalysisConfig = Field(default_factory=AnalysisConfig)
     drift: DriftConfig = Field(default_factory=DriftConfig)
     # tf.Transform's analyzer cache: each input file is analyzed once; reruns read only new or changed files
     cache_dir: str | None = None

@@ -4,6 +4,8 @@ The CLI turns any `SkewlessError` into one line on stderr and exit code 2, so ev
 what went wrong and where (file, line, column or feature) without a traceback.
 """
 
+import re
+
 
 class SkewlessError(Exception):
     """Base class: an error caused by the user's input, config or environment, explained in one line."""
@@ -41,8 +43,23 @@ class NotPortableError(SkewlessError):
     """A transform has no exact equivalent in built-in Keras layers (TransformLayer still runs it)."""
 
 
+class LimitError(SkewlessError):
+    """The data is past a stated limit of the config (analysis.max_keys, analysis.max_vocabulary): what it bounds
+    would cost more memory than the limit allows; the message names the option that raises it."""
+
+
 class RunnerError(SkewlessError):
     """The Beam runner cannot run the job: its job service is unreachable, or its workers never started."""
+
+
+# what Beam appends to the message of an error raised in a step (apache_beam/runners/common.py, _reraise_augmented)
+_BEAM_STEP = re.compile(r" \[while running '[^\n]*'\]$")
+
+
+def own_message(error: SkewlessError) -> str:
+    """What one of ours says, without the step Beam appends when it was raised in a pipeline step: the message says
+    what and where itself."""
+    return _BEAM_STEP.sub("", str(error))
 
 
 def one_line(error: BaseException, where: str) -> str:
@@ -55,7 +72,7 @@ def one_line(error: BaseException, where: str) -> str:
     while cause is not None and not isinstance(cause, SkewlessError):
         cause = cause.__cause__ or cause.__context__
     if cause is not None:  # ours, raised in a Beam worker and wrapped by Beam on the way out
-        return str(cause).splitlines()[0]
+        return own_message(cause).splitlines()[0]
     filename = getattr(error, "filename", None)
     if isinstance(error, OSError) and filename:
         return f"{filename}: {error.strerror or error}"

@@ -111,6 +111,8 @@ class AnalysisSpec:
     overlap_stages: bool = True  # kept streams are read back on a thread of their own (runner.overlap_stages)
     categorical: frozenset[str] = frozenset()  # int columns whose values are categories: counted as text
     dates: dict[str, str] | None = None  # datetime columns -> the zone their statistics' date range is read in
+    # raw columns whose distinct values are counted as they are read, refused past their limit (distinct_limits.py)
+    distinct_limits: tuple = ()
 
     def stats_fn(self):
         """How the pass counts the raw columns' statistics."""
@@ -150,6 +152,8 @@ class AnalyzeInputs(beam.PTransform):
 
     def _read(self, pipeline, name: str):
         """One dataset's record batches; its partial statistics are written on the way."""
+        from skewless.pipelines.analyze.distinct_limits import DistinctValuesFn
+
         spec = self._spec
         columns = spec.reader.columns
         units = spec.datasets[name]
@@ -168,6 +172,11 @@ class AnalyzeInputs(beam.PTransform):
         path = os.path.join(spec.stats_dir, f"{name}.json")
         statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(spec.stats_fn())
         _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)
+        if spec.distinct_limits:
+            # counted in the stage that feeds the analyzers, chunk by chunk: a job past a limit fails before the
+            # analyzers' memory grows past the limit's cost
+            _ = tables | f"DistinctLimits[{name}]" >> beam.CombineGlobally(
+                DistinctValuesFn(list(spec.distinct_limits), columns))
         self._statistics.append(statistics)
         return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, columns)
 

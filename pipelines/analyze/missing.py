@@ -20,6 +20,7 @@ A float NaN is a missing value here too (serving gets tf.Examples the job never 
 
 from __future__ import annotations
 
+from skewless.pipelines.analyze.distinct_limits import DistinctLimit
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.safe_names import most_frequent_filename
 from skewless.value_rules import is_value
@@ -28,10 +29,12 @@ MEDIAN_EPSILON = 0.001
 _ZERO = {"int": 0, "float": 0.0, "bytes": ""}
 
 
-def fill_missing(value, column: RawColumn, options: dict, nonfinite: str = "quarantine"):
+def fill_missing(value, column: RawColumn, options: dict, nonfinite: str = "quarantine",
+                 limit: DistinctLimit | None = None):
     """A raw feature as a dense (batch,) tensor; a list column stays sparse (it may hold any count of values).
 
-    `nonfinite` is the job's ``input.nonfinite``: with "missing", ±inf are filled as NaN is.
+    `nonfinite` is the job's ``input.nonfinite``: with "missing", ±inf are filled as NaN is. `limit`: the most
+    distinct values a `most_frequent` fill may count (analysis.max_vocabulary).
     """
     import tensorflow as tf
     import tensorflow_transform as tft
@@ -47,7 +50,7 @@ def fill_missing(value, column: RawColumn, options: dict, nonfinite: str = "quar
             boundaries = tft.quantiles(value.values, num_buckets=2, epsilon=MEDIAN_EPSILON)
             fill_value = tf.reshape(boundaries, [-1])[0]
     elif fill == "most_frequent":
-        fill_value = _most_frequent(tf, tft, value, column)
+        fill_value = _most_frequent(tf, tft, value, column, limit)
     else:
         default = options.get("default")
         fill_value = _ZERO[column.kind] if default is None else default
@@ -72,7 +75,7 @@ def missing_indicator(value, nonfinite: str = "quarantine"):
     return 1 - tf.squeeze(dense, axis=1)
 
 
-def _most_frequent(tf, tft, value, column: RawColumn):
+def _most_frequent(tf, tft, value, column: RawColumn, limit: DistinctLimit | None):
     """The most frequent present value, read from a top_k=1 vocabulary asset (its first line)."""
     from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
 
@@ -86,7 +89,7 @@ def _most_frequent(tf, tft, value, column: RawColumn):
     else:
         keys = values
     name = most_frequent_filename(column.name)
-    path = shared_vocabularies({name: keys}, [VocabularySpec(name, top_k=1)])[name]
+    path = shared_vocabularies({name: keys}, [VocabularySpec(name, top_k=1, limit=limit)])[name]
     token = tf.strings.split(tf.io.read_file(path), "\n", maxsplit=1)[0]
     # no value at all in the data: tf.Transform writes an empty vocabulary as one dummy token of its own, and
     # the fill is then "" or 0, as for a column without `fill`

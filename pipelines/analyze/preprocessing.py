@@ -18,6 +18,7 @@ from skewless.references import import_function
 from skewless.safe_names import missing_indicator_name, vocabulary_filename
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.sources import judged_schema, value_domains
+from skewless.pipelines.analyze.distinct_limits import vocabulary_limit
 from skewless.pipelines.analyze.missing import fill_missing, missing_indicator
 from skewless.transforms import TRANSFORMS
 from skewless.transforms.categorical import vocabulary_ids
@@ -45,6 +46,7 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     user_fn = config.preprocessing_fn
     nonfinite = config.input.nonfinite
     label_column = config.label.column if config.label else None
+    max_vocabulary = config.analysis.max_vocabulary
     na_tokens = {column.name: config.input.missing_tokens(column.name) for column in columns}
     # the values the job quarantines as outside a domain (the schema's, log's -1), refused at serving too
     domains = {name: domain for name, domain in value_domains(judged_schema(config, columns)).items()
@@ -64,14 +66,15 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         for name, options in features.items():
             if TRANSFORMS[options["transform"]].new_output:
                 continue
-            filled[name] = fill_missing(inputs[name], by_name[name], options, nonfinite)
+            filled[name] = fill_missing(inputs[name], by_name[name], options, nonfinite,
+                                        vocabulary_limit(f"features.{name}: its fill most_frequent", max_vocabulary))
             if options["missing_indicator"]:
                 outputs[missing_indicator_name(name)] = missing_indicator(inputs[name], nonfinite)
         label_value = None
         if label is not None:
             column = by_name[label["column"]]
             label_value = fill_missing(inputs[column.name], column, {}, nonfinite)
-        tokens, vocabularies = _vocabularies(features, filled, inputs, label, label_value)
+        tokens, vocabularies = _vocabularies(features, filled, inputs, label, label_value, max_vocabulary)
         for name, options in features.items():
             transform = TRANSFORMS[options["transform"]]
             # a new output has no value of its own: it is computed from the columns it reads
@@ -94,7 +97,7 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     if user_fn is None and not reads_a_run_file:
         # everything the function above reads, by value: the key of its traced analysis graph
         # (analysis_graph_reuse); a hook's code is not data it closes over, so with one there is no key
-        key = (features, reads, kinds, label, nonfinite, na_tokens, columns, label_column, domains)
+        key = (features, reads, kinds, label, nonfinite, na_tokens, columns, label_column, domains, max_vocabulary)
         setattr(preprocessing_fn, REUSE_KEY_ATTRIBUTE, repr(key))
     return preprocessing_fn
 
@@ -111,7 +114,8 @@ def _check_class_label(name: str, config: JobConfig, kinds: dict[str, str]) -> N
                       "classes: an int label, or a string label with label.map or label.transform: vocabulary")
 
 
-def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None, label_value) -> tuple[dict, dict]:
+def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None, label_value,
+                  max_vocabulary: int) -> tuple[dict, dict]:
     """({vocabulary file name: its string tokens}, {vocabulary file name: deferred path}) of the features'
     and the label's vocabularies, from as few tf.Transform analyzers as the graph allows
     (pipelines/analyze/vocabularies.py).
@@ -119,7 +123,8 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
     A vocabulary of values filled by an analyzer (`fill`) can only be counted once that analyzer has
     run, so those share a second analyzer: with the others, all would wait for it. A vocabulary ordered by
     the label or counted with weights is an analyzer of its own (`tft.vocabulary`), given the label as the
-    job writes it (class ids: after its map or its vocabulary).
+    job writes it (class ids: after its map or its vocabulary). A vocabulary counted here may count at most
+    `max_vocabulary` distinct tokens (the others are counted on their raw column: distinct_limits.py).
     """
     from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
 
@@ -136,13 +141,15 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
         if options["labels"] or options["weights"] is not None:
             alone.append(name)
             continue
-        specs.append(VocabularySpec(file, options["top_k"], options["frequency_threshold"]))
+        specs.append(VocabularySpec(file, options["top_k"], options["frequency_threshold"],
+                                    vocabulary_limit(f"features.{name}: its vocabulary", max_vocabulary)))
         if options["fill"] is not None:
             after_fill.add(file)
     if label is not None and label["map"] is None and label["transform"] == "vocabulary":
         file = vocabulary_filename(label["column"])
         tokens[file] = as_strings(label_value)
-        specs.append(VocabularySpec(file))
+        specs.append(VocabularySpec(file, limit=vocabulary_limit(f"label.column {label['column']}: its vocabulary",
+                                                                 max_vocabulary)))
     paths = {}
     for waits in (False, True):
         paths.update(shared_vocabularies(tokens, [spec for spec in specs if (spec.name in after_fill) == waits]))

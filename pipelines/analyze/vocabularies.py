@@ -37,6 +37,7 @@ import apache_beam as beam
 import tensorflow_transform as tft
 from tensorflow_transform.beam.experimental import PTransformAnalyzer
 
+from skewless.pipelines.analyze.distinct_limits import DistinctLimit
 from skewless.pipelines.output import files
 from skewless.safe_names import safe_file_name
 
@@ -46,6 +47,8 @@ class VocabularySpec:
     name: str  # the file name, and the key `vocabulary_file_by_name` takes
     top_k: int | None = None
     frequency_threshold: int | None = None
+    # the most distinct tokens it may count (analysis.max_vocabulary): past it the job is refused
+    limit: DistinctLimit | None = None
 
 
 def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
@@ -86,10 +89,11 @@ def _analyzer(tf, inputs: list, specs: list[VocabularySpec]) -> list:
 
     with tf.compat.v1.name_scope("vocabularies"):
         values = analyzer_nodes.get_input_tensors_value_nodes(inputs)
-        made = step("make_accumulators", [values], CountTokens(len(specs)), accumulator, is_partitionable=True)
-        cached = step("local_merge_accumulators", made, MergeCounts(), accumulator, is_partitionable=True,
+        limits = [spec.limit for spec in specs]
+        made = step("make_accumulators", [values], CountTokens(limits), accumulator, is_partitionable=True)
+        cached = step("local_merge_accumulators", made, MergeCounts(limits), accumulator, is_partitionable=True,
                       cache_coder=CountsCoder())
-        merged = step("global_merge_accumulators", cached, MergeCounts(), accumulator, is_partitionable=False)
+        merged = step("global_merge_accumulators", cached, MergeCounts(limits), accumulator, is_partitionable=False)
         files_written = step("extract_output", merged, WriteVocabularies(specs), [vocabulary_file] * len(specs),
                              is_partitionable=False)
     return [analyzer_nodes.wrap_as_tensor(node) for node in files_written]
@@ -116,10 +120,13 @@ def _empty_vocabulary() -> bytes:
 
 
 class _SumCounts(beam.CombineFn):
-    """Per vocabulary, {token: count}; inputs are a batch's (distinct, counts) pairs, or accumulators."""
+    """Per vocabulary, {token: count}; inputs are a batch's (distinct, counts) pairs, or accumulators. A vocabulary
+    counting more distinct tokens than its limit fails the pipeline, batch by batch, before its counts grow
+    further."""
 
-    def __init__(self, vocabularies: int | None = None):
-        self._vocabularies = vocabularies  # None: the inputs are accumulators
+    def __init__(self, limits: list[DistinctLimit | None], accumulators: bool = False):
+        self._limits = limits
+        self._vocabularies = None if accumulators else len(limits)  # None: the inputs are accumulators
 
     def create_accumulator(self):
         return [{} for _ in range(self._vocabularies or 0)]
@@ -129,10 +136,10 @@ class _SumCounts(beam.CombineFn):
             # an accumulator of the step before, which tf.Transform also encodes for its cache: read, not changed
             if not accumulator:
                 accumulator = [{} for _ in element]
-            _add_counts(accumulator, (counts.items() for counts in element))
+            _add_counts(accumulator, (counts.items() for counts in element), self._limits)
             return accumulator
         batch = (zip(distinct.tolist(), counts.tolist()) for distinct, counts in zip(element[0::2], element[1::2]))
-        _add_counts(accumulator, batch)
+        _add_counts(accumulator, batch, self._limits)
         return accumulator
 
     def merge_accumulators(self, accumulators):
@@ -141,40 +148,48 @@ class _SumCounts(beam.CombineFn):
             if not merged:
                 merged = accumulator
             else:
-                _add_counts(merged, (counts.items() for counts in accumulator))
+                _add_counts(merged, (counts.items() for counts in accumulator), self._limits)
         return merged
 
     def extract_output(self, accumulator):
         return accumulator
 
 
-def _add_counts(total: list[dict], pairs: Iterable) -> None:
-    """Adds (token, count) pairs, one iterable of them per vocabulary, into `total`."""
-    for counts, more in zip(total, pairs):
+def _add_counts(total: list[dict], pairs: Iterable, limits: list[DistinctLimit | None]) -> None:
+    """Adds (token, count) pairs, one iterable of them per vocabulary, into `total`; refuses a vocabulary past its
+    limit."""
+    for counts, more, limit in zip(total, pairs, limits):
         for token, count in more:
             counts[token] = counts.get(token, 0) + count
+        if limit is not None:
+            limit.check(len(counts))
 
 
 class CountTokens(beam.PTransform):
     """Batches of (distinct tokens, counts) per vocabulary -> one accumulator: {token: count} per vocabulary."""
 
-    def __init__(self, vocabularies: int):
+    def __init__(self, limits: list[DistinctLimit | None]):
         super().__init__()
-        self._vocabularies = vocabularies
+        self._limits = limits  # one per vocabulary
 
     def expand(self, batches):
-        return batches | "SumCounts" >> beam.CombineGlobally(_SumCounts(self._vocabularies))
+        return batches | "SumCounts" >> beam.CombineGlobally(_SumCounts(self._limits))
 
     def __repr__(self):
-        # tf.Transform keys the analyzer cache by the steps' reprs; Beam's holds the object's address
-        return f"CountTokens({self._vocabularies})"
+        # tf.Transform keys the analyzer cache by the steps' reprs; Beam's holds the object's address. The limits
+        # change no count (a job past one fails), so the cache does not key on them
+        return f"CountTokens({len(self._limits)})"
 
 
 class MergeCounts(beam.PTransform):
     """Accumulators (one per dataset or bundle, some from the analyzer cache) -> their sum."""
 
+    def __init__(self, limits: list[DistinctLimit | None]):
+        super().__init__()
+        self._limits = limits  # one per vocabulary: the datasets' sum may pass a limit none of them did
+
     def expand(self, accumulators):
-        return accumulators | "SumCounts" >> beam.CombineGlobally(_SumCounts())
+        return accumulators | "SumCounts" >> beam.CombineGlobally(_SumCounts(self._limits, accumulators=True))
 
     def __repr__(self):
         return "MergeCounts()"  # as CountTokens.__repr__

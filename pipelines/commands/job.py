@@ -208,6 +208,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     from skewless.pipelines.runner import beam_introspection, runners
     from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
     from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
+    from skewless.pipelines.analyze.distinct_limits import raw_column_limits
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
     from skewless.pipelines.analyze.stats import top_candidates
@@ -229,6 +230,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         categorical=categorical_features(config),
         dates={n: f.transform_kind.dates_in(f) for n, f in config.features.items()
                if f.transform_kind.dates_in(f) is not None},
+        distinct_limits=tuple(raw_column_limits(config)),
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)

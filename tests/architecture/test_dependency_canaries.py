@@ -42,7 +42,7 @@ def test_tft_keys_cached_analyzer_steps_by_their_text():
 
     from skewless.pipelines.analyze.vocabularies import CountsCoder, CountTokens
 
-    tokens = CountTokens(2)
+    tokens = CountTokens([None, None])
     with tf.compat.v1.Graph().as_default():
         step = analyzer_nodes.PTransform(tokens, [], is_partitionable=True, cache_coder=CountsCoder())
     assert step.get_field_str("ptransform") is tokens, (

@@ -1,4 +1,5 @@
-"""Issue 41, items 8, 10-12: JSON Lines under attack, no non-finite value written unasked, memory bounded per value and per key.
+"""Issue 41, items 8, 10-12: JSON Lines under attack, no non-finite value written unasked, memory bounded per value,
+per key and per vocabulary (analysis.max_keys, analysis.max_vocabulary: refused past them in one line).
 
 Cases as data, run by test_hostile.py like hostile_cases.py's; each has issue=41 and the item it proves. A bad row
 goes to quarantine naming its file:line and the reason (`quarantined`), the good rows are written with the values
@@ -8,7 +9,9 @@ cost")."""
 
 from __future__ import annotations
 
+import csv
 import glob
+import io
 import json
 import time
 from pathlib import Path
@@ -33,12 +36,15 @@ FEATURES = {"a": {"transform": "z_score"}, "s": {"transform": "vocabulary"}}
 
 
 def lines_job(data: bytes | Callable[[], bytes], features: dict | None = None, fmt: str = "jsonl",
-              label: dict | None = None) -> Callable[[Path], list]:
-    """A job reading `data` (CSV with a header, or JSON Lines) as x.csv / x.jsonl."""
+              label: dict | None = None, analysis: dict | None = None) -> Callable[[Path], list]:
+    """A job reading `data` (CSV with a header, or JSON Lines) as x.csv / x.jsonl; `analysis`: its limits."""
     def make(folder):
         path = write(folder / f"x.{fmt}", data() if callable(data) else data)
         options = {"format": fmt, "paths": [str(path)], **({"header": True} if fmt == "csv" else {})}
-        return job(folder, small_config(folder, input=options, features=features or FEATURES, label=label))
+        config = small_config(folder, input=options, features=features or FEATURES, label=label)
+        if analysis is not None:
+            config["analysis"] = analysis
+        return job(folder, config)
     return make
 
 
@@ -235,28 +241,40 @@ VALUE_CASES = [
 PER_KEY_KEYS, PER_KEY_ROWS = 4_000, 8_000
 
 
+def keyed_rows(keys: int, rows: int, key: bytes = b"k%d") -> bytes:
+    """CSV x,k: `rows` values of x, the i-th keyed by `key % (i % keys)`."""
+    return b"x,k\n" + b"".join(b"%d.5,%s\n" % (i * 7919 % 97, key % (i % keys)) for i in range(rows))
+
+
 def per_key_data() -> bytes:
-    return b"x,k\n" + b"".join(b"%d.5,k%d\n" % (i * 7919 % 97, i % PER_KEY_KEYS) for i in range(PER_KEY_ROWS))
+    return keyed_rows(PER_KEY_KEYS, PER_KEY_ROWS)
 
 
-def per_key_written(folder: Path) -> None:
-    """Each row's z-score within its key, as NumPy computes it (float64, then compared in float32)."""
-    values = (np.arange(PER_KEY_ROWS) * 7919 % 97 + 0.5).astype(np.float32).astype(np.float64)
-    keys = np.arange(PER_KEY_ROWS) % PER_KEY_KEYS
-    sums, counts = np.bincount(keys, values), np.bincount(keys)
-    means = sums / counts
-    deviations = np.sqrt(np.bincount(keys, (values - means[keys]) ** 2) / counts)
-    expected = np.where(deviations[keys] > 0, (values - means[keys]) / np.where(deviations[keys] > 0,
-                                                                               deviations[keys], 1), 0.0)
-    got = np.array([row["x"][0] for row in records(folder)])
-    assert len(got) == PER_KEY_ROWS and np.allclose(got, expected, atol=1e-5)
+def csv_column(data: bytes, column: str) -> list[str]:
+    """A column of CSV text with a header, read with Python's csv module (independently of the job's reader)."""
+    return [row[column] for row in csv.DictReader(io.StringIO(data.decode()))]
+
+
+def per_key_written(data: bytes) -> Callable[[Path], None]:
+    """Each row's z-score within its key, as NumPy computes it from the CSV (float64, then compared in float32)."""
+    def check(folder):
+        values = np.array(csv_column(data, "x"), np.float32).astype(np.float64)
+        _, keys = np.unique(csv_column(data, "k"), return_inverse=True)
+        sums, counts = np.bincount(keys, values), np.bincount(keys)
+        means = sums / counts
+        deviations = np.sqrt(np.bincount(keys, (values - means[keys]) ** 2) / counts)
+        spread = deviations[keys] > 0
+        expected = np.where(spread, (values - means[keys]) / np.where(spread, deviations[keys], 1), 0.0)
+        got = np.array([row["x"][0] for row in records(folder)])
+        assert len(got) == len(values) and np.allclose(got, expected, atol=1e-5)
+    return check
 
 
 MEMORY_CASES = [
     Case(f"z_score per key: {PER_KEY_KEYS:,} keys on {PER_KEY_ROWS:,} rows", lines_job(
         per_key_data, {"x": {"transform": "z_score", "key": "k"}}, "csv"), 0, None, issue=41, item=11,
         process=True, drive=peak_rss_recorded, writes=("x.csv", "out"),
-        after=peak_rss_below(PEAK_MB, per_key_written)),
+        after=peak_rss_below(PEAK_MB, per_key_written(per_key_data()))),
     Case("csv: a 20 MB field", lines_job(around(b"1," + b"y" * 20_000_000, "csv"), fmt="csv"), 0, None,
          issue=41, item=12, process=True, drive=peak_rss_recorded, writes=("x.csv", "out"),
          after=peak_rss_below(PEAK_MB, quarantined(
@@ -268,4 +286,113 @@ MEMORY_CASES = [
 ]
 
 
-CASES = JSONL_CASES + VALUE_CASES + MEMORY_CASES
+# ------------------------------------------------------------------------------------------------ item 11: limits
+# analysis.max_keys and analysis.max_vocabulary, set small so the cases stay fast; each refusal names the feature,
+# the distinct values counted (here all rows are one chunk of the analysis, so all of them), the option
+
+def valued_rows(values: int, rows: int, value: bytes = b"v%d") -> bytes:
+    """CSV a,s: `rows` rows, the i-th's s `value % (i % values)`."""
+    return b"a,s\n" + b"".join(b"%d,%s\n" % (i, value % (i % values)) for i in range(rows))
+
+
+def distinct(data: bytes, column: str, split=lambda text: [text]) -> int:
+    """Distinct values of a CSV column (or of the tokens `split` cuts its texts into), counted with Python."""
+    return len({token for text in csv_column(data, column) for token in split(text)})
+
+
+def past(counted: str, count: int, option: str, limit: int) -> str:
+    return f"{counted} has at least {count:,} distinct values, more than analysis.{option} ({limit:,}) allows"
+
+
+def said_once(printed: str) -> None:
+    """The refusal is the line the job wrote, not Beam's step after it."""
+    assert "while running" not in printed and printed.count("distinct values") == 1, printed
+
+
+def vocabulary_of(data: bytes, column: str) -> Callable[[Path], None]:
+    """The written vocabulary of `column` holds exactly its distinct values, and every row is written."""
+    def check(folder):
+        assets = folder / "out" / "transform_graph" / "transform_fn" / "assets"
+        entries = (assets / f"vocab_{column}").read_bytes().decode().splitlines()
+        assert sorted(entries) == sorted(set(csv_column(data, column)))
+        assert len(records(folder)) == len(csv_column(data, column))
+    return check
+
+
+KEYS_60, KEYS_50, INT_KEYS_60 = keyed_rows(60, 240), keyed_rows(50, 200), keyed_rows(60, 240, b"%d")
+VALUES_60, VALUES_50 = valued_rows(60, 240), valued_rows(50, 200)
+# 20 distinct texts of 60 distinct words: the text vocabulary counts words, not texts
+TEXTS = b"a,s\n" + b"".join(b"%d,W%d w%d w%d\n" % (i, i % 20, i % 20 + 20, i % 20 + 40) for i in range(240))
+WORDS = {"a": {"transform": "z_score"}, "s": {"transform": "text_vocabulary"}}
+OPTIONAL = b"a,s\n" + b"".join(b"%d,%s\n" % (i, b"" if i % 10 == 0 else b"v%d" % (i % 60)) for i in range(240))
+LABELED_60 = b"a,s,y\n" + b"".join(b"%d,v%d,%d\n" % (i, i % 60, i % 2) for i in range(240))
+CLASSES_60 = b"a,y\n" + b"".join(b"%d,c%d\n" % (i, i % 60) for i in range(240))
+KEYED_Z = {"x": {"transform": "z_score", "key": "k"}}
+MANY_KEYS, MANY_ROWS = 100_000, 200_000  # issue 41's case: 20 GB before key_lookup.py, 1.15 GB after
+MANY_TOKENS = 1_000_000  # 1.52 GB when all are counted (docs/errors.md)
+
+LIMIT_CASES = [
+    Case("analysis.max_keys 50: z_score per key over 60 keys", lines_job(
+        KEYS_60, KEYED_Z, "csv", analysis={"max_keys": 50}), 2,
+        past("features.x: its key column 'k'", distinct(KEYS_60, "k"), "max_keys", 50), issue=41, item=11,
+        writes=("x.csv",), printed=said_once),
+    Case("analysis.max_keys 50: z_score per key over 50 keys", lines_job(
+        KEYS_50, KEYED_Z, "csv", analysis={"max_keys": 50}), 0, None, issue=41, item=11,
+        writes=("x.csv", "out"), after=per_key_written(KEYS_50)),
+    Case("analysis.max_keys 50: scale_0_1 per int key over 60 keys", lines_job(
+        INT_KEYS_60, {"x": {"transform": "scale_0_1", "key": "k"}}, "csv", analysis={"max_keys": 50}), 2,
+        past("features.x: its key column 'k'", distinct(INT_KEYS_60, "k"), "max_keys", 50), issue=41, item=11,
+        writes=("x.csv",), printed=said_once),
+    Case("analysis.max_keys 50: bucketize per key, the key column also a feature", lines_job(
+        KEYS_60, {"x": {"transform": "bucketize", "num_buckets": 2, "key": "k"}, "k": {"transform": "hash",
+                                                                                    "hash_buckets": 8}},
+        "csv", analysis={"max_keys": 50}), 2,
+        "; raise it (each costs about 3 KB of memory), or key by a coarser column", issue=41, item=11,
+        writes=("x.csv",), printed=said_once),
+    Case("analysis.max_vocabulary 50: a vocabulary of 60 values", lines_job(
+        VALUES_60, FEATURES, "csv", analysis={"max_vocabulary": 50}), 2,
+        past("features.s: its vocabulary", distinct(VALUES_60, "s"), "max_vocabulary", 50), issue=41, item=11,
+        writes=("x.csv",), printed=said_once),
+    Case("analysis.max_vocabulary 50: a vocabulary of 50 values", lines_job(
+        VALUES_50, FEATURES, "csv", analysis={"max_vocabulary": 50}), 0, None, issue=41, item=11,
+        writes=("x.csv", "out"), after=vocabulary_of(VALUES_50, "s")),
+    Case("analysis.max_vocabulary 50: top_k 10 of 60 values (counted before top_k)", lines_job(
+        VALUES_60, {**FEATURES, "s": {"transform": "vocabulary", "top_k": 10}}, "csv",
+        analysis={"max_vocabulary": 50}), 2,
+        "; raise it (each costs about 0.7 KB of memory), or hash the column (transform: hash)", issue=41, item=11,
+        writes=("x.csv",), printed=said_once),
+    Case("analysis.max_vocabulary 50: 20 texts of 60 words", lines_job(
+        TEXTS, WORDS, "csv", analysis={"max_vocabulary": 50}), 2,
+        past("features.s: its vocabulary", distinct(TEXTS, "s", lambda text: text.lower().split()),
+             "max_vocabulary", 50), issue=41, item=11, writes=("x.csv",), printed=said_once),
+    Case("analysis.max_vocabulary 50: fill most_frequent over 60 values", lines_job(
+        OPTIONAL, {"a": {"transform": "z_score"}, "s": {"transform": "hash", "hash_buckets": 8,
+                                                        "fill": "most_frequent"}}, "csv",
+        analysis={"max_vocabulary": 50}), 2,
+        past("features.s: its fill most_frequent", distinct(OPTIONAL, "s") - 1, "max_vocabulary", 50), issue=41,
+        item=11, writes=("x.csv",), printed=said_once),
+    Case("analysis.max_vocabulary 50: a vocabulary by mutual information over 60 values", lines_job(
+        LABELED_60, {**FEATURES, "s": {"transform": "vocabulary", "labels": True}}, "csv", {"column": "y"},
+        analysis={"max_vocabulary": 50}), 2,
+        past("features.s: its vocabulary's column", distinct(LABELED_60, "s"), "max_vocabulary", 50), issue=41,
+        item=11, writes=("x.csv",), printed=said_once),
+    Case("analysis.max_vocabulary 50: a label vocabulary of 60 classes", lines_job(
+        CLASSES_60, {"a": {"transform": "z_score"}}, "csv", {"column": "y", "transform": "vocabulary"},
+        analysis={"max_vocabulary": 50}), 2,
+        past("label.column y: its vocabulary", distinct(CLASSES_60, "y"), "max_vocabulary", 50), issue=41,
+        item=11, writes=("x.csv",), printed=said_once),
+    Case("config: analysis.max_keys 0", lines_job(KEYS_50, KEYED_Z, "csv", analysis={"max_keys": 0}), 2,
+         "analysis.max_keys", issue=41, writes=("x.csv",)),
+    Case(f"analysis.max_keys 20,000: {MANY_KEYS:,} keys on {MANY_ROWS:,} rows refused in bounded memory",
+         lines_job(lambda: keyed_rows(MANY_KEYS, MANY_ROWS), KEYED_Z, "csv", analysis={"max_keys": 20_000}), 2,
+         "more than analysis.max_keys (20,000) allows", issue=41, item=11, process=True, drive=peak_rss_recorded,
+         writes=("x.csv",), printed=said_once, after=peak_rss_below(PEAK_MB, lambda folder: None)),
+    Case(f"analysis.max_vocabulary 100,000: {MANY_TOKENS:,} tokens refused in bounded memory",
+         lines_job(lambda: valued_rows(MANY_TOKENS, MANY_TOKENS), FEATURES, "csv",
+                   analysis={"max_vocabulary": 100_000}), 2, "more than analysis.max_vocabulary (100,000) allows",
+         issue=41, item=11, process=True, drive=peak_rss_recorded, writes=("x.csv",), printed=said_once,
+         after=peak_rss_below(PEAK_MB, lambda folder: None)),
+]
+
+
+CASES = JSONL_CASES + VALUE_CASES + MEMORY_CASES + LIMIT_CASES

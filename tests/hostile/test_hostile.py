@@ -2,6 +2,7 @@
 nothing written outside what the case allows."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,14 +13,16 @@ import pytest
 from typer.testing import CliRunner
 
 from commands import TESTS
+from example_job import REPO
 import cases_input_limits
 import cases_output_safety
 import cases_secrets_and_warm
 from hostile_cases import CASES as ISSUE_29_CASES
 from hostile_cases import billion_laughs, tree
 from skewless.cli import app
-from skewless.config import load_config
-from skewless.errors import ConfigError
+from skewless.config import AnalysisConfig, load_config
+from skewless.errors import ConfigError, LimitError
+from skewless.pipelines.analyze.distinct_limits import raw_column_limits, vocabulary_limit
 
 # the progress lines of `skewless run` (its first, before TensorFlow is imported; then skewless/progress.py's),
 # "skewless run NAME: starting", "skewless run NAME [0:00:01]: ..." (the job's name, whatever it holds)
@@ -118,6 +121,29 @@ def test_the_cases_cover_every_item_of_issue_41_a_command_shows():
     # items 13-15 (the warm process, two threads, an empty request) need one Python process: test_warm_process.py
     covered = {case.item for case in CASES if case.item is not None and case.issue == 41}
     assert covered == set(range(1, 13)), covered
+
+
+def test_the_documented_limits_are_the_defaults_and_their_refusals_the_jobs(tmp_path):
+    """docs/errors.md's table and docs/config.md state analysis.max_keys and max_vocabulary as AnalysisConfig has
+    them, and the refusals docs/errors.md shows are the lines the job writes for those counts."""
+    defaults = {name: field.default for name, field in AnalysisConfig.model_fields.items()}
+    errors, config = (REPO / "docs" / "errors.md").read_text(), (REPO / "docs" / "config.md").read_text()
+    table = dict(re.findall(r"^\| `analysis\.(\w+)` \|[^|]*\| ([\d,]+) \|", errors, re.M))
+    assert {name: int(value.replace(",", "")) for name, value in table.items()} == defaults
+    assert {name: int(value) for name, value in re.findall(r"^  (max_keys|max_vocabulary): (\d+) ", config, re.M)} \
+        == defaults
+    job = load_config({"name": "docs", "input": {"format": "synthetic", "rows": 10},
+                       "features": {"price": {"transform": "z_score", "key": "store"}},
+                       "output": {"dir": str(tmp_path / "out")}})
+    limits = {"max_keys": raw_column_limits(job)[0],
+              "max_vocabulary": vocabulary_limit("features.review: its vocabulary", defaults["max_vocabulary"])}
+    shown = re.findall(r"^skewless: error: .* has at least ([\d,]+) distinct values, more than analysis\.(\w+) .*$",
+                       errors, re.M)
+    assert sorted(option for _, option in shown) == sorted(defaults)
+    for count, option in shown:
+        with pytest.raises(LimitError) as refused:
+            limits[option].check(int(count.replace(",", "")))
+        assert f"skewless: error: {refused.value}" in errors.splitlines()
 
 
 def test_the_suite_covers_every_item_of_issue_29():

@@ -100,7 +100,7 @@ def test_summing_accumulators_leaves_them_unchanged():
     from skewless.pipelines.analyze.vocabularies import _SumCounts
 
     first, second = [{b"x": 2}, {}], [{b"x": 1, b"y": 4}, {b"z": 1}]
-    merge = _SumCounts()
+    merge = _SumCounts([None, None], accumulators=True)
     total = merge.add_input(merge.add_input(merge.create_accumulator(), first), second)
     assert total == [{b"x": 3, b"y": 4}, {b"z": 1}]
     assert first == [{b"x": 2}, {}] and second == [{b"x": 1, b"y": 4}, {b"z": 1}]
