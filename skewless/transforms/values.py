@@ -20,3 +20,14 @@ def as_strings(value):
     import tensorflow as tf
 
     return value if value.dtype == tf.string else each(tf.strings.as_string, value)
+
+
+def keys_per_value(value, key):
+    """`key`, one per row (batch,), repeated for every value of the row: a tensor of the structure of `value` (a
+    SparseTensor of its indices, or dense of its shape)."""
+    import tensorflow as tf
+
+    if isinstance(value, tf.SparseTensor):
+        return tf.SparseTensor(value.indices, tf.gather(key, value.indices[:, 0]), value.dense_shape)
+    rows = tf.reshape(key, [-1] + [1] * (value.shape.rank - 1))
+    return tf.broadcast_to(rows, tf.shape(value))
