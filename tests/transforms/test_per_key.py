@@ -196,7 +196,7 @@ def _by_key(raw, name, key_column):
 
 def test_keyed_lists_and_shapes_take_their_rows_key_for_every_value(keyed_run):
     """NumPy's statistics per key over every value of the rows of that key (per position with elementwise); the
-    z-scores within 1e-5, as tf.Transform's float32 means and variances are."""
+    z-scores within 1e-4: tf.Transform sums the means and variances in float32."""
     result, raw = keyed_run
     written = written_rows(result.output_dir)
     for name in ("l_z", "s_z", "s_zz"):
@@ -205,13 +205,13 @@ def test_keyed_lists_and_shapes_take_their_rows_key_for_every_value(keyed_run):
             mean, std = every.mean(), every.std()
             for i, row_values in zip(rows, values):
                 expected = (row_values - mean) / std if std else row_values - mean
-                np.testing.assert_allclose(np.ravel(written[name][i]), expected, rtol=1e-5, atol=1e-5,
+                np.testing.assert_allclose(np.ravel(written[name][i]), expected, rtol=1e-4, atol=1e-4,
                                            err_msg=f"{name} {key}")
     for key, (rows, values) in _by_key(raw, "s_ze", "c").items():
         stacked = np.stack(values)
         expected = (stacked - stacked.mean(axis=0)) / np.where(stacked.std(axis=0) == 0, 1, stacked.std(axis=0))
-        np.testing.assert_allclose(np.asarray([np.ravel(written["s_ze"][i]) for i in rows]), expected, rtol=1e-5,
-                                   atol=1e-5, err_msg=key)
+        np.testing.assert_allclose(np.asarray([np.ravel(written["s_ze"][i]) for i in rows]), expected, rtol=1e-4,
+                                   atol=1e-4, err_msg=key)
     for key, (rows, values) in _by_key(raw, "l_01", "c").items():
         every = np.concatenate(values)
         if every.min() < every.max():
@@ -248,7 +248,7 @@ def test_serving_equals_the_written_rows_and_unseen_keys_fall_back(keyed_run):
     assert unseen["p_01"] == [float(np.float32(1 / (1 + np.exp(-2.0))))]  # and the 0-1 scale takes its sigmoid
     assert unseen["p_b"] == [-1]  # and bucketize_per_key gives -1
     # so does every value of a list or a shape whose row's key is unknown
-    sigmoid = lambda x: float(np.float32(1 / (1 + np.exp(-np.float32(x)))))
+    sigmoid = lambda x: float(np.float32(1 / (1 + np.exp(-x))))  # float64, rounded once, as the p_01 case
     assert unseen["l_z"] == [[3.5, -1.25]] and unseen["s_z"] == [[3.5, 0.5, 1.0]]
     assert unseen["s_zz"] == unseen["s_ze"] == [[[1.5, 1.5], [1.5, 1.5]]]
     assert unseen["l_01"] == [[sigmoid(2.0), sigmoid(0.5)]] and unseen["s_01"] == [[[sigmoid(2.0)] * 3] * 2]
@@ -279,6 +279,8 @@ def test_native_preprocessor_refuses_keyed_features_with_a_reason(keyed_run):
      r"features\.x: key does not apply to a feature list \(sequence: true\)"),
     ({"x": {"transform": "z_score", "key": "c"}, "c": {"transform": "vocabulary", "list": True}},
      r"features\.x: cannot key by 'c' \(a cross, an image or a list\)"),
+    ({"x": {"transform": "z_score", "key": "c"}, "c": {"transform": "z_score", "shape": [2]}},
+     r"features\.x: cannot key by 'c' \(shape \[2\]: several values per row\)"),
     ({"x": {"transform": "z_score", "key": "y"}}, r"features\.x: key of the label column 'y'"),
     ({"x": {"transform": "log", "key": "c"}}, "key only applies to transform z_score or scale_0_1 or scale_by_min_max "
                                               "or bucketize or hash, not log"),
