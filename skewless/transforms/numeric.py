@@ -71,9 +71,9 @@ class NumericTransform(Transform):
         # tf.Transform's per-key analyzers take string keys: an integer key groups by its decimal text
         key = as_strings(columns[options["key"]])
         if isinstance(value, tf.Tensor) and value.shape.rank > 2 and not options.get("elementwise"):
-            # a shape of two or more dimensions: tf.Transform's per-key statistics over all of a row's values
-            # sum its second axis only (a (batch, d0, d1) value gets a wrongly shaped output), so they are
-            # taken over the row's values in one (batch, d0 * d1) axis and given the shape back
+            # a shape of two or more dimensions: tf.Transform's per-key mean and variance of a dense value sum
+            # its second axis only (a (batch, d0, d1) z_score came out of the wrong shape), so every per-key
+            # mapper gets a row's values in one (batch, d0 * d1) axis, then the shape back
             flat = tf.reshape(value, [-1, value.shape[1:].num_elements()])
             scaled = tf.reshape(self.scale(flat, options, key), tf.shape(value))
             scaled.set_shape(value.shape)
