@@ -45,7 +45,7 @@ EMPTY_LIST, NO_LIST = 3, 5  # rows with index % 17 == 3 have an empty list, == 5
 
 
 def _raw_rows():
-    """Columns of numbers exact in float32 (eighths), so the CSV's text and the stock rows hold the same values.
+    """Columns of numbers exact in float32 (eighths), so the JSON text and the stock rows hold the same values.
 
     Key "d" is rare, and its p_01 values are all equal: tf.Transform's one-value fallback (a sigmoid) per key.
     """
@@ -185,7 +185,7 @@ def test_written_rows_equal_stock_tf_transform_per_key(keyed_run, tmp_path):
 
 
 def _by_key(raw, name, key_column):
-    """{key: (row indices, their values as a float64 (rows, values) array or a flat array of a list's values)}."""
+    """{key: (the indices of its rows, their values: a float64 array a row, flat)}; a missing key is "zz"."""
     keys = [("zz" if key is None else key) if key_column == "c" else str(key) for key in raw[key_column]]
     groups = {}
     for key in sorted(set(keys)):
@@ -224,7 +224,7 @@ def test_keyed_lists_and_shapes_take_their_rows_key_for_every_value(keyed_run):
             ids = np.concatenate([written["l_b"][i] for i in rows])
             counts = np.bincount(ids.astype(int), minlength=4)
             assert len(counts) == 4 and counts.min() > 0.15 * len(ids), (key, counts)  # quantiles of that key
-    # an empty or missing list stays empty; a padded one holds the pad value after its scaled values
+    # an empty or missing list stays empty (with max_length: three pad values)
     for i in range(ROWS):
         if i % 17 in (EMPTY_LIST, NO_LIST):
             assert written["l_z"][i] == [] and written["l_b"][i] == [] and written["l_zp"][i] == [0.0] * 3, i
