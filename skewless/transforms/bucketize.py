@@ -36,10 +36,11 @@ class Bucketize(NumericTransform):
         if key is None:
             return tft.bucketize(value, options["num_buckets"], epsilon=options["epsilon"],
                                  elementwise=options.get("elementwise", False))
-        # bucketize_per_key takes a key per value (a list's: a SparseTensor of the list's indices), and a dense
-        # value of rank 1: a shape's values are bucketized flat, each with its row's key, then given the shape back
+        # bucketize_per_key takes a key per value (a list's: a SparseTensor of the list's indices, a feature list's:
+        # a RaggedTensor of its splits), and a dense value of rank 1: a shape's values are bucketized flat, each
+        # with its row's key, then given the shape back
         keys = keys_per_value(value, key)
-        if isinstance(value, tf.SparseTensor) or value.shape.rank == 1:
+        if isinstance(value, (tf.SparseTensor, tf.RaggedTensor)) or value.shape.rank == 1:
             return tft.bucketize_per_key(value, keys, options["num_buckets"], epsilon=options["epsilon"])
         ids = tft.bucketize_per_key(tf.reshape(value, [-1]), tf.reshape(keys, [-1]), options["num_buckets"],
                                     epsilon=options["epsilon"])

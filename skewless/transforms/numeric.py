@@ -17,7 +17,7 @@ CLIP = Option("clip", list[float] | None, Field(default=None, min_length=2, max_
 # One config key, two meanings: a column for the per-key statistics, two numbers for hash (hash.py)
 KEY = Option("key", str | list[int] | None, Field(default=None),
              "a raw int or string column of one value per row: the statistics per value of it (`tft.*_per_key`; "
-             "with `list` or `shape`, every value of a row takes the row's key; a value whose key the analysis did "
+             "with `list`, `sequence` or `shape`, every value of a row takes the row's key; a value whose key the analysis did "
              "not see: z_score leaves it unscaled, the scales take its sigmoid, bucketize gives -1)")
 ELEMENTWISE = Option("elementwise", bool, Field(default=False),
                      "with `shape`: the statistics per position of the shape, not over all its values "
@@ -39,9 +39,6 @@ class NumericTransform(Transform):
         if KEY in self.options and feature.key is not None:
             if not isinstance(feature.key, str):
                 return f"key of transform {self.name} names a column (key: COLUMN); two numbers key a hash"
-            if feature.sequence:
-                return ("key does not apply to a feature list (sequence: true); a list (list: true) or a shape "
-                        "takes it, each value with its row's key")
             if feature.elementwise and not self.keyed_elementwise:
                 return (f"elementwise: true with key: tf.Transform's per-key {self.name} has no statistics per "
                         "position (z_score, scale_0_1 and scale_by_min_max have)")
@@ -82,8 +79,9 @@ class NumericTransform(Transform):
 
     def scale(self, value, options: dict, key=None):
         """The tf.Transform call on the float32 (clipped) values; `key`: the rows' string keys (batch,), or None.
-        A list's value is a (batch, n) SparseTensor, a shape's a dense (batch, d0, ...) tensor: tf.Transform's
-        per-key mappers take each value's key from its row (the index on axis 0)."""
+        A list's value is a (batch, n) SparseTensor, a feature list's a (batch, steps, values) RaggedTensor, a
+        shape's a dense (batch, d0, ...) tensor: tf.Transform's per-key mappers take each value's key from its row
+        (the index on axis 0)."""
         raise NotImplementedError
 
     def native(self, plan, graph) -> str | None:

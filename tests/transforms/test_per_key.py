@@ -275,8 +275,6 @@ def test_native_preprocessor_refuses_keyed_features_with_a_reason(keyed_run):
     ({"x": {"transform": "scale_0_1", "key": "x"}}, r"features\.x: cannot key by itself"),
     ({"x": {"transform": "bucketize", "num_buckets": 3, "key": "c", "shape": [2], "elementwise": True}},
      r"features\.x: elementwise: true with key: tf\.Transform's per-key bucketize has no statistics per position"),
-    ({"x": {"transform": "z_score", "key": "c", "sequence": True}},
-     r"features\.x: key does not apply to a feature list \(sequence: true\)"),
     ({"x": {"transform": "z_score", "key": "c"}, "c": {"transform": "vocabulary", "list": True}},
      r"features\.x: cannot key by 'c' \(a cross, an image or a list\)"),
     ({"x": {"transform": "z_score", "key": "c"}, "c": {"transform": "z_score", "shape": [2]}},
