@@ -6,6 +6,7 @@ from pydantic import Field
 
 from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
+from skewless.transforms.values import keys_per_value
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
 EPSILON = Option("epsilon", float | None, Field(default=None, gt=0, lt=1),
@@ -26,14 +27,26 @@ class Bucketize(NumericTransform):
     native_options = ("num_buckets", "epsilon", "clip")
     report_options = ("num_buckets",)
     quantile_buckets = "num_buckets"
+    keyed_elementwise = False
 
     def scale(self, value, options: dict, key=None):
+        import tensorflow as tf
         import tensorflow_transform as tft
 
         if key is None:
             return tft.bucketize(value, options["num_buckets"], epsilon=options["epsilon"],
                                  elementwise=options.get("elementwise", False))
-        return tft.bucketize_per_key(value, key, options["num_buckets"], epsilon=options["epsilon"])
+        # bucketize_per_key takes a key per value (a list's: a SparseTensor of the list's indices, a feature list's:
+        # a RaggedTensor of its splits), and a dense value of rank 1: a shape's values are bucketized flat, each
+        # with its row's key, then given the shape back
+        keys = keys_per_value(value, key)
+        if isinstance(value, (tf.SparseTensor, tf.RaggedTensor)) or value.shape.rank == 1:
+            return tft.bucketize_per_key(value, keys, options["num_buckets"], epsilon=options["epsilon"])
+        ids = tft.bucketize_per_key(tf.reshape(value, [-1]), tf.reshape(keys, [-1]), options["num_buckets"],
+                                    epsilon=options["epsilon"])
+        ids = tf.reshape(ids, tf.shape(value))
+        ids.set_shape(value.shape)
+        return ids
 
     def native_scale(self, plan, graph) -> str | None:
         """Discretization(bin_boundaries) counts the boundaries <= x as tf.Transform's UpperBound does."""

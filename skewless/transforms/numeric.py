@@ -16,8 +16,9 @@ CLIP = Option("clip", list[float] | None, Field(default=None, min_length=2, max_
               "`[lo, hi]`: values are clipped to it before the transform")
 # One config key, two meanings: a column for the per-key statistics, two numbers for hash (hash.py)
 KEY = Option("key", str | list[int] | None, Field(default=None),
-             "a raw int or string column: the statistics per value of it (`tft.*_per_key`; a value whose key "
-             "the analysis did not see: z_score leaves it unscaled, the scales take its sigmoid, bucketize gives -1)")
+             "a raw int or string column of one value per row: the statistics per value of it (`tft.*_per_key`; "
+             "with `list`, `sequence` or `shape`, every value of a row takes the row's key; a value whose key the analysis did "
+             "not see: z_score leaves it unscaled, the scales take its sigmoid, bucketize gives -1)")
 ELEMENTWISE = Option("elementwise", bool, Field(default=False),
                      "with `shape`: the statistics per position of the shape, not over all its values "
                      "(tf.Transform's `elementwise=True`)")
@@ -29,6 +30,8 @@ class NumericTransform(Transform):
     options = (CLIP,)
     needs = "number"
     shapes = True
+    # whether tf.Transform's per-key mapper computes statistics per position of a shape (`elementwise` with `key`)
+    keyed_elementwise = True
 
     def check(self, feature) -> str | None:
         if feature.clip is not None and feature.clip[0] > feature.clip[1]:
@@ -36,8 +39,9 @@ class NumericTransform(Transform):
         if KEY in self.options and feature.key is not None:
             if not isinstance(feature.key, str):
                 return f"key of transform {self.name} names a column (key: COLUMN); two numbers key a hash"
-            if feature.is_list or feature.sequence or feature.shape is not None:
-                return "key needs one value per row: tf.Transform's per-key statistics take one key per value"
+            if feature.elementwise and not self.keyed_elementwise:
+                return (f"elementwise: true with key: tf.Transform's per-key {self.name} has no statistics per "
+                        "position (z_score, scale_0_1 and scale_by_min_max have)")
         if ELEMENTWISE in self.options and feature.elementwise and feature.shape is None:
             return "elementwise: true needs a fixed shape (shape: [d0, ...]): its statistics are per position"
         return None
@@ -59,12 +63,25 @@ class NumericTransform(Transform):
         if options.get("clip") is not None:
             low, high = options["clip"]
             value = each(tf.clip_by_value, value, low, high)
+        if options.get("key") is None:
+            return self.scale(value, options)
         # tf.Transform's per-key analyzers take string keys: an integer key groups by its decimal text
-        key = as_strings(columns[options["key"]]) if options.get("key") is not None else None
+        key = as_strings(columns[options["key"]])
+        if isinstance(value, tf.Tensor) and value.shape.rank > 2 and not options.get("elementwise"):
+            # a shape of two or more dimensions: tf.Transform's per-key mean and variance of a dense value sum
+            # its second axis only (a (batch, d0, d1) z_score came out of the wrong shape), so every per-key
+            # mapper gets a row's values in one (batch, d0 * d1) axis, then the shape back
+            flat = tf.reshape(value, [-1, value.shape[1:].num_elements()])
+            scaled = tf.reshape(self.scale(flat, options, key), tf.shape(value))
+            scaled.set_shape(value.shape)
+            return scaled
         return self.scale(value, options, key)
 
     def scale(self, value, options: dict, key=None):
-        """The tf.Transform call on the float32 (clipped) values; `key`: their string keys, or None."""
+        """The tf.Transform call on the float32 (clipped) values; `key`: the rows' string keys (batch,), or None.
+        A list's value is a (batch, n) SparseTensor, a feature list's a (batch, steps, values) RaggedTensor, a
+        shape's a dense (batch, d0, ...) tensor: tf.Transform's per-key mappers take each value's key from its row
+        (the index on axis 0)."""
         raise NotImplementedError
 
     def native(self, plan, graph) -> str | None:

@@ -22,7 +22,7 @@ class Scale01(NumericTransform):
         import tensorflow_transform as tft
 
         if key is not None:
-            return tft.scale_to_0_1_per_key(value, key)
+            return tft.scale_to_0_1_per_key(value, key, elementwise=options.get("elementwise", False))
         return tft.scale_to_0_1(value, elementwise=options.get("elementwise", False))
 
     def native_scale(self, plan, graph) -> str | None:

@@ -37,7 +37,8 @@ class ScaleByMinMax(NumericTransform):
         if key is None:
             return tft.scale_by_min_max(value, output_min=low, output_max=high,
                                         elementwise=options.get("elementwise", False))
-        return tft.scale_by_min_max_per_key(value, key, output_min=low, output_max=high)
+        return tft.scale_by_min_max_per_key(value, key, output_min=low, output_max=high,
+                                            elementwise=options.get("elementwise", False))
 
 
     def native_scale(self, plan, graph) -> str | None:

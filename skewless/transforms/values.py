@@ -20,3 +20,21 @@ def as_strings(value):
     import tensorflow as tf
 
     return value if value.dtype == tf.string else each(tf.strings.as_string, value)
+
+
+def keys_per_value(value, key):
+    """`key`, one per row (batch,), repeated for every value of the row: a tensor of the structure of `value` (a
+    SparseTensor of its indices, a RaggedTensor of its splits, or dense of its shape)."""
+    import tensorflow as tf
+
+    if isinstance(value, tf.SparseTensor):
+        return tf.SparseTensor(value.indices, tf.gather(key, value.indices[:, 0]), value.dense_shape)
+    if isinstance(value, tf.RaggedTensor):
+        # each flat value's row: its parent's index, followed up through every ragged dimension to the batch
+        nested = value.nested_value_rowids()
+        rows = nested[-1]
+        for parents in reversed(nested[:-1]):
+            rows = tf.gather(parents, rows)
+        return value.with_flat_values(tf.gather(key, rows))
+    rows = tf.reshape(key, [-1] + [1] * (value.shape.rank - 1))
+    return tf.broadcast_to(rows, tf.shape(value))

@@ -21,7 +21,7 @@ class ZScore(NumericTransform):
         import tensorflow_transform as tft
 
         if key is not None:
-            return tft.scale_to_z_score_per_key(value, key)
+            return tft.scale_to_z_score_per_key(value, key, elementwise=options.get("elementwise", False))
         return tft.scale_to_z_score(value, elementwise=options.get("elementwise", False))
 
     def native_scale(self, plan, graph) -> str | None:

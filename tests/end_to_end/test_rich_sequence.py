@@ -405,3 +405,77 @@ def test_schema_and_config_must_agree_on_feature_lists(tmp_path, documents):
     features = {**config(tmp_path)["features"], "scores": {"transform": "z_score"}}
     with pytest.raises(ConfigError, match=r"features.scores: .*docs.pbtxt declares 'scores' a feature list"):
         plan(load_config(config(tmp_path, schema=str(tmp_path / "docs.pbtxt"), features=features)))
+
+
+
+def _flat(rows) -> list:
+    """The values of rows of steps of values, in order."""
+    return [value for row in rows for step in row for value in step]
+
+
+def _stock_per_key(scores, score_keys, lengths, length_keys, temp_dir) -> tuple[list, list]:
+    """Stock tf.Transform's z-scores of `scores` and 3 buckets of `lengths`, per key, each value given with its
+    key (flat, in the job's order): what its per-key mappers compute of a ragged value with one key per row."""
+    import tensorflow_transform as tft
+    import tensorflow_transform.beam as tft_beam
+
+    def preprocessing_fn(inputs):
+        return {"scores": tft.scale_to_z_score_per_key(inputs["scores"], inputs["score_keys"]),
+                "lengths": tft.bucketize_per_key(inputs["lengths"], inputs["length_keys"], 3)}
+
+    spec = {name: tf.io.VarLenFeature(tf.float32 if name in ("scores", "lengths") else tf.string)
+            for name in ("scores", "score_keys", "lengths", "length_keys")}
+    # one row holding every value (so one batch, as the job's 150 documents are): SparseTensors of the same indices
+    rows = [{"scores": np.float32(scores), "score_keys": score_keys, "lengths": np.float32(lengths),
+             "length_keys": length_keys}]
+    with tft_beam.Context(temp_dir=str(temp_dir)):
+        (transformed, _), _ = (rows, tft.DatasetMetadata.from_feature_spec(spec)) | (
+            tft_beam.AnalyzeAndTransformDataset(preprocessing_fn))
+    return np.asarray(transformed[0]["scores"]).tolist(), np.asarray(transformed[0]["lengths"]).tolist()
+
+
+def test_a_feature_list_takes_its_documents_key(tmp_path, documents):
+    """`key` on a feature list (issue 45 item 1): every value of every step takes its document's key, as
+    tf.Transform's per-key mappers take a ragged value's key from its row. The shards equal stock tf.Transform
+    given each value with its key, the z-scores NumPy's per author; serving equals the shards, and an unseen
+    author falls back (z_score leaves the values unscaled, bucketize gives -1)."""
+    from skewless.layers import TransformLayer
+    from skewless.pipelines import run
+
+    # a second float feature list of several values a step (some steps and documents empty), distinct per word
+    lengths = [[[len(token) + WORDS.index(token) / 16 for token in tokens] for tokens in doc["sentences"]]
+               for doc in documents]
+    records = []
+    for doc, steps in zip(documents, lengths):
+        example = sequence_example(doc)
+        for step in steps:
+            example.feature_lists.feature_list["lengths"].feature.add().float_list.value.extend(step)
+        records.append(example.SerializeToString())
+    write_records(tmp_path / "docs-0.tfrecord", records)
+    keyed = config(tmp_path)
+    keyed["features"]["scores"]["key"] = "author_id"
+    keyed["features"]["lengths"] = {"transform": "bucketize", "num_buckets": 3, "sequence": True, "key": "author_id"}
+    result = run(keyed)
+    shards = parsed_shards(result.output_dir)
+    scores = [doc["scores"] for doc in documents]
+    # an int key groups by its decimal text
+    keys = [[[str(doc["author_id"]).encode()] * len(step) for step in steps] for doc, steps in zip(documents, scores)]
+    length_keys = [[[str(doc["author_id"]).encode()] * len(step) for step in steps]
+                   for doc, steps in zip(documents, lengths)]
+    stock_scores, stock_lengths = _stock_per_key(_flat(scores), _flat(keys), _flat(lengths), _flat(length_keys),
+                                                 tmp_path / "tft")
+    assert _flat(shards["scores"]) == stock_scores and _flat(shards["lengths"]) == stock_lengths
+    assert [[len(step) for step in row] for row in shards["lengths"]] == [[len(step) for step in row]
+                                                                          for row in lengths]
+    for author in sorted({doc["author_id"] for doc in documents}):
+        docs = [i for i, doc in enumerate(documents) if doc["author_id"] == author]
+        mean, std = z_scores([v for i in docs for step in documents[i]["scores"] for v in step])
+        np.testing.assert_allclose(_flat(shards["scores"][i] for i in docs),
+                                   [(np.float32(v) - mean) / std for i in docs for step in documents[i]["scores"]
+                                    for v in step], atol=1e-5, err_msg=str(author))
+    rows = [{**row, "lengths": steps} for row, steps in zip(raw_rows(documents), lengths)]
+    layer = TransformLayer(result.output_dir)
+    got = served(layer, rows)
+    assert got["scores"] == shards["scores"] and got["lengths"] == shards["lengths"]
+    unseen = served(layer, [{**rows[0], "author_id": 999, "scores": [[1.5], [-2.25]], "lengths": [[3.5, 1.5], []]}])
+    assert unseen["scores"] == [[[1.5], [-2.25]]] and unseen["lengths"] == [[[-1, -1], []]]

@@ -342,7 +342,6 @@ def test_the_native_preprocessor_refuses_shaped_features_in_one_line(shaped_runs
     ({"transform": "z_score", "shape": [2], "default": 0.0}, r"features\.x: shape \[2\] holds exactly 2 values in "
                                                                r"every row .*; default does not apply to it"),
     ({"transform": "z_score", "shape": [2], "list": True, "max_length": 2}, r"list, max_length do not apply"),
-    ({"transform": "z_score", "shape": [2], "key": "k"}, r"features\.x: key needs one value per row"),
     ({"transform": "log", "shape": [2], "elementwise": True}, r"elementwise only applies to transform z_score or "
                                                               r"scale_0_1 or scale_by_min_max or bucketize, not log"),
 ])
