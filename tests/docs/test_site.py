@@ -1,16 +1,22 @@
 """The docs site builds with warnings as errors, and its generated CLI page is the commands' current help."""
 
 import os
+import re
 import subprocess
 import sys
 
 from example_job import REPO
-from skewless.cli_reference import markdown
+from skewless import api_reference, cli_reference
 
 
 def test_the_cli_reference_page_is_generated_from_the_current_commands():
     committed = (REPO / "docs" / "cli.md").read_text()
-    assert committed == markdown(), "docs/cli.md is stale: python -m skewless.cli_reference > docs/cli.md"
+    assert committed == cli_reference.markdown(), "docs/cli.md is stale: python -m skewless.cli_reference > docs/cli.md"
+
+
+def test_the_api_page_is_generated_from_the_public_names():
+    committed = (REPO / "docs" / "api.md").read_text()
+    assert committed == api_reference.markdown(), "docs/api.md is stale: python -m skewless.api_reference > docs/api.md"
 
 
 def test_every_page_is_in_the_nav_and_the_site_builds_strictly(tmp_path):
@@ -24,3 +30,7 @@ def test_every_page_is_in_the_nav_and_the_site_builds_strictly(tmp_path):
     # the API page holds the docstrings, not only the headings
     api = (tmp_path / "site" / "api" / "index.html").read_text()
     assert "shuffle_buffer" in api and "TransformLayer" in api
+    # headed by the public names, not by the modules that define them
+    assert '<h3 id="skewlesspipelinesrun"' in api
+    headings = [re.sub(r"<[^>]+>", "", text) for text in re.findall(r"<h\d[^>]*>(.*?)</h\d>", api, re.DOTALL)]
+    assert not [text for text in headings if "commands." in text], headings
