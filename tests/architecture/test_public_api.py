@@ -4,6 +4,7 @@ under that name, and the docs' code imports nothing else of the package (the res
 
 import ast
 import importlib
+import inspect
 import re
 
 import pytest
@@ -22,6 +23,10 @@ def test_every_exported_name_exists_and_the_api_page_documents_it_under_that_nam
     missing = [name for name in module.__all__ if not hasattr(module, name)]
     assert not missing, f"{face}.__all__ names what it does not have: {missing}"
     assert len(set(module.__all__)) == len(module.__all__), f"{face}.__all__ repeats a name"
+    # the page renders each one's docstring: a class or function without its own would be a bare heading
+    bare = [name for name in module.__all__ if (inspect.isclass(getattr(module, name)) or inspect.isfunction(
+        getattr(module, name))) and not (getattr(module, name).__doc__ or "").strip()]
+    assert not bare, f"{face}: public names without a docstring: {bare}"
     headings = set(re.findall(r"^### (\S+)$", API_PAGE.read_text(), re.MULTILINE))
     undocumented = sorted(f"{face}.{name}" for name in module.__all__ if f"{face}.{name}" not in headings)
     assert not undocumented, f"not in docs/api.md (python -m skewless.api_reference > docs/api.md): {undocumented}"
