@@ -22,7 +22,10 @@ class TextTokens(keras.layers.Layer):
     tensor on every backend, as Keras' ``StringLookup``, which takes it next, runs TensorFlow inside.
 
     Args:
-        lowercase, strip_regex, ngram_range, ngram_separator: the feature's options of the same names.
+        lowercase: the feature's `lowercase` option (UTF-8 aware).
+        strip_regex: the feature's `strip_regex`: what is removed before the split on whitespace.
+        ngram_range: the feature's `ngram_range`, (smallest, largest) n.
+        ngram_separator: the feature's `ngram_separator`, between an n-gram's tokens.
         is_list: the column is a list of tokens already (`PresentValues` gives it).
 
     Examples:

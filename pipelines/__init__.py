@@ -4,8 +4,7 @@
 Names are imported on first use for that reason.
 """
 
-from importlib import import_module
-
+from skewless.lazy_exports import lazy_exports
 from skewless.runtime import import_tensorflow_quietly
 
 _EXPORTS = {
@@ -18,13 +17,11 @@ _EXPORTS = {
     "make_dataset": "skewless.pipelines.tfdata.dataset",
     "make_raw_dataset": "skewless.pipelines.tfdata.raw_dataset",
     "verify": "skewless.pipelines.commands.verify",
+    "VerifyResult": "skewless.pipelines.commands.verify",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'skewless.pipelines' has no attribute {name!r}")
-    import_tensorflow_quietly()  # each export imports TensorFlow: without its start-up lines, as the CLI
-    return getattr(import_module(_EXPORTS[name]), name)
+# each export imports TensorFlow: without its start-up lines, as the CLI
+__getattr__ = lazy_exports(__name__, _EXPORTS, before_import=import_tensorflow_quietly)

@@ -350,6 +350,9 @@ class RunnerConfig(_Strict):
 
 
 class JobConfig(_Strict):
+    """A job's config, validated: what `load_config` returns and `skewless.pipelines.run` takes. Its keys and
+    their meaning: docs/config.md."""
+
     name: str
     input: InputConfig
     schema_path: str | None = Field(default=None, alias="schema")

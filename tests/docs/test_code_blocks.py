@@ -1,15 +1,13 @@
 """Every code block of the README and the docs site runs here, or says above it why it is not run (issue 32).
 
 Each page's `bash` and `python` blocks run in order, as a reader would type them, in a scratch folder holding
-`configs/` and a run of configs/example.yaml in `out/example` (conftest.py); `yaml` blocks must parse."""
-
-import shutil
-import sys
+`configs/` and a run of configs/example.yaml in `out/example` (conftest.py); `yaml` blocks must parse, and a block
+whose fence names a file (`title="x.yaml"`) is written to it in its turn."""
 
 import pytest
 import yaml
 
-from doc_blocks import NOT_CODE, PARSED, RUN, blocks, pages, reader_environment, run_blocks, runnable_blocks
+from doc_blocks import NOT_CODE, PARSED, RUN, blocks, pages, runnable_blocks
 from example_job import REPO
 
 RUNNABLE_PAGES = [page for page in pages() if runnable_blocks(page)]
@@ -25,8 +23,10 @@ def test_every_block_names_its_language_and_is_run_parsed_or_marked():
 
 def test_the_readme_quickstart_and_the_site_run_code():
     # the pages whose code is the product's promise: the README's quickstart, training, serving
+    # and the tutorial (raw CSV to a served model and drift) and the same job three ways (coming-from.md)
     names = {str(page.relative_to(REPO)) for page in RUNNABLE_PAGES}
-    assert {"README.md", "docs/training.md", "docs/recipes/serving.md"} <= names, names
+    assert {"README.md", "docs/training.md", "docs/recipes/serving.md", "docs/tutorial.md",
+            "docs/coming-from.md"} <= names, names
 
 
 @pytest.mark.parametrize("page", [page for page in pages() if any(b.language in PARSED for b in blocks(page))],
@@ -39,8 +39,6 @@ def test_yaml_blocks_parse(page):
 
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=lambda page: str(page.relative_to(REPO)))
-def test_page_code_runs_in_order(page, example_run_dir, tmp_path):
-    shutil.copytree(REPO / "configs", tmp_path / "configs")
-    shutil.copytree(example_run_dir, tmp_path / "out" / "example")
-    done = run_blocks(runnable_blocks(page), sys.executable, tmp_path, reader_environment())
+def test_page_code_runs_in_order(page, page_run):
+    _, done = page_run(page)
     assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"

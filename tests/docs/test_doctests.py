@@ -1,4 +1,5 @@
-"""Every public layer and every object of the Python API page carries a `>>>` example, and it runs (issue 32).
+"""Every public class and function (docs/api.md) carries a `>>>` example, and it runs (issue 32); NO_EXAMPLE_YET lists
+the few that do not yet.
 
 The examples run as doctests, each in a scratch folder holding `configs/` and a run of configs/example.yaml in
 `out/example` (conftest.py), as their docstrings say; an example's expected output is its assertion."""
@@ -13,23 +14,30 @@ import pytest
 
 import skewless.layers
 from example_job import REPO
+from skewless.api_reference import FACES, public_names
 
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
+# public names documented without a `>>>` example yet (a test below fails once one has it: take it off)
+NO_EXAMPLE_YET = {
+    "skewless.ConfigError", "skewless.InputError", "skewless.JobConfig", "skewless.NotPortableError",
+    "skewless.OutputError", "skewless.OutputExistsError", "skewless.RunnerError", "skewless.SchemaError",
+    "skewless.SkewlessError", "skewless.TooManyBadRowsError",
+    "skewless.layers.NativeFeatureCheck", "skewless.layers.PreprocessorCheck", "skewless.layers.encoding_plan",
+    "skewless.layers.export_keras_preprocessor", "skewless.layers.keras_layer_name",
+    "skewless.layers.parse_raw_examples", "skewless.layers.raw_feature_batch",
+    "skewless.layers.signature_argument_name", "skewless.layers.transform_raw_rows",
+    "skewless.layers.transform_raw_rows_dense", "skewless.layers.transform_raw_rows_exported",
+    "skewless.pipelines.ApplyResult", "skewless.pipelines.PredictResult", "skewless.pipelines.VerifyResult",
+    "skewless.schemas.load_schema", "skewless.schemas.schema_types", "skewless.schemas.write_schema",
+}
+
+
 def _api_page() -> list[str]:
-    """The objects docs/api.md renders (its `::: dotted.name` lines)."""
-    lines = (REPO / "docs" / "api.md").read_text().splitlines()
-    return [line.removeprefix("::: ").strip() for line in lines if line.startswith("::: ")]
-
-
-def _public_layers() -> list[str]:
-    return [f"skewless.layers.{name}" for name in skewless.layers.__all__
-            if isinstance(getattr(skewless.layers, name), type)
-            and issubclass(getattr(skewless.layers, name), keras.layers.Layer)]
-
-
-DOCUMENTED = list(dict.fromkeys([*_api_page(), *_public_layers()]))
+    """The public classes and functions docs/api.md documents (its `### name` headings; constants have no
+    docstring of their own)."""
+    return [name for face in FACES for name in public_names(face) if callable(_resolve(name))]
 
 
 def _resolve(dotted: str):
@@ -46,10 +54,23 @@ def _resolve(dotted: str):
     return found
 
 
+DOCUMENTED = [name for name in _api_page() if name not in NO_EXAMPLE_YET]
+
+
 def test_the_list_holds_the_api_page_and_the_layers():
-    assert {"skewless.pipelines.commands.job.run", "skewless.layers.TransformLayer", "skewless.layers.Cast",
-            "skewless.layers.NativePreprocessor"} <= set(DOCUMENTED)
-    assert "skewless.layers.raw_inputs" in DOCUMENTED and "skewless.layers.keras_layer_name" not in DOCUMENTED
+    assert {"skewless.pipelines.run", "skewless.layers.TransformLayer", "skewless.layers.Cast",
+            "skewless.layers.NativePreprocessor", "skewless.load_config", "skewless.render_report",
+            "skewless.RunDirectory"} <= set(DOCUMENTED)
+    layers = [f"skewless.layers.{name}" for name in skewless.layers.__all__
+              if isinstance(getattr(skewless.layers, name), type)
+              and issubclass(getattr(skewless.layers, name), keras.layers.Layer)]
+    assert set(layers) <= set(DOCUMENTED), "every public Keras layer carries an example"
+    assert NO_EXAMPLE_YET <= set(_api_page()), sorted(NO_EXAMPLE_YET - set(_api_page()))
+
+
+@pytest.mark.parametrize("name", sorted(NO_EXAMPLE_YET))
+def test_a_name_without_an_example_yet_has_none(name):
+    assert ">>>" not in (inspect.getdoc(_resolve(name)) or ""), f"{name} has an example now: take it off NO_EXAMPLE_YET"
 
 
 @pytest.mark.parametrize("name", DOCUMENTED)

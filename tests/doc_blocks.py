@@ -15,6 +15,9 @@ NOT_RUN = re.compile(r"^<!-- not run: (?P<reason>.{10,}) -->$")
 RUN = {"bash", "python"}
 PARSED = {"yaml"}
 NOT_CODE = {"text", "mermaid"}
+# a block whose fence names a file (```yaml title="shop.yaml"```, shown as the box's title) is that file: the
+# page's runs write it, in its place among the blocks, before the blocks after it read it
+OPENING = re.compile(r'^```(?P<language>\S*)(?:\s+title="(?P<file>[^"]+)")?\s*$')
 
 
 @dataclass
@@ -24,6 +27,7 @@ class Block:
     language: str
     code: str
     not_run: str | None  # the reason, when marked
+    file: str | None = None  # the file the block is, when its fence names one
 
     def where(self) -> str:
         return f"{self.page.relative_to(REPO)}:{self.line}"
@@ -38,13 +42,13 @@ def blocks(page: Path) -> list[Block]:
     lines = page.read_text().splitlines()
     found, index = [], 0
     while index < len(lines):
-        opening = re.match(r"^```(\S*)\s*$", lines[index])
+        opening = OPENING.match(lines[index])
         if opening:
             end = next(k for k in range(index + 1, len(lines)) if lines[k].startswith("```"))
             before = next((lines[k] for k in range(index - 1, -1, -1) if lines[k].strip()), "")
             marked = NOT_RUN.match(before)
-            found.append(Block(page, index + 1, opening.group(1), "\n".join(lines[index + 1:end]) + "\n",
-                               marked.group("reason") if marked else None))
+            found.append(Block(page, index + 1, opening.group("language"), "\n".join(lines[index + 1:end]) + "\n",
+                               marked.group("reason") if marked else None, opening.group("file")))
             index = end
         index += 1
     return found
@@ -62,9 +66,12 @@ def reader_environment() -> dict:
 # python block in a namespace of its own, as a reader's fresh `python`, each bash block through bash.
 _RUN_PAGE = """
 import subprocess, sys, traceback
-for where, language, code in BLOCKS:
+for where, language, code, file in BLOCKS:
     print(f"== {where}", file=sys.stderr, flush=True)
-    if language == "bash":
+    if file:
+        with open(file, "w") as written:
+            written.write(code)
+    elif language == "bash":
         if subprocess.run(["bash", "-euo", "pipefail", "-c", code]).returncode:
             sys.exit(f"{where} failed")
     else:
@@ -77,11 +84,11 @@ for where, language, code in BLOCKS:
 
 
 def runnable_blocks(page: Path) -> list[Block]:
-    return [block for block in blocks(page) if block.language in RUN and not block.not_run]
+    return [block for block in blocks(page) if (block.language in RUN or block.file) and not block.not_run]
 
 
 def run_blocks(runnable: list[Block], python, folder: Path, environment: dict) -> subprocess.CompletedProcess:
     """The blocks in order, by `python` in `folder`, as a reader would type them; stderr names each block."""
-    script = f"BLOCKS = {[(b.where(), b.language, b.code) for b in runnable]!r}\n{_RUN_PAGE}"
+    script = f"BLOCKS = {[(b.where(), b.language, b.code, b.file) for b in runnable]!r}\n{_RUN_PAGE}"
     return subprocess.run([str(python), "-c", script], cwd=folder, env=environment, capture_output=True, text=True,
                           timeout=1100)
