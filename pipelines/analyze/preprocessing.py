@@ -36,6 +36,8 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     features = {name: dict(feature) for name, feature in config.features.items()}
     # the raw columns each feature computes from besides its own (a cross's columns, a per-key statistic's key)
     reads = {name: feature.transform_kind.reads(feature) for name, feature in config.features.items()}
+    # the raw column each feature transforms (`column:`, else its name); a new output has none
+    sources = {name: feature.raw_column(name) for name, feature in config.features.items()}
     kinds = {column.name: column.kind for column in columns}
     for name, feature in config.features.items():
         feature.transform_kind.check_columns(name, feature, kinds)
@@ -64,9 +66,10 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         for name, options in features.items():
             if TRANSFORMS[options["transform"]].new_output:
                 continue
-            filled[name] = fill_missing(inputs[name], by_name[name], options, nonfinite)
+            raw = inputs[sources[name]]
+            filled[name] = fill_missing(raw, by_name[sources[name]], options, nonfinite)
             if options["missing_indicator"]:
-                outputs[missing_indicator_name(name)] = missing_indicator(inputs[name], nonfinite)
+                outputs[missing_indicator_name(name)] = missing_indicator(raw, nonfinite)
         label_value = None
         if label is not None:
             column = by_name[label["column"]]
@@ -94,7 +97,7 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     if user_fn is None and not reads_a_run_file:
         # everything the function above reads, by value: the key of its traced analysis graph
         # (analysis_graph_reuse); a hook's code is not data it closes over, so with one there is no key
-        key = (features, reads, kinds, label, nonfinite, na_tokens, columns, label_column, domains)
+        key = (features, reads, sources, kinds, label, nonfinite, na_tokens, columns, label_column, domains)
         setattr(preprocessing_fn, REUSE_KEY_ATTRIBUTE, repr(key))
     return preprocessing_fn
 
@@ -136,7 +139,8 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
         if options["labels"] or options["weights"] is not None:
             alone.append(name)
             continue
-        specs.append(VocabularySpec(file, options["top_k"], options["frequency_threshold"]))
+        reserved = tuple(token.encode() for token in options["reserved_tokens"] or ())
+        specs.append(VocabularySpec(file, options["top_k"], options["frequency_threshold"], reserved))
         if options["fill"] is not None:
             after_fill.add(file)
     if label is not None and label["map"] is None and label["transform"] == "vocabulary":

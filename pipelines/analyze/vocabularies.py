@@ -15,6 +15,7 @@ config's vocabularies, in a second analyzer those of analyzer-filled values; pip
 - `frequency_threshold` keeps the tokens counted at least that often;
 - entries are ordered by count, most frequent first, ties by token bytes, larger first; `top_k` keeps
   the first k;
+- `reserved_tokens` come first, in their order, and the entries kept above lose those among them;
 - a vocabulary left empty holds tf.Transform's placeholder token, so its lookup table still builds;
 - every token ends in a newline.
 
@@ -46,6 +47,7 @@ class VocabularySpec:
     name: str  # the file name, and the key `vocabulary_file_by_name` takes
     top_k: int | None = None
     frequency_threshold: int | None = None
+    reserved_tokens: tuple[bytes, ...] = ()  # the first entries, in this order
 
 
 def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
@@ -216,7 +218,10 @@ def ordered_tokens(counts: dict, spec: VocabularySpec) -> list[bytes]:
     entries = sorted(((count, token) for token, count in counts.items() if count >= threshold), reverse=True)
     if spec.top_k is not None:
         entries = entries[: spec.top_k]
-    return [token for _, token in entries] or [_empty_vocabulary()]
+    # as tf.Transform: the filters above count the reserved tokens, which then move to the front
+    reserved = set(spec.reserved_tokens)
+    kept = [token for _, token in entries if token not in reserved]
+    return [*spec.reserved_tokens, *kept] or [_empty_vocabulary()]
 
 
 class CountsCoder(tft.experimental.PTransformAnalyzerCacheCoder):

@@ -36,17 +36,21 @@ MIN_DIFF_FROM_AVG = Option("min_diff_from_avg", float | None, Field(default=None
                            "expected one by less (none: tf.Transform's choice from the dataset's size)")
 WEIGHTS = Option("weights", str | None, Field(default=None),
                  "a raw numeric column: each row counts with its weight, not 1 (`tft.vocabulary(weights=)`)")
+RESERVED_TOKENS = Option("reserved_tokens", list[str] | None, Field(default=None, min_length=1),
+                         "`[t0, t1, ...]`: the vocabulary's first entries in this order (ids 0, 1, ...), seen in the "
+                         "data or not; `top_k` and `frequency_threshold` choose the others (`tft.vocabulary("
+                         "reserved_tokens=)`: a reserved token the filters keep takes one of top_k's places)")
 
 OUTPUT = Option("output", OUTPUT_VALUES, Field(default="ids"),
                 "`ids`, or the ids encoded as `CategoryEncoding` does: `one_hot` (one value per row), `multi_hot` or "
-                "`count` (lists), float32 `[top_k + num_oov_buckets]`: needs `top_k`")
+                "`count` (lists), float32 `[top_k + reserved tokens + num_oov_buckets]`: needs `top_k`")
 
 
 class Vocabulary(Transform):
     name = "vocabulary"
     doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
-    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, DEFAULT_VALUE, LABELS, ADJUSTED_MUTUAL_INFO,
-               MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
+    options = (TOP_K, FREQUENCY_THRESHOLD, RESERVED_TOKENS, NUM_OOV_BUCKETS, DEFAULT_VALUE, LABELS,
+               ADJUSTED_MUTUAL_INFO, MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
     categories = True
     ids = True
     counts_oov = True
@@ -60,11 +64,14 @@ class Vocabulary(Transform):
                      "values are refused: tf.Transform looks up their text; a list's var-len ids are refused: the "
                      "preprocessor gives dense tensors)")
     # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
-    native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value", "labels",
+    native_options = ("top_k", "frequency_threshold", "reserved_tokens", "num_oov_buckets", "default_value", "labels",
                       "adjusted_mutual_info", "min_diff_from_avg", "weights", "output", "is_list")
-    report_options = ("top_k", "frequency_threshold", "num_oov_buckets", "labels", "weights")
+    report_options = ("top_k", "frequency_threshold", "reserved_tokens", "num_oov_buckets", "labels", "weights")
 
     def check(self, feature) -> str | None:
+        problem = check_reserved_tokens(feature.reserved_tokens)
+        if problem is not None:
+            return problem
         if feature.default_value is not None and feature.num_oov_buckets != 0:
             return (f"default_value needs num_oov_buckets: 0 (with {feature.num_oov_buckets} OOV buckets an unseen "
                     "value gets a hashed id)")
@@ -78,8 +85,8 @@ class Vocabulary(Transform):
         if feature.weights is not None and feature.is_list:
             return "weights: one weight per row cannot weigh a list's values (tft.vocabulary needs one per value)"
         if feature.output in ENCODINGS and feature.top_k is None:
-            return (f"output {feature.output} needs top_k: its width, top_k + num_oov_buckets, must be known "
-                    "before the analysis")
+            return (f"output {feature.output} needs top_k: its width, top_k + reserved tokens + num_oov_buckets, "
+                    "must be known before the analysis")
         return check_encoding(feature, ("ids", *ENCODINGS))
 
     def unseen_id(self, feature) -> int | None:
@@ -118,7 +125,7 @@ class Vocabulary(Transform):
             tokens, top_k=options["top_k"], frequency_threshold=options["frequency_threshold"], vocab_filename=file,
             weights=None if weights is None else tf.cast(weights, tf.float32),
             labels=labels if options["labels"] else None, use_adjusted_mutual_info=options["adjusted_mutual_info"],
-            min_diff_from_avg=options["min_diff_from_avg"])
+            min_diff_from_avg=options["min_diff_from_avg"], reserved_tokens=options["reserved_tokens"])
 
     def vocabulary_tokens(self, value, options: dict):
         return as_strings(value)
@@ -131,7 +138,8 @@ class Vocabulary(Transform):
         ids = vocabulary_ids(tft.apply_vocabulary(value, vocabulary, default_value=default,
                                                   num_oov_buckets=options["num_oov_buckets"]))
         if options["output"] in ENCODINGS:
-            return encode(ids, options["top_k"] + options["num_oov_buckets"], options["output"])
+            width = options["top_k"] + len(options["reserved_tokens"] or ()) + options["num_oov_buckets"]
+            return encode(ids, width, options["output"])
         return ids
 
     def run_fields(self, name: str, feature, graph) -> dict:
@@ -161,6 +169,18 @@ class Vocabulary(Transform):
             return None
         plan.layers = [lookup, VocabularyFirst(size, num_oov, default, name=f"{plan.layer_name}_vocabulary_first")]
         return native_encoding(plan, graph)
+
+
+def check_reserved_tokens(tokens: list[str] | None) -> str | None:
+    """What is wrong with `reserved_tokens` (one a line of the vocabulary file: none empty, none repeated, no line
+    break in one), or None."""
+    for token in tokens or ():
+        if not token or "\n" in token or "\r" in token:
+            return (f"reserved_tokens: {token!r} cannot be a vocabulary entry (one a line of its file: not empty, no "
+                    "line break)")
+        if tokens.count(token) > 1:
+            return f"reserved_tokens: {token!r} is given twice"
+    return None
 
 
 def native_lookup(plan, graph, mode: str = "int", text_keys: bool = False):
