@@ -73,6 +73,9 @@ class Bucketize(NumericTransform):
         from skewless.layers.cast import Cast
 
         boundaries = graph.constant("Reshape", 0)
+        if plan.options.get("boundaries") is not None and boundaries is None and "UpperBound" in graph.op_types:
+            # fixed boundaries are a constant of the graph's own, not an analyzer's: the config's, as float32
+            boundaries = np.asarray(plan.options["boundaries"], np.float32)
         if boundaries is None or "UpperBound" not in graph.op_types or boundaries.dtype != np.float32:
             return not_built_by("bucketize")
         boundaries = [float(value) for value in np.asarray(boundaries).reshape(-1)]

@@ -121,6 +121,17 @@ def test_serving_takes_each_raw_column_once_and_equals_the_written_rows(item8_ru
     assert unseen["city"][0] == 0 and unseen["city_all"] == [-1, -1]  # "<pad>" is no entry of city_all's
 
 
+def test_native_preprocessor_reproduces_them_exactly(item8_run):
+    from skewless.layers import check_preprocessor, raw_inputs
+
+    result, raw = item8_run
+    assert set(raw_inputs(result.output_dir)) == {"id", "age", "city"}  # keras.Input per raw column, once
+    rows = [{name: raw[name][i] for name in ("id", "age", "city")} for i in range(0, ROWS, 2)]
+    check = check_preprocessor(result.output_dir, rows=rows, sample=200)
+    assert {f.name: (f.status, f.differences) for f in check.features} == {
+        name: ("exact", 0) for name in FEATURES}
+
+
 def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
     result, _ = item8_run
     with open(f"{result.output_dir}/run.json") as handle:
