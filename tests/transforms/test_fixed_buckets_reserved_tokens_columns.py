@@ -11,8 +11,10 @@ import json
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from rich_rows import served_rows, with_gaps, write_csv, written_rows
+from skewless.cli import app
 from skewless.config import load_config
 from skewless.errors import ConfigError
 
@@ -142,6 +144,14 @@ def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
         assert features[name]["mean"] == features["age"]["mean"], name
     assert features["city_all"]["vocabulary_size"] == 7  # zz, then a b c d q e
     assert features["city"]["vocabulary_size"] == 4  # <pad> b, then the top 3 less b: a c
+
+
+def test_drift_measures_each_raw_column_once(item8_run):
+    result, _ = item8_run
+    validated = CliRunner().invoke(app, ["validate", str(result.output_dir), "--json"])
+    assert validated.exit_code in (0, 1), validated.output
+    features = [f["feature"] for f in json.loads(validated.stdout)["comparisons"][0]["features"]]
+    assert sorted(features) == ["age", "city", "id", "label"]
 
 
 def _refused(tmp_path, features, label="label"):
