@@ -371,6 +371,7 @@ class JobConfig(_Strict):
             raise ValueError("preprocessing_fn must be 'module.path:function'")
         self._check_crosses_and_outputs()
         self._check_shared_columns()
+        self._check_shared_vocabularies()
         if self.cache_dir is not None and not INPUT_FORMATS[self.input.format].cache_sees_changes:
             raise ValueError(f"cache_dir: an analyzer cache is reused while its input is unchanged, and nothing tells "
                              f"whether input.format {self.input.format}'s rows changed; leave cache_dir out")
@@ -487,6 +488,24 @@ class JobConfig(_Strict):
             if feature.fill == "most_frequent" and seen.fill == "most_frequent":
                 raise ValueError(f"features.{name} and features.{other} both fill raw column {column!r} with its "
                                  "most frequent value: give one of them the fill, the other a default")
+
+    def _check_shared_vocabularies(self) -> None:
+        """The features of one `shared_vocabulary` are two or more (one alone is a typo of another's name) and
+        ask for the same vocabulary: one `top_k`, `frequency_threshold`, `reserved_tokens`."""
+        groups: dict[str, list[str]] = {}
+        for name, feature in self.features.items():
+            if feature.shared_vocabulary is not None:
+                groups.setdefault(feature.shared_vocabulary, []).append(name)
+        for shared, names in groups.items():
+            if len(names) == 1:
+                raise ValueError(f"features.{names[0]}: shared_vocabulary {shared!r} is named by no other feature; "
+                                 "a vocabulary of its own needs no name")
+            first = self.features[names[0]]
+            for name in names[1:]:
+                for key in ("top_k", "frequency_threshold", "reserved_tokens"):
+                    if getattr(self.features[name], key) != getattr(first, key):
+                        raise ValueError(f"features.{name} and features.{names[0]} share vocabulary {shared!r}: "
+                                         f"they must give the same {key}")
 
     def features_of(self, column: str) -> list[str]:
         """The features that transform raw column `column` (themselves, or through `column:`)."""

@@ -15,7 +15,7 @@ from typing import Callable
 from skewless.config import JobConfig
 from skewless.errors import ConfigError
 from skewless.references import import_function
-from skewless.safe_names import missing_indicator_name, vocabulary_filename
+from skewless.safe_names import missing_indicator_name, shared_vocabulary_filename, vocabulary_filename
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.sources import judged_schema, value_domains
 from skewless.pipelines.analyze.missing import fill_missing, missing_indicator
@@ -122,11 +122,15 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
     A vocabulary of values filled by an analyzer (`fill`) can only be counted once that analyzer has
     run, so those share a second analyzer: with the others, all would wait for it. A vocabulary ordered by
     the label or counted with weights is an analyzer of its own (`tft.vocabulary`), given the label as the
-    job writes it (class ids: after its map or its vocabulary).
+    job writes it (class ids: after its map or its vocabulary). The features of a `shared_vocabulary` give their
+    tokens to one vocabulary, whose path is each one's.
     """
-    from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
+    from skewless.pipelines.analyze.vocabularies import VocabularySpec, share_vocabulary, shared_vocabularies
 
     tokens, specs, after_fill, alone = {}, [], set(), []
+    # a shared vocabulary's file -> the tokens of each of its features, and the features' own file names
+    shared_tokens: dict[str, list] = {}
+    shared_by: dict[str, list[str]] = {}
     for name, options in features.items():
         transform = TRANSFORMS[options["transform"]]
         if transform.new_output:
@@ -139,17 +143,27 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
         if options["labels"] or options["weights"] is not None:
             alone.append(name)
             continue
-        reserved = tuple(token.encode() for token in options["reserved_tokens"] or ())
-        specs.append(VocabularySpec(file, options["top_k"], options["frequency_threshold"], reserved))
+        counted = file
+        if options["shared_vocabulary"] is not None:
+            counted = shared_vocabulary_filename(options["shared_vocabulary"])
+            shared_tokens.setdefault(counted, []).append(feature_tokens)
+            shared_by.setdefault(counted, []).append(file)
+        if counted == file or len(shared_by[counted]) == 1:  # one spec a vocabulary (the config checked they agree)
+            reserved = tuple(token.encode() for token in options["reserved_tokens"] or ())
+            specs.append(VocabularySpec(counted, options["top_k"], options["frequency_threshold"], reserved))
         if options["fill"] is not None:
-            after_fill.add(file)
+            after_fill.add(counted)
     if label is not None and label["map"] is None and label["transform"] == "vocabulary":
         file = vocabulary_filename(label["column"])
         tokens[file] = as_strings(label_value)
         specs.append(VocabularySpec(file))
     paths = {}
     for waits in (False, True):
-        paths.update(shared_vocabularies(tokens, [spec for spec in specs if (spec.name in after_fill) == waits]))
+        paths.update(shared_vocabularies({**tokens, **shared_tokens},
+                                         [spec for spec in specs if (spec.name in after_fill) == waits]))
+    for counted, files in shared_by.items():
+        # each feature's ids from the shared file
+        paths.update(share_vocabulary(counted, files, paths[counted]))
     label_ids = None
     if any(features[name]["labels"] for name in alone):
         file = vocabulary_filename(label["column"])

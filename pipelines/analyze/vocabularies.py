@@ -51,7 +51,8 @@ class VocabularySpec:
 
 
 def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
-    """{spec.name: string tokens (dense, sparse or ragged)} -> {spec.name: deferred path of its vocabulary file}."""
+    """{spec.name: string tokens (dense, sparse or ragged), or a list of such counted together} -> {spec.name:
+    deferred path of its vocabulary file}."""
     import tensorflow as tf
 
     if not specs:
@@ -63,6 +64,14 @@ def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
     for spec in specs:
         tft.annotate_asset(spec.name, safe_file_name(spec.name))
     return {spec.name: path for spec, path in zip(specs, paths)}
+
+
+def share_vocabulary(name: str, names: list[str], path) -> dict:
+    """{each of `names`: `path`}, the deferred path of vocabulary `name`, each registered as another name of its
+    file: `TFTransformOutput.vocabulary_file_by_name` finds it by a feature's own vocabulary name too."""
+    for other in names:
+        tft.annotate_asset(other, safe_file_name(name))
+    return dict.fromkeys(names, path)
 
 
 def _analyzer(tf, inputs: list, specs: list[VocabularySpec]) -> list:
@@ -98,16 +107,22 @@ def _analyzer(tf, inputs: list, specs: list[VocabularySpec]) -> list:
 
 
 def _batch_counts(tf, tokens) -> list:
-    """[distinct tokens, int64 counts] of a batch, without the tokens a vocabulary file cannot hold."""
-    if isinstance(tokens, tf.SparseTensor):
-        tokens = tokens.values
-    elif isinstance(tokens, tf.RaggedTensor):
-        tokens = tokens.flat_values
-    tokens = tf.reshape(tokens, [-1])
+    """[distinct tokens, int64 counts] of a batch (of several tensors counted together: a list), without the tokens
+    a vocabulary file cannot hold."""
+    tokens = tf.concat([_flat(tf, one) for one in tokens], 0) if isinstance(tokens, list) else _flat(tf, tokens)
     unwritable = tft.analyzers.get_vocab_newline_characters_regex(tf.string, "text")
     tokens = tf.boolean_mask(tokens, tf.logical_not(tf.strings.regex_full_match(tokens, unwritable)))
     distinct, _, counts = tf.unique_with_counts(tokens, out_idx=tf.int64)
     return [distinct, counts]
+
+
+def _flat(tf, tokens):
+    """The values of dense, sparse or ragged `tokens`, as one vector."""
+    if isinstance(tokens, tf.SparseTensor):
+        tokens = tokens.values
+    elif isinstance(tokens, tf.RaggedTensor):
+        tokens = tokens.flat_values
+    return tf.reshape(tokens, [-1])
 
 
 def _empty_vocabulary() -> bytes:

@@ -40,6 +40,10 @@ RESERVED_TOKENS = Option("reserved_tokens", list[str] | None, Field(default=None
                          "`[t0, t1, ...]`: the vocabulary's first entries in this order (ids 0, 1, ...), seen in the "
                          "data or not; `top_k` and `frequency_threshold` choose the others (`tft.vocabulary("
                          "reserved_tokens=)`: a reserved token the filters keep takes one of top_k's places)")
+SHARED_VOCABULARY = Option("shared_vocabulary", str | None, Field(default=None, min_length=1),
+                           "a name: the features giving it share one vocabulary, counted over all their values "
+                           "(`tft.vocabulary` of their values together), each feature's ids from it; they give the "
+                           "same `top_k`, `frequency_threshold` and `reserved_tokens`")
 
 OUTPUT = Option("output", OUTPUT_VALUES, Field(default="ids"),
                 "`ids`, or the ids encoded as `CategoryEncoding` does: `one_hot` (one value per row), `multi_hot` or "
@@ -49,8 +53,8 @@ OUTPUT = Option("output", OUTPUT_VALUES, Field(default="ids"),
 class Vocabulary(Transform):
     name = "vocabulary"
     doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
-    options = (TOP_K, FREQUENCY_THRESHOLD, RESERVED_TOKENS, NUM_OOV_BUCKETS, DEFAULT_VALUE, LABELS,
-               ADJUSTED_MUTUAL_INFO, MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
+    options = (TOP_K, FREQUENCY_THRESHOLD, RESERVED_TOKENS, SHARED_VOCABULARY, NUM_OOV_BUCKETS, DEFAULT_VALUE,
+               LABELS, ADJUSTED_MUTUAL_INFO, MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
     categories = True
     ids = True
     counts_oov = True
@@ -64,9 +68,11 @@ class Vocabulary(Transform):
                      "values are refused: tf.Transform looks up their text; a list's var-len ids are refused: the "
                      "preprocessor gives dense tensors)")
     # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
-    native_options = ("top_k", "frequency_threshold", "reserved_tokens", "num_oov_buckets", "default_value", "labels",
+    native_options = ("top_k", "frequency_threshold", "reserved_tokens", "shared_vocabulary", "num_oov_buckets",
+                      "default_value", "labels",
                       "adjusted_mutual_info", "min_diff_from_avg", "weights", "output", "is_list")
-    report_options = ("top_k", "frequency_threshold", "reserved_tokens", "num_oov_buckets", "labels", "weights")
+    report_options = ("top_k", "frequency_threshold", "reserved_tokens", "shared_vocabulary", "num_oov_buckets",
+                      "labels", "weights")
 
     def check(self, feature) -> str | None:
         problem = check_reserved_tokens(feature.reserved_tokens)
@@ -80,6 +86,9 @@ class Vocabulary(Transform):
         if feature.labels and feature.frequency_threshold is not None:
             return ("frequency_threshold with labels: true would be a mutual information threshold in tf.Transform, "
                     "not a count; keep the most informative values with top_k")
+        if feature.shared_vocabulary is not None and (feature.labels or feature.weights is not None):
+            return ("shared_vocabulary counts the values of several features; labels and weights order one "
+                    "feature's own vocabulary")
         if feature.sequence and (feature.labels or feature.weights is not None):
             return "labels and weights take one label or weight per row; a feature list (sequence: true) has steps"
         if feature.weights is not None and feature.is_list:
@@ -235,9 +244,10 @@ def native_lookup(plan, graph, mode: str = "int", text_keys: bool = False):
 def vocabulary_fields(name: str, feature, graph) -> dict:
     """run.json's fields of a feature with a vocabulary: its file (in transform_graph/transform_fn/assets/),
     its size and OOV buckets."""
-    from skewless.safe_names import vocabulary_filename
+    from skewless.safe_names import shared_vocabulary_filename, vocabulary_filename
 
-    file = vocabulary_filename(name)
+    shared = getattr(feature, "shared_vocabulary", None)  # a text_vocabulary has none
+    file = vocabulary_filename(name) if shared is None else shared_vocabulary_filename(shared)
     return {"vocabulary_file": file, "vocabulary_size": graph.vocabulary_size_by_name(file),
             "num_oov_buckets": feature.num_oov_buckets}
 

@@ -8,6 +8,7 @@ are refused in one line naming the feature.
 """
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -17,6 +18,8 @@ from rich_rows import served_rows, with_gaps, write_csv, written_rows
 from skewless.cli import app
 from skewless.config import load_config
 from skewless.errors import ConfigError
+from skewless.report.run_files import vocabulary_file
+from skewless.run_directory import RunDirectory
 
 ROWS = 500
 BOUNDARIES = [20.0, 35.5, 50.0]
@@ -31,7 +34,12 @@ FEATURES = {
     # a feature of raw column city that may be missing: with a default, like its other feature
     "city_all": {"column": "city", "transform": "vocabulary", "reserved_tokens": ["zz"], "num_oov_buckets": 0,
                  "default": "q"},
+    # one vocabulary of the values of two columns (city through a third feature of it), each one's ids from it
+    "dest": {"transform": "vocabulary", "shared_vocabulary": "places", "top_k": 4},
+    "city_place": {"column": "city", "transform": "vocabulary", "shared_vocabulary": "places", "top_k": 4,
+                   "num_oov_buckets": 0, "default": "q"},
 }
+RAW = ("id", "age", "city", "dest")  # the raw columns serving takes
 
 
 def _raw_rows():
@@ -40,8 +48,11 @@ def _raw_rows():
     ages = (rng.integers(80, 560, ROWS) / 8).tolist()
     ages[:len(BOUNDARIES)] = BOUNDARIES  # a value on a boundary goes to the bucket above it
     cities = rng.choice(["a", "b", "c", "d", "e"], ROWS, p=[0.35, 0.3, 0.2, 0.1, 0.05]).tolist()
-    return {"id": list(range(ROWS)), "age": ages, "city": with_gaps(rng, cities, 0.05),
-            "label": rng.integers(0, 2, ROWS).tolist()}
+    columns = {"id": list(range(ROWS)), "age": ages, "city": with_gaps(rng, cities, 0.05),
+               "label": rng.integers(0, 2, ROWS).tolist()}
+    # destinations: "f" only here, "e" far more often than in city, so the shared counts differ from either's
+    columns["dest"] = rng.choice(["a", "e", "f", "c"], ROWS, p=[0.2, 0.4, 0.3, 0.1]).tolist()
+    return columns
 
 
 def _config(folder, features=FEATURES):
@@ -69,12 +80,15 @@ def _stock_rows(raw, temp_dir):
     import tensorflow_transform.beam as tft_beam
 
     spec = {"id": tf.io.FixedLenFeature([], tf.int64), "age": tf.io.FixedLenFeature([], tf.float32),
-            "city": tf.io.VarLenFeature(tf.string)}
+            "city": tf.io.VarLenFeature(tf.string), "dest": tf.io.FixedLenFeature([], tf.string)}
 
     def preprocessing_fn(inputs):
         city = tf.squeeze(tft.sparse_tensor_to_dense_with_shape(inputs["city"], [None, 1], default_value="q"), axis=1)
         age = inputs["age"]
+        places = tft.vocabulary(tf.concat([city, inputs["dest"]], 0), top_k=4)
         return {
+            "dest": tft.apply_vocabulary(inputs["dest"], places, num_oov_buckets=1),
+            "city_place": tft.apply_vocabulary(city, places),
             "id": inputs["id"],
             "age": tft.scale_to_z_score(age),
             "age_fixed": tft.apply_buckets(age, [BOUNDARIES]),
@@ -83,7 +97,7 @@ def _stock_rows(raw, temp_dir):
             "city_all": tft.compute_and_apply_vocabulary(city, reserved_tokens=["zz"]),
         }
 
-    rows = [{"id": raw["id"][i], "age": np.float32(raw["age"][i]),
+    rows = [{"id": raw["id"][i], "age": np.float32(raw["age"][i]), "dest": raw["dest"][i].encode(),
              "city": [] if raw["city"][i] is None else [raw["city"][i].encode()]} for i in range(ROWS)]
     with tft_beam.Context(temp_dir=str(temp_dir), desired_batch_size=ROWS):
         (transformed, _), _ = (rows, tft.DatasetMetadata.from_feature_spec(spec)) | (
@@ -113,12 +127,13 @@ def test_serving_takes_each_raw_column_once_and_equals_the_written_rows(item8_ru
 
     result, raw = item8_run
     layer = TransformLayer(result.output_dir)
-    assert set(layer.raw_feature_spec) == {"id", "age", "city", "label"}
-    rows = [{name: raw[name][i] for name in ("id", "age", "city")} for i in range(ROWS)]
+    assert set(layer.raw_feature_spec) == {*RAW, "label"}
+    rows = [{name: raw[name][i] for name in RAW} for i in range(ROWS)]
     served, written = served_rows(layer, rows), written_rows(result.output_dir)
     for name in FEATURES:
         assert served[name] == written[name], name
-    unseen = served_rows(layer, [{"id": 0, "age": 99.0, "city": "<pad>"}, {"id": 1, "age": 1.0, "city": "new"}])
+    unseen = served_rows(layer, [{"id": 0, "age": 99.0, "city": "<pad>", "dest": "a"},
+                                 {"id": 1, "age": 1.0, "city": "new", "dest": "a"}])
     assert unseen["age_fixed"] == [3, 0]
     assert unseen["city"][0] == 0 and unseen["city_all"] == [-1, -1]  # "<pad>" is no entry of city_all's
 
@@ -127,15 +142,15 @@ def test_native_preprocessor_reproduces_them_exactly(item8_run):
     from skewless.layers import check_preprocessor, raw_inputs
 
     result, raw = item8_run
-    assert set(raw_inputs(result.output_dir)) == {"id", "age", "city"}  # keras.Input per raw column, once
-    rows = [{name: raw[name][i] for name in ("id", "age", "city")} for i in range(0, ROWS, 2)]
+    assert set(raw_inputs(result.output_dir)) == set(RAW)  # keras.Input per raw column, once
+    rows = [{name: raw[name][i] for name in RAW} for i in range(0, ROWS, 2)]
     check = check_preprocessor(result.output_dir, rows=rows, sample=200)
     assert {f.name: (f.status, f.differences) for f in check.features} == {
         name: ("exact", 0) for name in FEATURES}
 
 
 def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
-    result, _ = item8_run
+    result, raw = item8_run
     with open(f"{result.output_dir}/run.json") as handle:
         features = json.load(handle)["features"]
     assert features["age_fixed"]["column"] == "age" and "column" not in features["age"]
@@ -144,6 +159,11 @@ def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
         assert features[name]["mean"] == features["age"]["mean"], name
     assert features["city_all"]["vocabulary_size"] == 7  # zz, then a b c d q e
     assert features["city"]["vocabulary_size"] == 4  # <pad> b, then the top 3 less b: a c
+    # one file for both, by Counter over both columns' values
+    counts = Counter(["q" if city is None else city for city in raw["city"]] + raw["dest"])
+    top = [token for token, _ in sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:4]]
+    assert features["dest"]["vocabulary_file"] == features["city_place"]["vocabulary_file"]
+    assert vocabulary_file(RunDirectory(result.output_dir), features["dest"]["vocabulary_file"]) == top
 
 
 def test_drift_measures_each_raw_column_once(item8_run):
@@ -151,7 +171,7 @@ def test_drift_measures_each_raw_column_once(item8_run):
     validated = CliRunner().invoke(app, ["validate", str(result.output_dir), "--json"])
     assert validated.exit_code in (0, 1), validated.output
     features = [f["feature"] for f in json.loads(validated.stdout)["comparisons"][0]["features"]]
-    assert sorted(features) == ["age", "city", "id", "label"]
+    assert sorted(features) == sorted([*RAW, "label"])
 
 
 def _refused(tmp_path, features, label="label"):
@@ -170,7 +190,7 @@ def _refused(tmp_path, features, label="label"):
     ({"boundaries": [1.0, 1.0]}, "each boundary must be above the one before"),
     ({"boundaries": [1.0, float("inf")]}, "every boundary must be a finite number"),
     ({"boundaries": [float("nan")]}, "every boundary must be a finite number"),
-    ({"boundaries": []}, "boundaries"),
+    ({"boundaries": []}, "boundaries: List should have at least 1 item"),
     ({"boundaries": [1.0], "key": "c"}, "boundaries are fixed; key applies to quantile boundaries"),
     ({"boundaries": [1.0], "epsilon": 0.01}, "boundaries are fixed; epsilon applies"),
 ])
@@ -183,7 +203,7 @@ def test_bad_boundaries_are_refused_in_one_line(tmp_path, options, message):
     (["a", "a"], "reserved_tokens: 'a' is given twice"),
     (["", "a"], "reserved_tokens: '' cannot be a vocabulary entry"),
     (["a\nb"], "cannot be a vocabulary entry"),
-    ([], "reserved_tokens"),
+    ([], "reserved_tokens: List should have at least 1 item"),
 ])
 def test_bad_reserved_tokens_are_refused_in_one_line(tmp_path, tokens, message):
     text = _refused(tmp_path, {"c": {"transform": "vocabulary", "reserved_tokens": tokens}})
@@ -210,6 +230,18 @@ def test_bad_reserved_tokens_are_refused_in_one_line(tmp_path, tokens, message):
      "features.k: key 'x_b' is a feature of raw column 'x'; name the raw column"),
     ({"e": {"transform": "cross", "columns": ["a", "b"], "hash_buckets": 4, "column": "a"}},
      "column only applies to transform"),
+    ({"a": {"transform": "vocabulary", "shared_vocabulary": "v"}, "b": {"transform": "vocabulary"}},
+     "features.a: shared_vocabulary 'v' is named by no other feature"),
+    ({"a": {"transform": "vocabulary", "shared_vocabulary": "v", "top_k": 3},
+      "b": {"transform": "vocabulary", "shared_vocabulary": "v"}},
+     "features.b and features.a share vocabulary 'v': they must give the same top_k"),
+    ({"a": {"transform": "vocabulary", "shared_vocabulary": "v", "reserved_tokens": ["x"]},
+      "b": {"transform": "vocabulary", "shared_vocabulary": "v"}}, "they must give the same reserved_tokens"),
+    ({"a": {"transform": "vocabulary", "shared_vocabulary": "v", "labels": True},
+      "b": {"transform": "vocabulary", "shared_vocabulary": "v"}},
+     "features.a: shared_vocabulary counts the values of several features; labels and weights"),
+    ({"a": {"transform": "text_vocabulary", "shared_vocabulary": "v"}},
+     "shared_vocabulary only applies to transform vocabulary, not text_vocabulary"),
 ])
 def test_features_of_one_column_are_checked_in_one_line(tmp_path, features, message):
     text = _refused(tmp_path, features)
