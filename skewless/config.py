@@ -416,8 +416,9 @@ class JobConfig(_Strict):
                                      f"{read.raw_column(column)!r}; name the raw column")
                 if read is None and self.features_of(column):
                     # which of its features' fills would the key take? One named after the column says it
-                    raise ValueError(f"features.{name}: {noun} {column!r} is a raw column only features.{self.features_of(column)[0]} "
-                                     f"transforms (column: {column}); add a feature named {column!r} or read another")
+                    raise ValueError(f"features.{name}: {noun} {column!r} is a raw column only "
+                                     f"features.{self.features_of(column)[0]} transforms (column: {column}); add a "
+                                     f"feature named {column!r} or read another")
                 if column == label:
                     raise ValueError(f"features.{name}: {noun} of the label column {column!r} "
                                      "(serving has no label)")

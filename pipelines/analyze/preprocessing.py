@@ -94,7 +94,9 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     # a most_frequent fill reads its top-1 vocabulary by path (missing.py), a temporary file of the run that
     # traced the graph and outside its SavedModel: a kept graph would read a file of another run, maybe gone
     reads_a_run_file = any(options["fill"] == "most_frequent" for options in features.values())
-    if user_fn is None and not reads_a_run_file:
+    # a coverage key is user code like a hook, which the analysis runs: not data the key could hold
+    user_code = user_fn is not None or any(options["coverage_key"] is not None for options in features.values())
+    if not user_code and not reads_a_run_file:
         # everything the function above reads, by value: the key of its traced analysis graph
         # (analysis_graph_reuse); a hook's code is not data it closes over, so with one there is no key
         key = (features, reads, sources, kinds, label, nonfinite, na_tokens, columns, label_column, domains)
@@ -140,7 +142,7 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
             continue
         file = vocabulary_filename(name)
         tokens[file] = feature_tokens
-        if options["labels"] or options["weights"] is not None:
+        if transform.own_analyzer(options):
             alone.append(name)
             continue
         counted = file

@@ -155,6 +155,11 @@ class Transform:
         batch), or None: any text will do."""
         return None
 
+    def own_analyzer(self, options: dict) -> bool:
+        """Whether its vocabulary needs a `tft.vocabulary` of its own (`label_vocabulary`), not the shared
+        analyzer's plain counts (pipelines/analyze/vocabularies.py)."""
+        return False
+
     def vocabulary_tokens(self, value, options: dict):
         """The tokens a vocabulary is computed over (the filled raw `value`), or None: no vocabulary."""
         return None

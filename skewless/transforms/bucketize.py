@@ -13,8 +13,8 @@ from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, Numeri
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1),
                      "how many buckets, cut at quantiles (this or `boundaries`)")
 BOUNDARIES = Option("boundaries", list[float] | None, Field(default=None, min_length=1),
-                    "`[b0, b1, ...]`: fixed bucket boundaries, finite and increasing (`tft.apply_buckets`, no analysis): "
-                    "bucket i holds b(i-1) <= x < b(i), so len + 1 buckets")
+                    "`[b0, b1, ...]`: fixed bucket boundaries, finite and increasing (`tft.apply_buckets`, no "
+                    "analysis): bucket i holds b(i-1) <= x < b(i), so len + 1 buckets")
 EPSILON = Option("epsilon", float | None, Field(default=None, gt=0, lt=1),
                  "the quantiles' error tolerance: each boundary's rank within epsilon * rows of the exact one "
                  "(none: tf.Transform's min(1 / num_buckets, 0.01))")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.references import import_function
 from skewless.transforms.base import Option, Transform, not_built_by
 from skewless.transforms.categorical import vocabulary_ids
 from skewless.transforms.encoded import (
@@ -44,6 +45,14 @@ SHARED_VOCABULARY = Option("shared_vocabulary", str | None, Field(default=None, 
                            "a name: the features giving it share one vocabulary, counted over all their values "
                            "(`tft.vocabulary` of their values together), each feature's ids from it; they give the "
                            "same `top_k`, `frequency_threshold` and `reserved_tokens`")
+COVERAGE_TOP_K = Option("coverage_top_k", int | None, Field(default=None, ge=1),
+                        "with `coverage_key`: also keep the k most frequent values of each key (tf.Transform's "
+                        "coverage arm, added to the vocabulary `top_k` and `frequency_threshold` keep)")
+COVERAGE_FREQUENCY_THRESHOLD = Option("coverage_frequency_threshold", int | None, Field(default=None, ge=0),
+                                      "with `coverage_key`: the coverage arm keeps values seen at least this often")
+COVERAGE_KEY = Option("coverage_key", str | None, Field(default=None),
+                      "`module.path:function` of a value (bytes) giving its key for `coverage_top_k` and "
+                      "`coverage_frequency_threshold` (`tft.vocabulary(key_fn=)`)")
 
 OUTPUT = Option("output", OUTPUT_VALUES, Field(default="ids"),
                 "`ids`, or the ids encoded as `CategoryEncoding` does: `one_hot` (one value per row), `multi_hot` or "
@@ -53,8 +62,9 @@ OUTPUT = Option("output", OUTPUT_VALUES, Field(default="ids"),
 class Vocabulary(Transform):
     name = "vocabulary"
     doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
-    options = (TOP_K, FREQUENCY_THRESHOLD, RESERVED_TOKENS, SHARED_VOCABULARY, NUM_OOV_BUCKETS, DEFAULT_VALUE,
-               LABELS, ADJUSTED_MUTUAL_INFO, MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
+    options = (TOP_K, FREQUENCY_THRESHOLD, RESERVED_TOKENS, SHARED_VOCABULARY, COVERAGE_TOP_K,
+               COVERAGE_FREQUENCY_THRESHOLD, COVERAGE_KEY, NUM_OOV_BUCKETS, DEFAULT_VALUE, LABELS,
+               ADJUSTED_MUTUAL_INFO, MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
     categories = True
     ids = True
     counts_oov = True
@@ -68,8 +78,8 @@ class Vocabulary(Transform):
                      "values are refused: tf.Transform looks up their text; a list's var-len ids are refused: the "
                      "preprocessor gives dense tensors)")
     # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
-    native_options = ("top_k", "frequency_threshold", "reserved_tokens", "shared_vocabulary", "num_oov_buckets",
-                      "default_value", "labels",
+    native_options = ("top_k", "frequency_threshold", "reserved_tokens", "shared_vocabulary", "coverage_top_k",
+                      "coverage_frequency_threshold", "coverage_key", "num_oov_buckets", "default_value", "labels",
                       "adjusted_mutual_info", "min_diff_from_avg", "weights", "output", "is_list")
     report_options = ("top_k", "frequency_threshold", "reserved_tokens", "shared_vocabulary", "num_oov_buckets",
                       "labels", "weights")
@@ -86,6 +96,14 @@ class Vocabulary(Transform):
         if feature.labels and feature.frequency_threshold is not None:
             return ("frequency_threshold with labels: true would be a mutual information threshold in tf.Transform, "
                     "not a count; keep the most informative values with top_k")
+        coverage = feature.coverage_top_k is not None or feature.coverage_frequency_threshold is not None
+        if coverage != (feature.coverage_key is not None):
+            return ("coverage_top_k and coverage_frequency_threshold need coverage_key (a function of a value giving "
+                    "its key), and coverage_key needs one of them")
+        if feature.coverage_key is not None and ":" not in feature.coverage_key:
+            return "coverage_key must be 'module.path:function'"
+        if feature.shared_vocabulary is not None and coverage:
+            return "shared_vocabulary takes no coverage options (tf.Transform's coverage arm is one feature's)"
         if feature.shared_vocabulary is not None and (feature.labels or feature.weights is not None):
             return ("shared_vocabulary counts the values of several features; labels and weights order one "
                     "feature's own vocabulary")
@@ -123,10 +141,14 @@ class Vocabulary(Transform):
         if feature.weights is not None and kinds[feature.weights] == "bytes":
             raise ConfigError(f"features.{name}.weights: {feature.weights} holds strings; weights are numbers")
 
+    def own_analyzer(self, options: dict) -> bool:
+        # the shared analyzer counts plain occurrences: no label, weights or coverage arm
+        return options["labels"] or options["weights"] is not None or options["coverage_key"] is not None
+
     def label_vocabulary(self, tokens, options: dict, file: str, labels=None, weights=None):
         """The deferred path of the vocabulary file `file` of `tokens` ordered by mutual information with
-        `labels` (int64 class ids, one per row) and/or counted with `weights` (one per row): an analyzer of its
-        own, as the shared one (pipelines/analyze/vocabularies.py) counts plain occurrences only."""
+        `labels` (int64 class ids, one per row), counted with `weights` (one per row) and/or with a coverage arm:
+        an analyzer of its own (`own_analyzer`)."""
         import tensorflow as tf
         import tensorflow_transform as tft
 
@@ -134,7 +156,11 @@ class Vocabulary(Transform):
             tokens, top_k=options["top_k"], frequency_threshold=options["frequency_threshold"], vocab_filename=file,
             weights=None if weights is None else tf.cast(weights, tf.float32),
             labels=labels if options["labels"] else None, use_adjusted_mutual_info=options["adjusted_mutual_info"],
-            min_diff_from_avg=options["min_diff_from_avg"], reserved_tokens=options["reserved_tokens"])
+            min_diff_from_avg=options["min_diff_from_avg"], reserved_tokens=options["reserved_tokens"],
+            coverage_top_k=options["coverage_top_k"],
+            coverage_frequency_threshold=options["coverage_frequency_threshold"],
+            key_fn=None if options["coverage_key"] is None else import_function(options["coverage_key"],
+                                                                                 "coverage_key"))
 
     def vocabulary_tokens(self, value, options: dict):
         return as_strings(value)

@@ -38,8 +38,17 @@ FEATURES = {
     "dest": {"transform": "vocabulary", "shared_vocabulary": "places", "top_k": 4},
     "city_place": {"column": "city", "transform": "vocabulary", "shared_vocabulary": "places", "top_k": 4,
                    "num_oov_buckets": 0, "default": "q"},
+    # tf.Transform's coverage arm: the top 1 city, and the top 2 of vowels and of consonants seen 20 times or more
+    "city_cover": {"column": "city", "transform": "vocabulary", "top_k": 1, "coverage_top_k": 2,
+                   "coverage_frequency_threshold": 20, "default": "q",
+                   "coverage_key": "test_fixed_buckets_reserved_tokens_columns:vowel_or_not"},
 }
 RAW = ("id", "age", "city", "dest")  # the raw columns serving takes
+
+
+def vowel_or_not(value: bytes) -> bytes:
+    """The coverage key of a city: whether its name starts with a vowel."""
+    return b"vowel" if value[:1] in (b"a", b"e", b"i", b"o", b"u") else b"consonant"
 
 
 def _raw_rows():
@@ -89,6 +98,9 @@ def _stock_rows(raw, temp_dir):
         return {
             "dest": tft.apply_vocabulary(inputs["dest"], places, num_oov_buckets=1),
             "city_place": tft.apply_vocabulary(city, places),
+            "city_cover": tft.compute_and_apply_vocabulary(city, top_k=1, coverage_top_k=2,
+                                                           coverage_frequency_threshold=20, key_fn=vowel_or_not,
+                                                           num_oov_buckets=1),
             "id": inputs["id"],
             "age": tft.scale_to_z_score(age),
             "age_fixed": tft.apply_buckets(age, [BOUNDARIES]),
@@ -164,6 +176,13 @@ def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
     top = [token for token, _ in sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:4]]
     assert features["dest"]["vocabulary_file"] == features["city_place"]["vocabulary_file"]
     assert vocabulary_file(RunDirectory(result.output_dir), features["dest"]["vocabulary_file"]) == top
+    # the top city, then per key the top 2 seen 20 times or more, by Counter: the vowels' e (18) falls short
+    cities = Counter(["q" if city is None else city for city in raw["city"]])
+    ranked = [token for token, _ in sorted(cities.items(), key=lambda item: (item[1], item[0]), reverse=True)]
+    kept = {ranked[0]} | {city for key in (True, False) for city in [
+        city for city in ranked if (city in "aeiou") == key and cities[city] >= 20][:2]}
+    assert vocabulary_file(RunDirectory(result.output_dir), features["city_cover"]["vocabulary_file"]) == [
+        city for city in ranked if city in kept]
 
 
 def test_drift_measures_each_raw_column_once(item8_run):
@@ -240,6 +259,13 @@ def test_bad_reserved_tokens_are_refused_in_one_line(tmp_path, tokens, message):
     ({"a": {"transform": "vocabulary", "shared_vocabulary": "v", "labels": True},
       "b": {"transform": "vocabulary", "shared_vocabulary": "v"}},
      "features.a: shared_vocabulary counts the values of several features; labels and weights"),
+    ({"a": {"transform": "vocabulary", "coverage_top_k": 2}}, "coverage_top_k and coverage_frequency_threshold need "
+     "coverage_key"),
+    ({"a": {"transform": "vocabulary", "coverage_key": "m:f"}}, "coverage_key needs one of them"),
+    ({"a": {"transform": "vocabulary", "coverage_key": "m.f", "coverage_top_k": 1}},
+     "coverage_key must be 'module.path:function'"),
+    ({"a": {"transform": "vocabulary", "coverage_key": "m:f", "coverage_top_k": 1, "shared_vocabulary": "v"},
+      "b": {"transform": "vocabulary", "shared_vocabulary": "v"}}, "shared_vocabulary takes no coverage options"),
     ({"a": {"transform": "text_vocabulary", "shared_vocabulary": "v"}},
      "shared_vocabulary only applies to transform vocabulary, not text_vocabulary"),
 ])

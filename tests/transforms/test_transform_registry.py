@@ -39,14 +39,15 @@ SAMPLES = {"num_buckets": 3, "top_k": 5, "frequency_threshold": 2, "num_oov_buck
            "channels": 1, "quantile": 0.1, "key": "age", "epsilon": 0.05, "default_value": 7,
            "parts": ["hour", "days"], "cyclical": True, "timezone": "Europe/Paris", "labels": True,
            "adjusted_mutual_info": True, "min_diff_from_avg": 1.5, "weights": "education", "elementwise": True,
-           "boundaries": [1.0, 2.5], "reserved_tokens": ["<pad>"], "shared_vocabulary": "v"}
+           "boundaries": [1.0, 2.5], "reserved_tokens": ["<pad>"], "shared_vocabulary": "v", "coverage_top_k": 2,
+           "coverage_frequency_threshold": 3, "coverage_key": "keys:first"}
 # where a transform needs another value: hash's `key` is two numbers, not a column; a vocabulary's default_value
 # needs num_oov_buckets 0; vocabulary and hash encode their ids (text_vocabulary's outputs are bags). None: an option that excludes another of the transform's, set alone (APART)
 OWN_SAMPLES = {("hash", "key"): [3, 5], ("vocabulary", "num_oov_buckets"): 0,
                ("vocabulary", "frequency_threshold"): None, ("vocabulary", "output"): "one_hot",
                ("hash", "output"): "count",
                ("bucketize", "boundaries"): None,
-               # a shared vocabulary needs a second feature (tests/transforms/test_fixed_buckets_reserved_tokens_columns.py)
+               # a shared vocabulary needs a second feature (test_fixed_buckets_reserved_tokens_columns.py)
                ("vocabulary", "shared_vocabulary"): None,
                **{(name, "elementwise"): None for name in ("z_score", "scale_0_1", "scale_by_min_max", "bucketize")}}
 # the options set on their own: a vocabulary's frequency_threshold is refused with labels: true, elementwise
