@@ -8,7 +8,9 @@ are refused in one line naming the feature.
 """
 
 import json
+import re
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,12 +20,14 @@ from rich_rows import served_rows, with_gaps, write_csv, written_rows
 from skewless.cli import app
 from skewless.config import load_config
 from skewless.errors import ConfigError
+from skewless.report import render_report
 from skewless.report.run_files import vocabulary_file
 from skewless.run_directory import RunDirectory
 
 ROWS = 500
 BOUNDARIES = [20.0, 35.5, 50.0]
-RESERVED = ["<pad>", "b"]  # one the data never holds, one it does (a frequent one: it moves to the front)
+RESERVED = ["<pad>", "b"]
+SHARED_TOP_K = 3  # of the values of city and dest together: leaves one of dest's out  # one the data never holds, one it does (a frequent one: it moves to the front)
 FEATURES = {
     "id": {"transform": "passthrough"},
     "age": {"transform": "z_score"},
@@ -35,8 +39,8 @@ FEATURES = {
     "city_all": {"column": "city", "transform": "vocabulary", "reserved_tokens": ["zz"], "num_oov_buckets": 0,
                  "default": "q"},
     # one vocabulary of the values of two columns (city through a third feature of it), each one's ids from it
-    "dest": {"transform": "vocabulary", "shared_vocabulary": "places", "top_k": 4},
-    "city_place": {"column": "city", "transform": "vocabulary", "shared_vocabulary": "places", "top_k": 4,
+    "dest": {"transform": "vocabulary", "shared_vocabulary": "places", "top_k": SHARED_TOP_K},
+    "city_place": {"column": "city", "transform": "vocabulary", "shared_vocabulary": "places", "top_k": SHARED_TOP_K,
                    "num_oov_buckets": 0, "default": "q"},
     # tf.Transform's coverage arm: the top 1 city, and the top 2 of vowels and of consonants seen 20 times or more
     "city_cover": {"column": "city", "transform": "vocabulary", "top_k": 1, "coverage_top_k": 2,
@@ -94,7 +98,7 @@ def _stock_rows(raw, temp_dir):
     def preprocessing_fn(inputs):
         city = tf.squeeze(tft.sparse_tensor_to_dense_with_shape(inputs["city"], [None, 1], default_value="q"), axis=1)
         age = inputs["age"]
-        places = tft.vocabulary(tf.concat([city, inputs["dest"]], 0), top_k=4)
+        places = tft.vocabulary(tf.concat([city, inputs["dest"]], 0), top_k=SHARED_TOP_K)
         return {
             "dest": tft.apply_vocabulary(inputs["dest"], places, num_oov_buckets=1),
             "city_place": tft.apply_vocabulary(city, places),
@@ -173,7 +177,7 @@ def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
     assert features["city"]["vocabulary_size"] == 4  # <pad> b, then the top 3 less b: a c
     # one file for both, by Counter over both columns' values
     counts = Counter(["q" if city is None else city for city in raw["city"]] + raw["dest"])
-    top = [token for token, _ in sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:4]]
+    top = [token for token, _ in sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:SHARED_TOP_K]]
     assert features["dest"]["vocabulary_file"] == features["city_place"]["vocabulary_file"]
     assert vocabulary_file(RunDirectory(result.output_dir), features["dest"]["vocabulary_file"]) == top
     # the top city, then per key the top 2 seen 20 times or more, by Counter: the vowels' e (18) falls short
@@ -183,6 +187,16 @@ def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
         city for city in ranked if (city in "aeiou") == key and cities[city] >= 20][:2]}
     assert vocabulary_file(RunDirectory(result.output_dir), features["city_cover"]["vocabulary_file"]) == [
         city for city in ranked if city in kept]
+
+
+def test_the_report_marks_values_outside_a_shared_vocabulary(item8_run):
+    result, raw = item8_run
+    html = Path(render_report(result.output_dir)).read_text(encoding="utf-8")
+    section = re.search(r'<article class="feature" id="feature-dest">(.*?)</article>', html, re.S).group(1)
+    oov = re.findall(r'<g><title>([^<]*): [0-9,]+ rows</title><text[^>]*>[^<]*</text><rect class="bar-oov"', section)
+    counts = Counter(["q" if city is None else city for city in raw["city"]] + raw["dest"])
+    shared = {token for token, _ in sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:SHARED_TOP_K]}
+    assert set(oov) == set(raw["dest"]) - shared and oov  # by the shared file, not the feature's own (none)
 
 
 def test_drift_measures_each_raw_column_once(item8_run):
