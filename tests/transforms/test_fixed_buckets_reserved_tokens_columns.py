@@ -44,7 +44,7 @@ FEATURES = {
                    "num_oov_buckets": 0, "default": "q"},
     # tf.Transform's coverage arm: the top 1 city, and the top 2 of vowels and of consonants seen 20 times or more
     "city_cover": {"column": "city", "transform": "vocabulary", "top_k": 1, "coverage_top_k": 2,
-                   "coverage_frequency_threshold": 20, "default": "q",
+                   "coverage_frequency_threshold": 20, "default": "d",  # each feature fills city its own way
                    "coverage_key": "test_fixed_buckets_reserved_tokens_columns:vowel_or_not"},
 }
 RAW = ("id", "age", "city", "dest")  # the raw columns serving takes
@@ -97,12 +97,13 @@ def _stock_rows(raw, temp_dir):
 
     def preprocessing_fn(inputs):
         city = tf.squeeze(tft.sparse_tensor_to_dense_with_shape(inputs["city"], [None, 1], default_value="q"), axis=1)
+        city_d = tf.squeeze(tft.sparse_tensor_to_dense_with_shape(inputs["city"], [None, 1], default_value="d"), axis=1)
         age = inputs["age"]
         places = tft.vocabulary(tf.concat([city, inputs["dest"]], 0), top_k=SHARED_TOP_K)
         return {
             "dest": tft.apply_vocabulary(inputs["dest"], places, num_oov_buckets=1),
             "city_place": tft.apply_vocabulary(city, places),
-            "city_cover": tft.compute_and_apply_vocabulary(city, top_k=1, coverage_top_k=2,
+            "city_cover": tft.compute_and_apply_vocabulary(city_d, top_k=1, coverage_top_k=2,
                                                            coverage_frequency_threshold=20, key_fn=vowel_or_not,
                                                            num_oov_buckets=1),
             "id": inputs["id"],
@@ -181,7 +182,7 @@ def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
     assert features["dest"]["vocabulary_file"] == features["city_place"]["vocabulary_file"]
     assert vocabulary_file(RunDirectory(result.output_dir), features["dest"]["vocabulary_file"]) == top
     # the top city, then per key the top 2 seen 20 times or more, by Counter: the vowels' e (18) falls short
-    cities = Counter(["q" if city is None else city for city in raw["city"]])
+    cities = Counter(["d" if city is None else city for city in raw["city"]])
     ranked = [token for token, _ in sorted(cities.items(), key=lambda item: (item[1], item[0]), reverse=True)]
     kept = {ranked[0]} | {city for key in (True, False) for city in [
         city for city in ranked if (city in "aeiou") == key and cities[city] >= 20][:2]}
