@@ -251,7 +251,8 @@ FeatureConfig = create_model(
     "FeatureConfig",
     __base__=_Feature,
     __module__=__name__,
-    __doc__="""One entry of `features`: its key names a raw column (for `cross`: the new output), its value the transform.
+    __doc__="""One entry of `features`: its key names a raw column (with `column: RAW`, or for `cross`: the output), its
+    value the transform.
 
     Its fields are the transforms' options (`skewless.transforms`) and the common ones; an option given to a
     transform that does not take it is an error.

@@ -26,8 +26,8 @@ from skewless.run_directory import RunDirectory
 
 ROWS = 500
 BOUNDARIES = [20.0, 35.5, 50.0]
-RESERVED = ["<pad>", "b"]
-SHARED_TOP_K = 3  # of the values of city and dest together: leaves one of dest's out  # one the data never holds, one it does (a frequent one: it moves to the front)
+RESERVED = ["<pad>", "b"]  # one the data never holds, one it does (a frequent one: it moves to the front)
+SHARED_TOP_K = 3  # of the values of city and dest together: leaves one of dest's out
 FEATURES = {
     "id": {"transform": "passthrough"},
     "age": {"transform": "z_score"},
@@ -178,12 +178,12 @@ def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
     assert features["city"]["vocabulary_size"] == 4  # <pad> b, then the top 3 less b: a c
     # one file for both, by Counter over both columns' values
     counts = Counter(["q" if city is None else city for city in raw["city"]] + raw["dest"])
-    top = [token for token, _ in sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:SHARED_TOP_K]]
+    top = _by_count(counts)[:SHARED_TOP_K]
     assert features["dest"]["vocabulary_file"] == features["city_place"]["vocabulary_file"]
     assert vocabulary_file(RunDirectory(result.output_dir), features["dest"]["vocabulary_file"]) == top
     # the top city, then per key the top 2 seen 20 times or more, by Counter: the vowels' e (18) falls short
     cities = Counter(["d" if city is None else city for city in raw["city"]])
-    ranked = [token for token, _ in sorted(cities.items(), key=lambda item: (item[1], item[0]), reverse=True)]
+    ranked = _by_count(cities)
     kept = {ranked[0]} | {city for key in (True, False) for city in [
         city for city in ranked if (city in "aeiou") == key and cities[city] >= 20][:2]}
     assert vocabulary_file(RunDirectory(result.output_dir), features["city_cover"]["vocabulary_file"]) == [
@@ -196,7 +196,7 @@ def test_the_report_marks_values_outside_a_shared_vocabulary(item8_run):
     section = re.search(r'<article class="feature" id="feature-dest">(.*?)</article>', html, re.S).group(1)
     oov = re.findall(r'<g><title>([^<]*): [0-9,]+ rows</title><text[^>]*>[^<]*</text><rect class="bar-oov"', section)
     counts = Counter(["q" if city is None else city for city in raw["city"]] + raw["dest"])
-    shared = {token for token, _ in sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:SHARED_TOP_K]}
+    shared = set(_by_count(counts)[:SHARED_TOP_K])
     assert set(oov) == set(raw["dest"]) - shared and oov  # by the shared file, not the feature's own (none)
 
 
@@ -206,6 +206,11 @@ def test_drift_measures_each_raw_column_once(item8_run):
     assert validated.exit_code in (0, 1), validated.output
     features = [f["feature"] for f in json.loads(validated.stdout)["comparisons"][0]["features"]]
     assert sorted(features) == sorted([*RAW, "label"])
+
+
+def _by_count(counts: Counter) -> list[str]:
+    """Values in tf.Transform's vocabulary order: most frequent first, ties by the larger value."""
+    return [token for token, _ in sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)]
 
 
 def _refused(tmp_path, features, label="label"):
