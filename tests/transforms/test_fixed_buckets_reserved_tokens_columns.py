@@ -190,10 +190,22 @@ def test_run_json_gives_each_feature_its_raw_columns_statistics(item8_run):
         city for city in ranked if city in kept]
 
 
+def _article(html: str, feature: str) -> str:
+    return re.search(rf'<article class="feature" id="feature-{feature}">(.*?)</article>', html, re.S).group(1)
+
+
+def test_the_report_shows_a_features_raw_column_by_split(item8_run):
+    result, _ = item8_run
+    html = Path(render_report(result.output_dir)).read_text(encoding="utf-8")
+    splits = re.compile(r'<div class="splits">.*?</div>', re.S)
+    for name in ("age_fixed", "age_quartile"):
+        assert splits.findall(_article(html, name)) == splits.findall(_article(html, "age")) != [], name
+
+
 def test_the_report_marks_values_outside_a_shared_vocabulary(item8_run):
     result, raw = item8_run
     html = Path(render_report(result.output_dir)).read_text(encoding="utf-8")
-    section = re.search(r'<article class="feature" id="feature-dest">(.*?)</article>', html, re.S).group(1)
+    section = _article(html, "dest")
     oov = re.findall(r'<g><title>([^<]*): [0-9,]+ rows</title><text[^>]*>[^<]*</text><rect class="bar-oov"', section)
     counts = Counter(["q" if city is None else city for city in raw["city"]] + raw["dest"])
     shared = set(_by_count(counts)[:SHARED_TOP_K])
