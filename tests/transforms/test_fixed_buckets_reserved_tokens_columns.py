@@ -200,6 +200,10 @@ def test_the_report_shows_a_features_raw_column_by_split(item8_run):
     splits = re.compile(r'<div class="splits">.*?</div>', re.S)
     for name in ("age_fixed", "age_quartile"):
         assert splits.findall(_article(html, name)) == splits.findall(_article(html, "age")) != [], name
+    # the model-input advice counts the fixed boundaries' buckets: len + 1, as many as age_quartile's 4
+    advice = re.compile(r'<p class="advice" data-advice-ids="(\d+)"')
+    assert advice.findall(_article(html, "age_fixed")) == advice.findall(_article(html, "age_quartile")) == [
+        str(len(BOUNDARIES) + 1)]
 
 
 def test_the_report_marks_values_outside_a_shared_vocabulary(item8_run):
