@@ -38,6 +38,9 @@ FEATURES = {
     # a feature of raw column city that may be missing: with a default, like its other feature
     "city_all": {"column": "city", "transform": "vocabulary", "reserved_tokens": ["zz"], "num_oov_buckets": 0,
                  "default": "q"},
+    # encoded: top_k + the reserved tokens + the OOV bucket columns
+    "city_hot": {"column": "city", "transform": "vocabulary", "top_k": 2, "reserved_tokens": ["zz"],
+                 "output": "one_hot", "default": "q"},
     # one vocabulary of the values of two columns (city through a third feature of it), each one's ids from it
     "dest": {"transform": "vocabulary", "shared_vocabulary": "places", "top_k": SHARED_TOP_K},
     "city_place": {"column": "city", "transform": "vocabulary", "shared_vocabulary": "places", "top_k": SHARED_TOP_K,
@@ -112,6 +115,8 @@ def _stock_rows(raw, temp_dir):
             "age_quartile": tft.bucketize(age, 4),
             "city": tft.compute_and_apply_vocabulary(city, top_k=3, reserved_tokens=RESERVED, num_oov_buckets=1),
             "city_all": tft.compute_and_apply_vocabulary(city, reserved_tokens=["zz"]),
+            "city_hot": tf.one_hot(tft.compute_and_apply_vocabulary(city, top_k=2, reserved_tokens=["zz"],
+                                                                    num_oov_buckets=1), 2 + 1 + 1),
         }
 
     rows = [{"id": raw["id"][i], "age": np.float32(raw["age"][i]), "dest": raw["dest"][i].encode(),
@@ -120,7 +125,7 @@ def _stock_rows(raw, temp_dir):
         (transformed, _), _ = (rows, tft.DatasetMetadata.from_feature_spec(spec)) | (
             tft_beam.AnalyzeAndTransformDataset(preprocessing_fn))
     by_id = sorted(transformed, key=lambda row: row["id"])
-    return {name: [np.asarray(row[name]).item() for row in by_id] for name in FEATURES}
+    return {name: [np.asarray(row[name]).tolist() for row in by_id] for name in FEATURES}
 
 
 def test_written_rows_equal_stock_tf_transform(item8_run, tmp_path):
