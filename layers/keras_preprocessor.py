@@ -35,7 +35,7 @@ from skewless.safe_names import missing_indicator_name
 # Besides each transform's `native_options`, the options native layers reproduce (FillMissing holds the
 # default or the fill value the graph computed, MissingIndicator the indicator); any other option set in the
 # config refuses the feature.
-HANDLED_OPTIONS = ("transform", "default", "fill", "missing_indicator")
+HANDLED_OPTIONS = ("transform", "default", "fill", "missing_indicator", "column")
 
 
 @dataclass
@@ -148,7 +148,8 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
             reason = f"{_output_of(name, source, owner)}: {owner.transform_kind.native_reason}"
             plans[name] = refused(name, owner.transform, graph, None, reason)
         elif owner is not None and name == missing_indicator_name(source):
-            plans[name] = plan_missing_indicator(name, source, graph, raw_spec[source])
+            column = owner.raw_column(source)
+            plans[name] = plan_missing_indicator(name, column, graph, raw_spec[column])
         elif owner is not None:
             reason = f"{_output_of(name, source, owner)}: no exact Keras equivalent in skewless yet"
             plans[name] = refused(name, owner.transform, graph, None, reason)
@@ -158,7 +159,8 @@ def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
                 reason = f"option {', '.join(options)} has no exact Keras equivalent in skewless yet"
                 plans[name] = refused(name, feature.transform, graph, raw_spec.get(name), reason)
             else:
-                plans[name] = plan_feature(name, feature.transform, graph, raw_spec.get(name), dict(feature))
+                plans[name] = plan_feature(name, feature.transform, graph, raw_spec.get(feature.raw_column(name)),
+                                           dict(feature))
         else:
             reason = "not a declared feature of the config (an extra output"
             reason += f" of preprocessing_fn {config.preprocessing_fn})" if config.preprocessing_fn else ")"

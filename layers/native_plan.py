@@ -74,9 +74,12 @@ def plan_feature(name: str, transform: str, graph: GraphFeature, raw_spec,
     kind = TRANSFORMS[transform]
     if kind.native_ops is None:  # whatever the graph holds, the transform itself is the reason
         return _refuse(plan, kind.native_reason or f"transform {transform} has no exact Keras equivalent in skewless yet")
-    expected = {name} if not kind.new_output else set(kind.reads(SimpleNamespace(**plan.options)))
+    column = plan.options.get("column") or name  # the raw column it transforms (`column:`, else its own)
+    expected = {column} if not kind.new_output else set(kind.reads(SimpleNamespace(**plan.options)))
     if graph.raw_inputs != expected:
-        return _refuse(plan, f"the graph computes it from {sorted(graph.raw_inputs)}, not from {name!r} alone")
+        return _refuse(plan, f"the graph computes it from {sorted(graph.raw_inputs)}, not from {column!r} alone")
+    if column != name:
+        plan.inputs = [column]
     foreign = graph.op_types - INPUT_OPS - kind.native_ops
     if foreign:
         applied = ", ".join(sorted(foreign))

@@ -76,7 +76,9 @@ def reading_rules(directory: str | os.PathLike) -> dict | None:
             source = config.get("input") or {}
             rules = {key: source[key] for key in ("format", *VALUE_OPTIONS, *SYNTAX_OPTIONS) if key in source}
             features = config.get("features") or {}
-            rules["lists"] = sorted(name for name, options in features.items() if (options or {}).get("list"))
+            # a feature's raw column: its `column`, else its name
+            rules["lists"] = sorted({(options or {}).get("column") or name for name, options in features.items()
+                                     if (options or {}).get("list")})
             # a transform's own check of raw values (a datetime's parse) quarantines rows in the job: predict too
             rules["features"] = {name: options or {} for name, options in features.items()}
             return rules

@@ -161,6 +161,8 @@ _COMMON_FIELDS = {
     # a numeric column of a fixed shape: exactly d0 * d1 * ... values per row, row-major (CSV: split by
     # input.list_delimiter); the graph sees (batch, d0, d1, ...)
     "shape": (list[int] | None, Field(default=None, min_length=1)),
+    # the raw column it transforms when that is not its name: several features of one column, read once
+    "column": (str | None, Field(default=None, min_length=1)),
 }
 # the most values a fixed shape may hold a row: a typo like [100000, 100000] is refused in the config, before any
 # row is read, rather than found when a row of ten billion values is (each row's values are one list in memory)
@@ -238,6 +240,14 @@ class _Feature(_Strict):
         return {key: dumped[key] for name in order if name in keep
                 for key in dict.fromkeys((name, fields[name].alias)) if key in dumped}
 
+    def raw_column(self, name: str) -> str:
+        """The raw column the feature `name` transforms: its `column`, else its name."""
+        return self.column or name
+
+    def may_be_missing(self) -> bool:
+        """Whether its raw column may lack a value in a row (a `default` or a `fill` fills it)."""
+        return self.default is not None or self.fill is not None
+
     def outputs(self, name: str) -> list[str]:
         """The transformed features this entry writes (besides `name`: e.g. its weights and missing indicator)."""
         names = [name, *self.transform_kind.extra_outputs(name, self)]
@@ -250,7 +260,8 @@ FeatureConfig = create_model(
     "FeatureConfig",
     __base__=_Feature,
     __module__=__name__,
-    __doc__="""One entry of `features`: its key names a raw column (for `cross`: the new output), its value the transform.
+    __doc__="""One entry of `features`: its key names a raw column (with `column: RAW`, or for `cross`: the output), its
+    value the transform.
 
     Its fields are the transforms' options (`skewless.transforms`) and the common ones; an option given to a
     transform that does not take it is an error.
@@ -382,6 +393,8 @@ class JobConfig(_Strict):
         if self.preprocessing_fn is not None and ":" not in self.preprocessing_fn:
             raise ValueError("preprocessing_fn must be 'module.path:function'")
         self._check_crosses_and_outputs()
+        self._check_shared_columns()
+        self._check_shared_vocabularies()
         if self.cache_dir is not None and not INPUT_FORMATS[self.input.format].cache_sees_changes:
             raise ValueError(f"cache_dir: an analyzer cache is reused while its input is unchanged, and nothing tells "
                              f"whether input.format {self.input.format}'s rows changed; leave cache_dir out")
@@ -428,6 +441,14 @@ class JobConfig(_Strict):
             noun, use = feature.transform_kind.reads_as
             for column in feature.transform_kind.reads(feature):
                 read = self.features.get(column)
+                if read is not None and read.raw_column(column) != column:
+                    raise ValueError(f"features.{name}: {noun} {column!r} is a feature of raw column "
+                                     f"{read.raw_column(column)!r}; name the raw column")
+                if read is None and self.features_of(column):
+                    # which of its features' fills would the key take? One named after the column says it
+                    raise ValueError(f"features.{name}: {noun} {column!r} is a raw column only "
+                                     f"features.{self.features_of(column)[0]} transforms (column: {column}); add a "
+                                     f"feature named {column!r} or read another")
                 if column == label:
                     raise ValueError(f"features.{name}: {noun} of the label column {column!r} "
                                      "(serving has no label)")
@@ -462,11 +483,78 @@ class JobConfig(_Strict):
                     raise ValueError(f"features.{name}: output {output!r} is also written by {owner.get(output, 'the label')}")
                 owner[output] = f"features.{name}"
 
+    def _check_shared_columns(self) -> None:
+        """Features of one raw column (`column:`) read it once: they must see it alike (a list, a feature list, a
+        shape, whether it may be missing), and no feature may be named after a raw column it does not read (its
+        output and that column would share a name in the run's statistics, verify and serving)."""
+        label = self.label.column if self.label is not None else None
+        raw = set(self.raw_columns)
+        for name, feature in self.features.items():
+            column = feature.raw_column(name)
+            if column == name:
+                continue
+            if column == label:
+                raise ValueError(f"features.{name}: column {column!r} is the label; it cannot also be a feature")
+            if name in raw:
+                readers = [f"features.{other}" for other, read in self.features.items()
+                           if name in (read.raw_column(other), *read.transform_kind.reads(read))]
+                raise ValueError(f"features.{name} transforms raw column {column!r}, but {name!r} is a raw column "
+                                 f"too (read by {readers[0] if readers else 'the label'}): name the feature otherwise")
+        first: dict[str, str] = {}
+        for name, feature in self.features.items():
+            if feature.transform_kind.new_output:
+                continue
+            column = feature.raw_column(name)
+            other = first.setdefault(column, name)
+            if other == name:
+                continue
+            seen = self.features[other]
+            for key, mine, theirs in (("list", feature.is_list, seen.is_list),
+                                      ("sequence", feature.sequence, seen.sequence),
+                                      ("shape", feature.shape, seen.shape),
+                                      ("default or fill", feature.may_be_missing(), seen.may_be_missing())):
+                if mine != theirs:
+                    raise ValueError(f"features.{name} and features.{other} both read raw column {column!r}, which "
+                                     f"is read once: they must agree on {key} (one says {mine}, the other {theirs})")
+            if feature.fill == "most_frequent" and seen.fill == "most_frequent":
+                raise ValueError(f"features.{name} and features.{other} both fill raw column {column!r} with its "
+                                 "most frequent value: give one of them the fill, the other a default")
+
+    def _check_shared_vocabularies(self) -> None:
+        """The features of one `shared_vocabulary` are two or more (one alone is a typo of another's name) and
+        ask for the same vocabulary: one `top_k`, `frequency_threshold`, `reserved_tokens`."""
+        groups: dict[str, list[str]] = {}
+        for name, feature in self.features.items():
+            if feature.shared_vocabulary is not None:
+                groups.setdefault(feature.shared_vocabulary, []).append(name)
+        for shared, names in groups.items():
+            if len(names) == 1:
+                raise ValueError(f"features.{names[0]}: shared_vocabulary {shared!r} is named by no other feature; "
+                                 "a vocabulary of its own needs no name")
+            first = self.features[names[0]]
+            for name in names[1:]:
+                for key in ("top_k", "frequency_threshold", "reserved_tokens"):
+                    if getattr(self.features[name], key) != getattr(first, key):
+                        raise ValueError(f"features.{name} and features.{names[0]} share vocabulary {shared!r}: "
+                                         f"they must give the same {key}")
+
+    def features_of(self, column: str) -> list[str]:
+        """The features that transform raw column `column` (themselves, or through `column:`)."""
+        return [name for name, feature in self.features.items()
+                if not feature.transform_kind.new_output and feature.raw_column(name) == column]
+
+    def raw_feature(self, column: str):
+        """The first feature that transforms raw column `column`, or None: what the column is (a list, a shape,
+        a feature list, whether it may be missing) is the same for all of them (`_check_shared_columns`)."""
+        names = self.features_of(column)
+        return self.features[names[0]] if names else None
+
     @property
     def raw_columns(self) -> list[str]:
-        """The raw columns the job feeds to tf.Transform: the features, the columns they read (crossed columns,
-        per-key keys), then the label."""
-        columns = [name for name, feature in self.features.items() if not feature.transform_kind.new_output]
+        """The raw columns the job feeds to tf.Transform: the features' columns (each once), the columns they
+        read (crossed columns, per-key keys), then the label."""
+        columns = list(dict.fromkeys(feature.raw_column(name) for name, feature in self.features.items()
+                                     if not feature.transform_kind.new_output))
         for feature in self.features.values():
             columns += [column for column in feature.transform_kind.reads(feature) if column not in columns]
         if self.label is not None:

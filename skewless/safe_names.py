@@ -34,6 +34,12 @@ def vocabulary_filename(feature: str) -> str:
     return safe_file_name(f"vocab_{feature}")
 
 
+def shared_vocabulary_filename(name: str) -> str:
+    """The asset name (and file name) of the vocabulary several features share (`shared_vocabulary: name`): apart
+    from every feature's own (`vocab_...`)."""
+    return safe_file_name(f"shared_vocab_{name}")
+
+
 def most_frequent_filename(feature: str) -> str:
     """The asset name (and file name: safe for any feature name) of the one-line vocabulary holding a
     feature's most frequent value."""

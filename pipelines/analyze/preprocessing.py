@@ -15,7 +15,7 @@ from typing import Callable
 from skewless.config import JobConfig
 from skewless.errors import ConfigError
 from skewless.references import import_function
-from skewless.safe_names import missing_indicator_name, vocabulary_filename
+from skewless.safe_names import missing_indicator_name, shared_vocabulary_filename, vocabulary_filename
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.sources import judged_schema, value_domains
 from skewless.pipelines.analyze.distinct_limits import vocabulary_limit
@@ -37,6 +37,8 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     features = {name: dict(feature) for name, feature in config.features.items()}
     # the raw columns each feature computes from besides its own (a cross's columns, a per-key statistic's key)
     reads = {name: feature.transform_kind.reads(feature) for name, feature in config.features.items()}
+    # the raw column each feature transforms (`column:`, else its name); a new output has none
+    sources = {name: feature.raw_column(name) for name, feature in config.features.items()}
     kinds = {column.name: column.kind for column in columns}
     for name, feature in config.features.items():
         feature.transform_kind.check_columns(name, feature, kinds)
@@ -66,10 +68,11 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
         for name, options in features.items():
             if TRANSFORMS[options["transform"]].new_output:
                 continue
-            filled[name] = fill_missing(inputs[name], by_name[name], options, nonfinite,
+            raw = inputs[sources[name]]
+            filled[name] = fill_missing(raw, by_name[sources[name]], options, nonfinite,
                                         vocabulary_limit(f"features.{name}: its fill most_frequent", max_vocabulary))
             if options["missing_indicator"]:
-                outputs[missing_indicator_name(name)] = missing_indicator(inputs[name], nonfinite)
+                outputs[missing_indicator_name(name)] = missing_indicator(raw, nonfinite)
         label_value = None
         if label is not None:
             column = by_name[label["column"]]
@@ -94,10 +97,13 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     # a most_frequent fill reads its top-1 vocabulary by path (missing.py), a temporary file of the run that
     # traced the graph and outside its SavedModel: a kept graph would read a file of another run, maybe gone
     reads_a_run_file = any(options["fill"] == "most_frequent" for options in features.values())
-    if user_fn is None and not reads_a_run_file:
+    # a coverage key is user code like a hook, which the analysis runs: not data the key could hold
+    user_code = user_fn is not None or any(options["coverage_key"] is not None for options in features.values())
+    if not user_code and not reads_a_run_file:
         # everything the function above reads, by value: the key of its traced analysis graph
         # (analysis_graph_reuse); a hook's code is not data it closes over, so with one there is no key
-        key = (features, reads, kinds, label, nonfinite, na_tokens, columns, label_column, domains, max_vocabulary)
+        key = (features, reads, sources, kinds, label, nonfinite, na_tokens, columns, label_column, domains,
+               max_vocabulary)
         setattr(preprocessing_fn, REUSE_KEY_ATTRIBUTE, repr(key))
     return preprocessing_fn
 
@@ -124,11 +130,15 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
     run, so those share a second analyzer: with the others, all would wait for it. A vocabulary ordered by
     the label or counted with weights is an analyzer of its own (`tft.vocabulary`), given the label as the
     job writes it (class ids: after its map or its vocabulary). A vocabulary counted here may count at most
-    `max_vocabulary` distinct tokens (the others are counted on their raw column: distinct_limits.py).
+    `max_vocabulary` distinct tokens (the others are counted on their raw column: distinct_limits.py). The
+    features of a `shared_vocabulary` give their tokens to one vocabulary, whose path is each one's.
     """
-    from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
+    from skewless.pipelines.analyze.vocabularies import VocabularySpec, share_vocabulary, shared_vocabularies
 
     tokens, specs, after_fill, alone = {}, [], set(), []
+    # a shared vocabulary's file -> the tokens of each of its features, and the features' own file names
+    shared_tokens: dict[str, list] = {}
+    shared_by: dict[str, list[str]] = {}
     for name, options in features.items():
         transform = TRANSFORMS[options["transform"]]
         if transform.new_output:
@@ -138,13 +148,20 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
             continue
         file = vocabulary_filename(name)
         tokens[file] = feature_tokens
-        if options["labels"] or options["weights"] is not None:
+        if transform.own_analyzer(options):
             alone.append(name)
             continue
-        specs.append(VocabularySpec(file, options["top_k"], options["frequency_threshold"],
-                                    vocabulary_limit(f"features.{name}: its vocabulary", max_vocabulary)))
+        counted = file
+        if options["shared_vocabulary"] is not None:
+            counted = shared_vocabulary_filename(options["shared_vocabulary"])
+            shared_tokens.setdefault(counted, []).append(feature_tokens)
+            shared_by.setdefault(counted, []).append(file)
+        if counted == file or len(shared_by[counted]) == 1:  # one spec a vocabulary (the config checked they agree)
+            reserved = tuple(token.encode() for token in options["reserved_tokens"] or ())
+            specs.append(VocabularySpec(counted, options["top_k"], options["frequency_threshold"], reserved,
+                                        vocabulary_limit(f"features.{name}: its vocabulary", max_vocabulary)))
         if options["fill"] is not None:
-            after_fill.add(file)
+            after_fill.add(counted)
     if label is not None and label["map"] is None and label["transform"] == "vocabulary":
         file = vocabulary_filename(label["column"])
         tokens[file] = as_strings(label_value)
@@ -152,7 +169,11 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
                                                                  max_vocabulary)))
     paths = {}
     for waits in (False, True):
-        paths.update(shared_vocabularies(tokens, [spec for spec in specs if (spec.name in after_fill) == waits]))
+        paths.update(shared_vocabularies({**tokens, **shared_tokens},
+                                         [spec for spec in specs if (spec.name in after_fill) == waits]))
+    for counted, files in shared_by.items():
+        # each feature's ids from the shared file
+        paths.update(share_vocabulary(counted, files, paths[counted]))
     label_ids = None
     if any(features[name]["labels"] for name in alone):
         file = vocabulary_filename(label["column"])

@@ -15,6 +15,7 @@ config's vocabularies, in a second analyzer those of analyzer-filled values; pip
 - `frequency_threshold` keeps the tokens counted at least that often;
 - entries are ordered by count, most frequent first, ties by token bytes, larger first; `top_k` keeps
   the first k;
+- `reserved_tokens` come first, in their order, and the entries kept above lose those among them;
 - a vocabulary left empty holds tf.Transform's placeholder token, so its lookup table still builds;
 - every token ends in a newline.
 
@@ -47,12 +48,14 @@ class VocabularySpec:
     name: str  # the file name, and the key `vocabulary_file_by_name` takes
     top_k: int | None = None
     frequency_threshold: int | None = None
+    reserved_tokens: tuple[bytes, ...] = ()  # the first entries, in this order
     # the most distinct tokens it may count (analysis.max_vocabulary): past it the job is refused
     limit: DistinctLimit | None = None
 
 
 def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
-    """{spec.name: string tokens (dense, sparse or ragged)} -> {spec.name: deferred path of its vocabulary file}."""
+    """{spec.name: string tokens (dense, sparse or ragged), or a list of such counted together} -> {spec.name:
+    deferred path of its vocabulary file}."""
     import tensorflow as tf
 
     if not specs:
@@ -64,6 +67,14 @@ def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
     for spec in specs:
         tft.annotate_asset(spec.name, safe_file_name(spec.name))
     return {spec.name: path for spec, path in zip(specs, paths)}
+
+
+def share_vocabulary(name: str, names: list[str], path) -> dict:
+    """{each of `names`: `path`}, the deferred path of vocabulary `name`, each registered as another name of its
+    file: `TFTransformOutput.vocabulary_file_by_name` finds it by a feature's own vocabulary name too."""
+    for other in names:
+        tft.annotate_asset(other, safe_file_name(name))
+    return dict.fromkeys(names, path)
 
 
 def _analyzer(tf, inputs: list, specs: list[VocabularySpec]) -> list:
@@ -100,16 +111,22 @@ def _analyzer(tf, inputs: list, specs: list[VocabularySpec]) -> list:
 
 
 def _batch_counts(tf, tokens) -> list:
-    """[distinct tokens, int64 counts] of a batch, without the tokens a vocabulary file cannot hold."""
-    if isinstance(tokens, tf.SparseTensor):
-        tokens = tokens.values
-    elif isinstance(tokens, tf.RaggedTensor):
-        tokens = tokens.flat_values
-    tokens = tf.reshape(tokens, [-1])
+    """[distinct tokens, int64 counts] of a batch (of several tensors counted together: a list), without the tokens
+    a vocabulary file cannot hold."""
+    tokens = tf.concat([_flat(tf, one) for one in tokens], 0) if isinstance(tokens, list) else _flat(tf, tokens)
     unwritable = tft.analyzers.get_vocab_newline_characters_regex(tf.string, "text")
     tokens = tf.boolean_mask(tokens, tf.logical_not(tf.strings.regex_full_match(tokens, unwritable)))
     distinct, _, counts = tf.unique_with_counts(tokens, out_idx=tf.int64)
     return [distinct, counts]
+
+
+def _flat(tf, tokens):
+    """The values of dense, sparse or ragged `tokens`, as one vector."""
+    if isinstance(tokens, tf.SparseTensor):
+        tokens = tokens.values
+    elif isinstance(tokens, tf.RaggedTensor):
+        tokens = tokens.flat_values
+    return tf.reshape(tokens, [-1])
 
 
 def _empty_vocabulary() -> bytes:
@@ -231,7 +248,10 @@ def ordered_tokens(counts: dict, spec: VocabularySpec) -> list[bytes]:
     entries = sorted(((count, token) for token, count in counts.items() if count >= threshold), reverse=True)
     if spec.top_k is not None:
         entries = entries[: spec.top_k]
-    return [token for _, token in entries] or [_empty_vocabulary()]
+    # as tf.Transform: the filters above count the reserved tokens, which then move to the front
+    reserved = set(spec.reserved_tokens)
+    kept = [token for _, token in entries if token not in reserved]
+    return [*spec.reserved_tokens, *kept] or [_empty_vocabulary()]
 
 
 class CountsCoder(tft.experimental.PTransformAnalyzerCacheCoder):

@@ -274,9 +274,9 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
 
 
 def categorical_features(config: JobConfig) -> frozenset[str]:
-    """Features whose values are categories whatever their type (run.json's kind categorical): their statistics
-    count an int column's values as text."""
-    return frozenset(n for n, f in config.features.items() if f.transform_kind.categories)
+    """The raw columns of features whose values are categories whatever their type (run.json's kind
+    categorical): their statistics count an int column's values as text."""
+    return frozenset(f.raw_column(n) for n, f in config.features.items() if f.transform_kind.categories)
 
 
 def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> None:
@@ -475,9 +475,10 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[Uni
             report[name] = {"transform": feature.transform, "type": "int", "kind": "categorical",
                             **transform.run_fields(name, feature, graph)}
             continue
-        entry = {"transform": feature.transform, "type": kinds[name],
-                 "kind": "categorical" if kinds[name] == "bytes" or transform.categories
-                 else "numeric", **raw_stats[name]}
+        column = feature.raw_column(name)  # the statistics are its raw column's
+        entry = {"transform": feature.transform, "type": kinds[column],
+                 "kind": "categorical" if kinds[column] == "bytes" or transform.categories
+                 else "numeric", **({"column": column} if column != name else {}), **raw_stats[column]}
         if transform.image:
             entry.pop("top_values", None)  # encoded image bytes, not values to show
         entry.update(transform.run_fields(name, feature, graph))
@@ -487,8 +488,8 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[Uni
             entry["default"] = feature.default
         if feature.fill is not None:
             entry["fill"] = feature.fill
-        if feature.fill == "most_frequent" and name in optional:  # a required column has nothing to fill
-            entry["most_frequent_file"] = most_frequent_filename(name)
+        if feature.fill == "most_frequent" and column in optional:  # a required column has nothing to fill
+            entry["most_frequent_file"] = most_frequent_filename(column)
         report[name] = entry
     return report
 

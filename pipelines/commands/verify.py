@@ -121,8 +121,8 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     table = sample_rows(config, job_plan, sample)
     if table.num_rows == 0:
         raise InputError(f"{run_dir}: the run's input gave no valid rows to sample")
-    categorical = [c.name for c in job_plan.columns
-                   if c.kind == "bytes" and c.name in config.features and not config.features[c.name].transform_kind.image]
+    categorical = [c.name for c in job_plan.columns if c.kind == "bytes" and config.raw_feature(c.name) is not None
+                   and not config.raw_feature(c.name).transform_kind.image]
     unseen = _with_unseen_categories(table, categorical)
     sampled = pa.concat_tables([table, unseen])
     graph_dir = run.graph_dir

@@ -27,24 +27,24 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         feature_lists = set(feature_list_names(schema))
         source = config.schema_path
     else:
-        lists = [n for n, f in config.features.items() if f.is_list or f.shape is not None]
+        lists = [f.raw_column(n) for n, f in config.features.items() if f.is_list or f.shape is not None]
         text = INPUT_FORMATS[input_config.format].parses_strings
         types = infer_types(input_config, paths, lists, wanted=set(config.raw_columns))
         source = paths[0] if paths else "the synthetic dataset"
         declared = input_config.declared_kinds()
         for name, feature in config.features.items():
-            if text and types.get(name) == "bytes" and feature.transform_kind.needs == "number" \
-                    and name not in declared:
-                types[name] = "float"  # its text is mostly not numbers: those rows go to quarantine
+            column = feature.raw_column(name)
+            if text and types.get(column) == "bytes" and feature.transform_kind.needs == "number" \
+                    and column not in declared:
+                types[column] = "float"  # its text is mostly not numbers: those rows go to quarantine
     check_named_columns(config, input_config, list(types), source)
     reader_of(input_config.format).check_columns(input_config, paths, config.raw_columns)
     _check_declared_lists(config, input_config, paths)
     columns = []
     for name in config.raw_columns:
         key = _config_key(config, name)
-        feature = config.features.get(name)
+        feature = config.raw_feature(name)
         default = feature.default if feature else None
-        fill = feature.fill if feature else None
         kind = types[name]
         if config.label and name == config.label.column and config.label.map is not None and kind != "bytes":
             # the map's keys are strings and only a string column is checked against them: a number
@@ -59,10 +59,13 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
                 f"label.transform: {config.label.transform} needs a numeric label, and the label column {name!r} "
                 f"holds strings in {source} (a string label takes label.map or transform: vocabulary)"
             )
-        if default is not None and kind != "bytes" and not isinstance(default, (int, float)):
-            raise ConfigError(f"features.{name}.default: {default!r} is not a number, and {name} is {kind}")
-        if fill in ("mean", "median") and kind == "bytes":
-            raise ConfigError(f"features.{name}.fill: {fill} needs a numeric column, and {name} holds strings")
+        for reader in config.features_of(name):  # each feature of the column fills it its own way
+            own = config.features[reader]
+            if own.default is not None and kind != "bytes" and not isinstance(own.default, (int, float)):
+                raise ConfigError(f"features.{reader}.default: {own.default!r} is not a number, and {name} is {kind}")
+            if own.fill in ("mean", "median") and kind == "bytes":
+                raise ConfigError(f"features.{reader}.fill: {own.fill} needs a numeric column, and {name} holds "
+                                  "strings")
         is_list = feature is not None and feature.is_list
         sequence = feature is not None and feature.sequence
         if feature_lists is not None and sequence != (name in feature_lists):
@@ -73,7 +76,7 @@ def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[st
         if shape is not None and kind == "bytes":
             raise ConfigError(f"{key}.shape: a fixed shape needs a numeric column, and {name} holds strings in "
                               f"{source}")
-        optional = default is not None or fill is not None or is_list or sequence
+        optional = (feature is not None and feature.may_be_missing()) or is_list or sequence
         image = feature is not None and feature.transform_kind.image
         # a fixed shape is read as a list (of exactly its values, checked against the job's schema)
         columns.append(RawColumn(name, kind, optional=optional, default=default, is_list=is_list or shape is not None,
@@ -96,14 +99,19 @@ def _check_declared_lists(config: JobConfig, input_config: InputConfig, paths: l
     rather than after the whole pass as every row's "has 3 values, expected 1..1"."""
     declared = reader_of(input_config.format).list_columns(input_config, paths) if paths else {}
     for name, feature in config.features.items():
-        if name in declared and not (feature.is_list or feature.sequence or feature.shape is not None):
-            raise ConfigError(f"features.{name}: {paths[0]} declares {name!r} a list column ({declared[name]}); "
+        column = feature.raw_column(name)
+        if column in declared and not (feature.is_list or feature.sequence or feature.shape is not None):
+            raise ConfigError(f"features.{name}: {paths[0]} declares {column!r} a list column ({declared[column]}); "
                               f"add `list: true` to the feature (0..n values per row), or `shape:` for a fixed "
                               "number of values")
 
 
 def _config_key(config: JobConfig, name: str) -> str:
-    return f"label.column {name!r}" if config.label and name == config.label.column else f"features.{name}"
+    """The config key that reads raw column `name` (the first feature that transforms it, for errors)."""
+    if config.label and name == config.label.column:
+        return f"label.column {name!r}"
+    features = config.features_of(name)
+    return f"features.{features[0]}" if features else f"features.{name}"
 
 
 def infer_types(input_config: InputConfig, paths: list[str], lists: list[str] = (), wanted=None) -> dict[str, str]:

@@ -134,7 +134,11 @@ def judged_schema(config: JobConfig, columns: list[RawColumn], allowed: dict[str
 
         schema = load_schema(config.schema_path)
     judged = job_schema(columns, schema, allowed)
-    bounds = {name: options.transform_kind.raw_above(options) for name, options in config.features.items()}
+    bounds = {}
+    for name, options in config.features.items():  # a column several features read: the highest bound of theirs
+        bound, column = options.transform_kind.raw_above(options), options.raw_column(name)
+        if bound is not None:
+            bounds[column] = bound if bounds.get(column) is None else max(bounds[column], bound)
     if config.label is not None and config.label.transform in NUMERIC_LABEL_TRANSFORMS:
         # a label's transform refuses what a feature's does (log: -1 and below), the label having no clip
         bounds[config.label.column] = TRANSFORMS[config.label.transform].raw_above(config.label)
@@ -183,7 +187,8 @@ def transform_checks(features: dict, columns: list[RawColumn]) -> dict:
     datetime's parse) for the `columns` read, from `features` (FeatureConfig by name): the job's reader and
     `skewless predict`'s quarantine the same rows."""
     read = {column.name for column in columns}
-    checks = {name: options.transform_kind.raw_check(options) for name, options in features.items() if name in read}
+    checks = {options.raw_column(name): options.transform_kind.raw_check(options) for name, options in features.items()
+              if options.raw_column(name) in read}
     return {name: check for name, check in checks.items() if check is not None}
 
 

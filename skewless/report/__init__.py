@@ -72,7 +72,8 @@ def _render(run_dir: str, shown: str) -> str:
         return _write(run, render_applied_page(shown, run_dir, summary, quarantine_reasons(run)))
     summary = run_statistics(run)
     vocabularies = {
-        name: vocabulary(run, name) for name, feature in summary.features.items() if "vocabulary_size" in feature
+        name: vocabulary(run, name, feature.get("vocabulary_file")) for name, feature in summary.features.items()
+        if "vocabulary_size" in feature
     }
     config = run.read_config()
     views = split_views(run_dir, split_order(summary, config))

@@ -80,6 +80,8 @@ def categorical_ids(feature: dict, options: dict) -> int | None:
     for option in ("hash_buckets", "num_buckets"):
         if options.get(option):
             return int(options[option])
+    if options.get("boundaries"):  # fixed bucket boundaries: one bucket more than them
+        return len(options["boundaries"]) + 1
     return None
 
 

@@ -115,8 +115,9 @@ def render_page(run_dir: str, summary: RunSummary, config: dict, reasons: Quaran
         _run_details(summary, splits),
         "<h2>Features</h2>",
         '<div class="features">',
+        # the splits' statistics are the raw column's: a feature of another column (`column:`) shows that one's
         *(_feature(summary, feature, features[feature], options[feature], vocabularies.get(feature),
-                   views.get(feature), warnings[feature]) for feature in features),
+                   views.get(features[feature].get("column", feature)), warnings[feature]) for feature in features),
         "</div>",
         quarantine_section(summary, reasons),
         f"<h2>Config</h2><details><summary>{CONFIG_FILE}</summary>"

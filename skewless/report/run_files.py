@@ -68,9 +68,10 @@ def quarantine_reasons(run: RunDirectory) -> QuarantineReasons:
     return reasons
 
 
-def vocabulary(run: RunDirectory, feature: str) -> list[str] | None:
-    """The feature's vocabulary as the graph stores it (most frequent first), or None if it has none."""
-    return vocabulary_file(run, vocabulary_filename(feature))
+def vocabulary(run: RunDirectory, feature: str, filename: str | None = None) -> list[str] | None:
+    """The feature's vocabulary as the graph stores it (most frequent first), or None if it has none; `filename`:
+    its file as run.json records it (a shared vocabulary's), else the feature's own."""
+    return vocabulary_file(run, filename or vocabulary_filename(feature))
 
 
 def vocabulary_file(run: RunDirectory, filename: str) -> list[str] | None:

@@ -35,7 +35,8 @@ TRANSFORMS: dict[str, Transform] = {
 
 # What every feature may set, by the transforms whose `lists` / `missing` / `shapes` say so (after the transform's
 # own options in a dumped config).
-COMMON_OPTIONS = ("is_list", "sequence", "max_length", "pad_value", "default", "fill", "missing_indicator", "shape")
+COMMON_OPTIONS = ("is_list", "sequence", "max_length", "pad_value", "default", "fill", "missing_indicator", "shape",
+                  "column")
 
 
 def transform_options() -> dict[str, Option]:
@@ -53,6 +54,8 @@ def applies_to(option: str) -> tuple[str, ...]:
         return tuple(name for name, transform in TRANSFORMS.items() if transform.lists)
     if option == "shape":
         return tuple(name for name, transform in TRANSFORMS.items() if transform.shapes)
+    if option == "column":  # a new output (cross) reads its `columns`, none of its own
+        return tuple(name for name, transform in TRANSFORMS.items() if not transform.new_output)
     if option in COMMON_OPTIONS:
         return tuple(name for name, transform in TRANSFORMS.items() if transform.missing)
     return tuple(name for name, transform in TRANSFORMS.items() if option in {o.name for o in transform.options})

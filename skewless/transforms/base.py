@@ -103,11 +103,13 @@ class Transform:
 
     def check_columns(self, name: str, feature, kinds: dict[str, str]) -> None:
         """Refuses (ConfigError) a raw column whose kind (`kinds`: column -> int|float|bytes) it cannot take."""
-        kind = kinds[name]
+        column = feature.raw_column(name)
+        kind = kinds[column]
         if self.needs == "number" and kind == "bytes":
-            raise ConfigError(f"features.{name}: transform {self.name} needs a numeric column, {name} holds strings")
+            raise ConfigError(f"features.{name}: transform {self.name} needs a numeric column, {column} holds strings")
         if self.needs == "string" and kind != "bytes":
-            raise ConfigError(f"features.{name}: transform {self.name} needs a string (bytes) column, {name} is {kind}")
+            raise ConfigError(f"features.{name}: transform {self.name} needs a string (bytes) column, {column} is "
+                              f"{kind}")
 
     def pads_single_values(self, feature) -> bool:
         """Whether `max_length` applies to a feature of one value per row (text ids do)."""
@@ -152,6 +154,11 @@ class Transform:
         """`count` raw texts its `raw_check` takes, for probes (the graph refuses the others, failing the probe
         batch), or None: any text will do."""
         return None
+
+    def own_analyzer(self, options: dict) -> bool:
+        """Whether its vocabulary needs a `tft.vocabulary` of its own (`label_vocabulary`), not the shared
+        analyzer's plain counts (pipelines/analyze/vocabularies.py)."""
+        return False
 
     def vocabulary_tokens(self, value, options: dict):
         """The tokens a vocabulary is computed over (the filled raw `value`), or None: no vocabulary."""

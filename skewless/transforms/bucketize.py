@@ -1,6 +1,9 @@
-"""`transform: bucketize`: bucket ids from `num_buckets` quantile boundaries over the whole dataset."""
+"""`transform: bucketize`: bucket ids from `num_buckets` quantile boundaries over the whole dataset, or from fixed
+`boundaries` (no analysis)."""
 
 from __future__ import annotations
+
+import math
 
 from pydantic import Field
 
@@ -8,7 +11,11 @@ from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
 from skewless.transforms.values import keys_per_value
 
-NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1), "how many buckets (required)")
+NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1),
+                     "how many buckets, cut at quantiles (this or `boundaries`)")
+BOUNDARIES = Option("boundaries", list[float] | None, Field(default=None, min_length=1),
+                    "`[b0, b1, ...]`: fixed bucket boundaries, finite and increasing (`tft.apply_buckets`, no "
+                    "analysis): bucket i holds b(i-1) <= x < b(i), so len + 1 buckets")
 EPSILON = Option("epsilon", float | None, Field(default=None, gt=0, lt=1),
                  "the quantiles' error tolerance: each boundary's rank within epsilon * rows of the exact one "
                  "(none: tf.Transform's min(1 / num_buckets, 0.01))")
@@ -17,22 +24,45 @@ EPSILON = Option("epsilon", float | None, Field(default=None, gt=0, lt=1),
 class Bucketize(NumericTransform):
     name = "bucketize"
     doc = ("`tft.bucketize`: int64 bucket ids from quantile boundaries; with `key`, `tft.bucketize_per_key`; with "
-           "`elementwise`, boundaries per position of a `shape`")
-    options = (NUM_BUCKETS, CLIP, KEY, EPSILON, ELEMENTWISE)
-    required = ("num_buckets",)
+           "`elementwise`, boundaries per position of a `shape`; with `boundaries`, `tft.apply_buckets`")
+    options = (NUM_BUCKETS, BOUNDARIES, CLIP, KEY, EPSILON, ELEMENTWISE)
     ids = True
     native_ops = frozenset({"Reshape", "Shape", "UpperBound"}) | CLIP_OPS
     native_layers = 'Keras `Discretization(bin_boundaries)`, `Cast("int64")`: exactly'
     # epsilon only moves the boundaries, which the native layer reads from the graph
-    native_options = ("num_buckets", "epsilon", "clip")
+    native_options = ("num_buckets", "boundaries", "epsilon", "clip")
     report_options = ("num_buckets",)
     quantile_buckets = "num_buckets"
     keyed_elementwise = False
+
+    def check(self, feature) -> str | None:
+        if feature.num_buckets is None and feature.boundaries is None:
+            return "transform bucketize needs num_buckets (boundaries at quantiles) or boundaries (fixed ones)"
+        if feature.num_buckets is not None and feature.boundaries is not None:
+            return "give either num_buckets (boundaries at quantiles) or boundaries (fixed ones), not both"
+        if feature.boundaries is not None:
+            return self._check_boundaries(feature) or super().check(feature)
+        return super().check(feature)
+
+    @staticmethod
+    def _check_boundaries(feature) -> str | None:
+        boundaries = feature.boundaries
+        if not all(math.isfinite(value) for value in boundaries):
+            return f"boundaries {boundaries}: every boundary must be a finite number"
+        if any(low >= high for low, high in zip(boundaries, boundaries[1:])):
+            return f"boundaries {boundaries}: each boundary must be above the one before (sorted, no repeats)"
+        for option in ("key", "epsilon", "elementwise"):
+            if getattr(feature, option) not in (None, False):
+                return f"boundaries are fixed; {option} applies to quantile boundaries (num_buckets)"
+        return None
 
     def scale(self, value, options: dict, key=None):
         import tensorflow as tf
         import tensorflow_transform as tft
 
+        if options.get("boundaries") is not None:
+            # the boundaries as float32, the values' type, as tft.bucketize's own are
+            return tft.apply_buckets(value, [[float(b) for b in options["boundaries"]]])
         if key is None:
             return tft.bucketize(value, options["num_buckets"], epsilon=options["epsilon"],
                                  elementwise=options.get("elementwise", False))
@@ -56,6 +86,9 @@ class Bucketize(NumericTransform):
         from skewless.layers.cast import Cast
 
         boundaries = graph.constant("Reshape", 0)
+        if plan.options.get("boundaries") is not None and boundaries is None and "UpperBound" in graph.op_types:
+            # fixed boundaries are a constant of the graph's own, not an analyzer's: the config's, as float32
+            boundaries = np.asarray(plan.options["boundaries"], np.float32)
         if boundaries is None or "UpperBound" not in graph.op_types or boundaries.dtype != np.float32:
             return not_built_by("bucketize")
         boundaries = [float(value) for value in np.asarray(boundaries).reshape(-1)]

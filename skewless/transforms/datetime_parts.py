@@ -74,9 +74,10 @@ class Datetime(Transform):
         return None
 
     def check_columns(self, name: str, feature, kinds: dict[str, str]) -> None:
-        if kinds[name] == "float":
+        column = feature.raw_column(name)
+        if kinds[column] == "float":
             raise ConfigError(f"features.{name}: transform datetime takes ISO-8601 text or integer epoch seconds; "
-                              f"{name} holds floats, which float32 rounds to 128 s around 2024")
+                              f"{column} holds floats, which float32 rounds to 128 s around 2024")
 
     def extra_outputs(self, name: str, feature) -> list[str]:
         return [output for part in feature.parts for output in _part_outputs(name, part, feature.cyclical)]

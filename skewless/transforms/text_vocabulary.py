@@ -81,11 +81,12 @@ class TextVocabulary(Transform):
         return check_encoding(feature, ("ids", "bag_of_words", "tfidf"))
 
     def check_columns(self, name: str, feature, kinds: dict[str, str]) -> None:
-        if feature.is_list and kinds[name] == "int":  # integer ids are tokens by their decimal text
+        column = feature.raw_column(name)
+        if feature.is_list and kinds[column] == "int":  # integer ids are tokens by their decimal text
             return
-        if kinds[name] != "bytes":
+        if kinds[column] != "bytes":
             raise ConfigError(f"features.{name}: transform {self.name} needs a string (bytes) column, or a list "
-                              f"of integer ids (list: true), {name} is {kinds[name]}")
+                              f"of integer ids (list: true), {column} is {kinds[column]}")
 
     def pads_single_values(self, feature) -> bool:
         return feature.output == "ids"

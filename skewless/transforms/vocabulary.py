@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.references import import_function
 from skewless.transforms.base import Option, Transform, not_built_by
 from skewless.transforms.categorical import vocabulary_ids
 from skewless.transforms.encoded import (
@@ -36,17 +37,34 @@ MIN_DIFF_FROM_AVG = Option("min_diff_from_avg", float | None, Field(default=None
                            "expected one by less (none: tf.Transform's choice from the dataset's size)")
 WEIGHTS = Option("weights", str | None, Field(default=None),
                  "a raw numeric column: each row counts with its weight, not 1 (`tft.vocabulary(weights=)`)")
+RESERVED_TOKENS = Option("reserved_tokens", list[str] | None, Field(default=None, min_length=1),
+                         "`[t0, t1, ...]`: the vocabulary's first entries in this order (ids 0, 1, ...), seen in the "
+                         "data or not; `top_k` and `frequency_threshold` choose the others (`tft.vocabulary("
+                         "reserved_tokens=)`: a reserved token the filters keep takes one of top_k's places)")
+SHARED_VOCABULARY = Option("shared_vocabulary", str | None, Field(default=None, min_length=1),
+                           "a name: the features giving it share one vocabulary, counted over all their values "
+                           "(`tft.vocabulary` of their values together), each feature's ids from it; they give the "
+                           "same `top_k`, `frequency_threshold` and `reserved_tokens`")
+COVERAGE_TOP_K = Option("coverage_top_k", int | None, Field(default=None, ge=1),
+                        "with `coverage_key`: also keep the k most frequent values of each key (tf.Transform's "
+                        "coverage arm, added to the vocabulary `top_k` and `frequency_threshold` keep)")
+COVERAGE_FREQUENCY_THRESHOLD = Option("coverage_frequency_threshold", int | None, Field(default=None, ge=0),
+                                      "with `coverage_key`: the coverage arm keeps values seen at least this often")
+COVERAGE_KEY = Option("coverage_key", str | None, Field(default=None),
+                      "`module.path:function` of a value (bytes) giving its key for `coverage_top_k` and "
+                      "`coverage_frequency_threshold` (`tft.vocabulary(key_fn=)`)")
 
 OUTPUT = Option("output", OUTPUT_VALUES, Field(default="ids"),
                 "`ids`, or the ids encoded as `CategoryEncoding` does: `one_hot` (one value per row), `multi_hot` or "
-                "`count` (lists), float32 `[top_k + num_oov_buckets]`: needs `top_k`")
+                "`count` (lists), float32 `[top_k + reserved tokens + num_oov_buckets]`: needs `top_k`")
 
 
 class Vocabulary(Transform):
     name = "vocabulary"
     doc = "`tft.compute_and_apply_vocabulary` (one shared analyzer): int64 ids, most frequent first"
-    options = (TOP_K, FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, DEFAULT_VALUE, LABELS, ADJUSTED_MUTUAL_INFO,
-               MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
+    options = (TOP_K, FREQUENCY_THRESHOLD, RESERVED_TOKENS, SHARED_VOCABULARY, COVERAGE_TOP_K,
+               COVERAGE_FREQUENCY_THRESHOLD, COVERAGE_KEY, NUM_OOV_BUCKETS, DEFAULT_VALUE, LABELS,
+               ADJUSTED_MUTUAL_INFO, MIN_DIFF_FROM_AVG, WEIGHTS, OUTPUT)
     categories = True
     ids = True
     counts_oov = True
@@ -60,11 +78,16 @@ class Vocabulary(Transform):
                      "values are refused: tf.Transform looks up their text; a list's var-len ids are refused: the "
                      "preprocessor gives dense tensors)")
     # the native layers read the lookup table whatever ordered it (count, mutual information, weights)
-    native_options = ("top_k", "frequency_threshold", "num_oov_buckets", "default_value", "labels",
+    native_options = ("top_k", "frequency_threshold", "reserved_tokens", "shared_vocabulary", "coverage_top_k",
+                      "coverage_frequency_threshold", "coverage_key", "num_oov_buckets", "default_value", "labels",
                       "adjusted_mutual_info", "min_diff_from_avg", "weights", "output", "is_list")
-    report_options = ("top_k", "frequency_threshold", "num_oov_buckets", "labels", "weights")
+    report_options = ("top_k", "frequency_threshold", "reserved_tokens", "shared_vocabulary", "num_oov_buckets",
+                      "labels", "weights")
 
     def check(self, feature) -> str | None:
+        problem = check_reserved_tokens(feature.reserved_tokens)
+        if problem is not None:
+            return problem
         if feature.default_value is not None and feature.num_oov_buckets != 0:
             return (f"default_value needs num_oov_buckets: 0 (with {feature.num_oov_buckets} OOV buckets an unseen "
                     "value gets a hashed id)")
@@ -73,13 +96,24 @@ class Vocabulary(Transform):
         if feature.labels and feature.frequency_threshold is not None:
             return ("frequency_threshold with labels: true would be a mutual information threshold in tf.Transform, "
                     "not a count; keep the most informative values with top_k")
+        coverage = feature.coverage_top_k is not None or feature.coverage_frequency_threshold is not None
+        if coverage != (feature.coverage_key is not None):
+            return ("coverage_top_k and coverage_frequency_threshold need coverage_key (a function of a value giving "
+                    "its key), and coverage_key needs one of them")
+        if feature.coverage_key is not None and ":" not in feature.coverage_key:
+            return "coverage_key must be 'module.path:function'"
+        if feature.shared_vocabulary is not None and coverage:
+            return "shared_vocabulary takes no coverage options (tf.Transform's coverage arm is one feature's)"
+        if feature.shared_vocabulary is not None and (feature.labels or feature.weights is not None):
+            return ("shared_vocabulary counts the values of several features; labels and weights order one "
+                    "feature's own vocabulary")
         if feature.sequence and (feature.labels or feature.weights is not None):
             return "labels and weights take one label or weight per row; a feature list (sequence: true) has steps"
         if feature.weights is not None and feature.is_list:
             return "weights: one weight per row cannot weigh a list's values (tft.vocabulary needs one per value)"
         if feature.output in ENCODINGS and feature.top_k is None:
-            return (f"output {feature.output} needs top_k: its width, top_k + num_oov_buckets, must be known "
-                    "before the analysis")
+            return (f"output {feature.output} needs top_k: its width, top_k + reserved tokens + num_oov_buckets, "
+                    "must be known before the analysis")
         return check_encoding(feature, ("ids", *ENCODINGS))
 
     def unseen_id(self, feature) -> int | None:
@@ -107,10 +141,14 @@ class Vocabulary(Transform):
         if feature.weights is not None and kinds[feature.weights] == "bytes":
             raise ConfigError(f"features.{name}.weights: {feature.weights} holds strings; weights are numbers")
 
+    def own_analyzer(self, options: dict) -> bool:
+        # the shared analyzer counts plain occurrences: no label, weights or coverage arm
+        return options["labels"] or options["weights"] is not None or options["coverage_key"] is not None
+
     def label_vocabulary(self, tokens, options: dict, file: str, labels=None, weights=None):
         """The deferred path of the vocabulary file `file` of `tokens` ordered by mutual information with
-        `labels` (int64 class ids, one per row) and/or counted with `weights` (one per row): an analyzer of its
-        own, as the shared one (pipelines/analyze/vocabularies.py) counts plain occurrences only."""
+        `labels` (int64 class ids, one per row), counted with `weights` (one per row) and/or with a coverage arm:
+        an analyzer of its own (`own_analyzer`)."""
         import tensorflow as tf
         import tensorflow_transform as tft
 
@@ -118,7 +156,11 @@ class Vocabulary(Transform):
             tokens, top_k=options["top_k"], frequency_threshold=options["frequency_threshold"], vocab_filename=file,
             weights=None if weights is None else tf.cast(weights, tf.float32),
             labels=labels if options["labels"] else None, use_adjusted_mutual_info=options["adjusted_mutual_info"],
-            min_diff_from_avg=options["min_diff_from_avg"])
+            min_diff_from_avg=options["min_diff_from_avg"], reserved_tokens=options["reserved_tokens"],
+            coverage_top_k=options["coverage_top_k"],
+            coverage_frequency_threshold=options["coverage_frequency_threshold"],
+            key_fn=None if options["coverage_key"] is None else import_function(options["coverage_key"],
+                                                                                 "coverage_key"))
 
     def vocabulary_tokens(self, value, options: dict):
         return as_strings(value)
@@ -131,7 +173,8 @@ class Vocabulary(Transform):
         ids = vocabulary_ids(tft.apply_vocabulary(value, vocabulary, default_value=default,
                                                   num_oov_buckets=options["num_oov_buckets"]))
         if options["output"] in ENCODINGS:
-            return encode(ids, options["top_k"] + options["num_oov_buckets"], options["output"])
+            width = options["top_k"] + len(options["reserved_tokens"] or ()) + options["num_oov_buckets"]
+            return encode(ids, width, options["output"])
         return ids
 
     def run_fields(self, name: str, feature, graph) -> dict:
@@ -161,6 +204,18 @@ class Vocabulary(Transform):
             return None
         plan.layers = [lookup, VocabularyFirst(size, num_oov, default, name=f"{plan.layer_name}_vocabulary_first")]
         return native_encoding(plan, graph)
+
+
+def check_reserved_tokens(tokens: list[str] | None) -> str | None:
+    """What is wrong with `reserved_tokens` (one a line of the vocabulary file: none empty, none repeated, no line
+    break in one), or None."""
+    for token in tokens or ():
+        if not token or "\n" in token or "\r" in token:
+            return (f"reserved_tokens: {token!r} cannot be a vocabulary entry (one a line of its file: not empty, no "
+                    "line break)")
+        if tokens.count(token) > 1:
+            return f"reserved_tokens: {token!r} is given twice"
+    return None
 
 
 def native_lookup(plan, graph, mode: str = "int", text_keys: bool = False):
@@ -215,9 +270,10 @@ def native_lookup(plan, graph, mode: str = "int", text_keys: bool = False):
 def vocabulary_fields(name: str, feature, graph) -> dict:
     """run.json's fields of a feature with a vocabulary: its file (in transform_graph/transform_fn/assets/),
     its size and OOV buckets."""
-    from skewless.safe_names import vocabulary_filename
+    from skewless.safe_names import shared_vocabulary_filename, vocabulary_filename
 
-    file = vocabulary_filename(name)
+    shared = getattr(feature, "shared_vocabulary", None)  # a text_vocabulary has none
+    file = vocabulary_filename(name) if shared is None else shared_vocabulary_filename(shared)
     return {"vocabulary_file": file, "vocabulary_size": graph.vocabulary_size_by_name(file),
             "num_oov_buckets": feature.num_oov_buckets}
 

@@ -38,20 +38,27 @@ SAMPLES = {"num_buckets": 3, "top_k": 5, "frequency_threshold": 2, "num_oov_buck
            "strip_regex": "x", "ngram_range": [1, 2], "ngram_separator": "_", "output": "tfidf", "smooth": False, "size": [4, 4],
            "channels": 1, "quantile": 0.1, "key": "age", "epsilon": 0.05, "default_value": 7,
            "parts": ["hour", "days"], "cyclical": True, "timezone": "Europe/Paris", "labels": True,
-           "adjusted_mutual_info": True, "min_diff_from_avg": 1.5, "weights": "education", "elementwise": True}
+           "adjusted_mutual_info": True, "min_diff_from_avg": 1.5, "weights": "education", "elementwise": True,
+           "boundaries": [1.0, 2.5], "reserved_tokens": ["<pad>"], "shared_vocabulary": "v", "coverage_top_k": 2,
+           "coverage_frequency_threshold": 3, "coverage_key": "keys:first"}
 # where a transform needs another value: hash's `key` is two numbers, not a column; a vocabulary's default_value
 # needs num_oov_buckets 0; vocabulary and hash encode their ids (text_vocabulary's outputs are bags). None: an option that excludes another of the transform's, set alone (APART)
 OWN_SAMPLES = {("hash", "key"): [3, 5], ("vocabulary", "num_oov_buckets"): 0,
                ("vocabulary", "frequency_threshold"): None, ("vocabulary", "output"): "one_hot",
                ("hash", "output"): "count",
+               ("bucketize", "boundaries"): None,
+               # a shared vocabulary needs a second feature (test_fixed_buckets_reserved_tokens_columns.py)
+               ("vocabulary", "shared_vocabulary"): None,
                **{(name, "elementwise"): None for name in ("z_score", "scale_0_1", "scale_by_min_max", "bucketize")}}
 # the options set on their own: a vocabulary's frequency_threshold is refused with labels: true, elementwise
 # (which needs a shape) with key
-APART = {("vocabulary", "frequency_threshold"): 2,
+APART = {("vocabulary", "frequency_threshold"): 2, ("bucketize", "boundaries"): [1.0, 2.5],
          **{(name, "elementwise"): True for name in ("z_score", "scale_0_1", "scale_by_min_max", "bucketize")}}
 # what an option set apart needs besides: a shape, and the transform's required options
 NEEDS = {"elementwise": {"shape": [2]}}
 REQUIRED = {"bucketize": {"num_buckets": 3}}
+# the options that stand in for a required one (fixed boundaries: no num_buckets)
+INSTEAD_OF_REQUIRED = {"boundaries"}
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))
@@ -66,7 +73,7 @@ def test_a_transform_takes_its_options_dumps_them_in_order_and_refuses_the_other
     assert list(feature.model_dump(by_alias=True)) == ["transform", *own]
     for (transform_name, key), value in APART.items():
         if transform_name == name:
-            needs = {**REQUIRED.get(name, {}), **NEEDS.get(key, {})}
+            needs = {**({} if key in INSTEAD_OF_REQUIRED else REQUIRED.get(name, {})), **NEEDS.get(key, {})}
             alone = load_config({**base, "features": {"x": {"transform": name, key: value, **needs}}}).features["x"]
             assert alone.model_dump(by_alias=True) == {"transform": name, key: value, **needs}
     foreign = {option.key for other in TRANSFORMS.values() for option in other.options} - {
