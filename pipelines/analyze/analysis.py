@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import apache_beam as beam
+import pyarrow as pa
 
 from skewless.pipelines.reading.columns import tensor_adapter_config, to_record_batch
 from skewless.pipelines.output.files import read_json, write_json
@@ -157,13 +158,16 @@ class AnalyzeInputs(beam.PTransform):
             )
         else:
             ready = pipeline | f"Plan[{name}]" >> beam.Create([None])
+        # typed, so Beam sizes them with `arrow_coder.ArrowCoder` rather than by pickling each one
         tables = ready | f"InInputOrder[{name}]" >> beam.FlatMap(
-            canonical_tables, units, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.overlap_stages)
+            canonical_tables, units, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.overlap_stages
+        ).with_output_types(pa.Table)
         path = os.path.join(spec.stats_dir, f"{name}.json")
         statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(RawStatsFn(columns))
         _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)
         self._statistics.append(statistics)
-        return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, columns)
+        return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, columns).with_output_types(
+            pa.RecordBatch)
 
     def _analyze_with_cache(self, pipeline):
         import tensorflow_transform.beam as tft_beam

@@ -205,7 +205,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
 
-    from skewless.pipelines.runner import beam_introspection, runners
+    from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
     from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
     from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
@@ -230,7 +230,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
     with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
-            key_lookup.installed(), \
+            key_lookup.installed(), arrow_coder.registered(), \
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
