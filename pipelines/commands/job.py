@@ -207,7 +207,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
 
     from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
     from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
-    from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
+    from skewless.pipelines.analyze.analysis import COLUMN_STATES, AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
     from skewless.pipelines.analyze.stats import top_candidates
@@ -240,8 +240,11 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
                       | "TopCandidates" >> beam.Map(top_candidates, counted))
         transform_and_write(pipeline, job_plan.units, unit_writes,
                             graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]))
+        # the analysis's column statistics of every row, for a split that receives them all (counted once)
+        counted = ({"input_columns": beam.pvalue.AsSingleton(analyzed[COLUMN_STATES])}
+                   if COLUMN_STATES in analyzed else {})
         split_statistics(pipeline, job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
-                         top_candidates=beam.pvalue.AsSingleton(candidates))
+                         top_candidates=beam.pvalue.AsSingleton(candidates), **counted)
     files.remove_tree(run.tmp_dir)
 
 
@@ -288,8 +291,8 @@ def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> No
 def split_statistics(pipeline, units: list, unit_writes, **side_inputs) -> None:
     """Each split's raw statistics, from the rows in input order (`statistics_in_input_order`): the same for every
     format and every cut into units, so `skewless apply` of a run's own input gives the run's statistics exactly.
-    `side_inputs`: `graph_ready` (the job: after the analysis, which keeps the units' streams) and
-    `top_candidates`."""
+    `side_inputs`: `graph_ready` (the job: after the analysis, which keeps the units' streams),
+    `top_candidates` and `input_columns` (the analysis's column statistics of every row)."""
     import apache_beam as beam
 
     from skewless.pipelines.write.statistics_in_input_order import write_split_states
