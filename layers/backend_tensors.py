@@ -13,6 +13,26 @@ import numpy as np
 import tensorflow as tf
 
 TF_TYPES = (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.Variable)
+INT32 = np.iinfo(np.int32)
+
+
+class BeyondBackendIntegers(ValueError):
+    """An int64 value the backend would hold as int32 and so change (JAX without ``jax_enable_x64``)."""
+
+    def __init__(self, value: int):
+        super().__init__(f"{value} is beyond int32, JAX's integers without jax_enable_x64: it would wrap to another"
+                         " number; set jax.config.update('jax_enable_x64', True) before using the layers, or run them"
+                         " on TensorFlow")
+        self.value = value
+        unwrapped_by_keras(self)
+
+
+def unwrapped_by_keras(error: Exception) -> Exception:
+    """`error`, marked so that Keras re-raises it from a layer's call as it is: it otherwise raises a copy whose
+    message holds the call's arguments, the whole batch (keras/src/utils/traceback_utils.py), where the error names
+    the feature already."""
+    error._keras_call_info_injected = True
+    return error
 
 
 def is_tf(value) -> bool:
@@ -32,7 +52,25 @@ def to_backend(tensor: tf.Tensor):
     """A TF result as the backend's tensor, except inside a TF graph (tf.data) and for strings."""
     if keras.backend.backend() == "tensorflow" or tf.inside_function() or tensor.dtype == tf.string:
         return tensor
-    return keras.ops.convert_to_tensor(tensor.numpy())
+    return _backend_tensor(tensor.numpy())
+
+
+def _backend_tensor(array: np.ndarray):
+    """A NumPy array as the backend's tensor; refuses int64 values the backend would wrap (`BeyondBackendIntegers`):
+    JAX without x64 converts int64 to int32 silently (2**63 - 1 becomes -1), so a passthrough or filled integer
+    would differ from the graph's."""
+    if array.dtype == np.int64 and array.size and keras.backend.backend() == "jax" and not _jax_has_int64():
+        beyond = array[(array < INT32.min) | (array > INT32.max)]
+        if beyond.size:
+            raise BeyondBackendIntegers(int(beyond[0]))
+    return keras.ops.convert_to_tensor(array)
+
+
+def _jax_has_int64() -> bool:
+    # imported here: only on the JAX backend, where Keras has loaded jax already
+    import jax
+
+    return jax.dtypes.canonicalize_dtype(np.int64) == np.int64
 
 
 def as_tensor(value):
@@ -44,7 +82,7 @@ def as_tensor(value):
     array = np.asarray(value)
     if array.dtype.kind in "OSU" or keras.backend.backend() == "tensorflow" or tf.inside_function():
         return tf.convert_to_tensor(array)
-    return keras.ops.convert_to_tensor(array)
+    return _backend_tensor(array)
 
 
 def as_tf(value):

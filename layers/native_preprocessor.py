@@ -5,7 +5,8 @@ from __future__ import annotations
 import keras
 
 from skewless.errors import InputError
-from skewless.layers.backend_tensors import as_tensor, as_tf, uniform_inputs
+from skewless.layers.backend_tensors import (BeyondBackendIntegers, as_tensor, as_tf, uniform_inputs,
+                                             unwrapped_by_keras)
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -21,7 +22,8 @@ class NativePreprocessor(keras.Model):
     It runs on every Keras backend: on TensorFlow anywhere (eagerly, in a functional model, in
     ``tf.data``); on JAX (and, untested, PyTorch) eagerly and in ``tf.data`` pipelines, like Keras' own string
     layers, which use TensorFlow inside and cannot be traced by ``jax.jit``. Integer outputs are
-    int32 on JAX unless ``jax_enable_x64`` is set.
+    int32 on JAX unless ``jax_enable_x64`` is set; an integer beyond int32 then fails the call (an
+    `InputError` naming the feature) rather than wrap to another number.
 
     Args:
         features: ``{name: {"transform": ..., "dtype": output dtype, "layers": [keras layers]}}``;
@@ -82,18 +84,24 @@ class NativePreprocessor(keras.Model):
         self._check_inputs(inputs, names)
         outputs = {}
         for name in names:
-            values = []
-            for raw in self.feature_specs[name]["inputs"]:
-                value = inputs[raw]
-                for layer in self.input_layers[name].get(raw, []):
-                    value = layer(value)
-                values.append(value)
-            # several inputs (a cross) go to a layer running TF inside; Keras refuses a list mixing TF and NumPy
-            value = values[0] if len(values) == 1 else [as_tf(value) for value in values]
-            for layer in self.feature_layers[name]:
-                value = layer(value)
-            outputs[name] = as_tensor(value)
+            try:
+                outputs[name] = self._transform_feature(inputs, name)
+            except BeyondBackendIntegers as error:
+                raise unwrapped_by_keras(InputError(f"feature {name!r}: {error}")) from None
         return outputs
+
+    def _transform_feature(self, inputs, name):
+        values = []
+        for raw in self.feature_specs[name]["inputs"]:
+            value = inputs[raw]
+            for layer in self.input_layers[name].get(raw, []):
+                value = layer(value)
+            values.append(value)
+        # several inputs (a cross) go to a layer running TF inside; Keras refuses a list mixing TF and NumPy
+        value = values[0] if len(values) == 1 else [as_tf(value) for value in values]
+        for layer in self.feature_layers[name]:
+            value = layer(value)
+        return as_tensor(value)
 
     def compute_output_spec(self, inputs):
         return {name: keras.KerasTensor((None,), dtype=spec["dtype"]) for name, spec in self.feature_specs.items()}

@@ -26,15 +26,17 @@ np.savez(work + "/jax.npz", backend=keras.backend.backend(), **{name: np.asarray
 """
 
 
-def native_outputs_on_jax(run_dir, rows: list[dict], spec: dict, work_dir, dense: bool = False) -> dict:
+def native_outputs_on_jax(run_dir, rows: list[dict], spec: dict, work_dir, dense: bool = False,
+                          x64: bool = False) -> dict:
     """{feature: NumPy array} the native preprocessor of `run_dir` gives for raw `rows` (typed by `spec`) on JAX,
     fed as a serving request parses them (sparse optional features) or, with `dense`, as dense NumPy arrays
-    (`verify_source.dense_inputs`: NaN for a missing float, "" for a missing string)."""
+    (`verify_source.dense_inputs`: NaN for a missing float, "" for a missing string); with `x64`, JAX holds
+    int64 (`jax_enable_x64`). A child that fails raises `ChildFailed` with its stderr."""
     from skewless.layers.transform_graph import specs_to_json
 
     rows = [{name: _text(value) for name, value in row.items()} for row in rows]
     (work_dir / "inputs.json").write_text(json.dumps({"spec": specs_to_json(spec), "rows": rows, "dense": dense}))
-    return _outputs_of_child(_CHILD, run_dir, work_dir)
+    return _outputs_of_child(_CHILD, run_dir, work_dir, x64)
 
 
 def _text(value):
@@ -68,12 +70,18 @@ def native_dense_outputs_on_jax(run_dir, columns: dict[str, list], work_dir) -> 
     return _outputs_of_child(_DENSE_CHILD, run_dir, work_dir)
 
 
-def _outputs_of_child(script: str, run_dir, work_dir) -> dict:
+class ChildFailed(AssertionError):
+    """The JAX child failed; its stderr's end is the message."""
+
+
+def _outputs_of_child(script: str, run_dir, work_dir, x64: bool = False) -> dict:
     """Runs `script` on JAX in a child process over the inputs in `work_dir`; its outputs, checked to be JAX's."""
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3",
+           "JAX_ENABLE_X64": "1" if x64 else "0"}
     child = subprocess.run([sys.executable, "-c", script, str(work_dir), os.fspath(run_dir)], env=env,
                            capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-4000:]
+    if child.returncode != 0:
+        raise ChildFailed(child.stderr[-4000:])
     outputs = dict(np.load(work_dir / "jax.npz"))
     assert str(outputs.pop("backend")) == "jax"
     return outputs
