@@ -22,12 +22,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 import apache_beam as beam
+import pyarrow as pa
 
+from skewless.pipelines.analyze.stats import ColumnStats, RawStatsFn
 from skewless.pipelines.reading.columns import tensor_adapter_config, to_record_batch
 from skewless.pipelines.output.files import read_json, write_json
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
 
 STATS_CACHE = "skewless-stats"
+COLUMN_STATES = "column_states"  # the analysis's RawStatsFn state of the input, before `as_restored`
 
 
 def dataset_name(path: str, fingerprint: str) -> str:
@@ -96,6 +99,27 @@ def canonical_tables(_ready, units: list[WorkUnit], reader: RowReader, staging_d
             yield chunk.table
 
 
+def tables_and_statistics(_ready, units: list[WorkUnit], reader: RowReader, staging_dir: str, dataset: str,
+                          parsed_dir: str | None, overlap: bool, counting: RawStatsFn):
+    """`canonical_tables`, then (tagged `COLUMN_STATES`) the `counting` state of all of them: the raw statistics
+    counted on the way, once, for the analysis's partial statistics (`as_restored`) and, where `counting` counts as
+    a split does (`AnalysisSpec.counts_as_splits_do`), for a split that receives every row
+    (`statistics_in_input_order.split_states`), which would count the same tables again."""
+    accumulator = counting.create_accumulator()
+    for table in canonical_tables(_ready, units, reader, staging_dir, dataset, parsed_dir, overlap):
+        counting.add_input(accumulator, table)
+        yield table
+    yield beam.pvalue.TaggedOutput(COLUMN_STATES, counting.extract_output(accumulator))
+
+
+def as_restored(column_states: dict) -> dict:
+    """The partial statistics of `column_states` as the analysis always wrote them: each column's state restored,
+    then its state taken again. They were a Beam `CombineGlobally`'s output, whose accumulator crossed Beam's coder
+    once (a `ColumnStats` pickles as its state), and a quantiles sketch restored from its points gives points of
+    its own: run.json's figures stay those of the restored sketch."""
+    return {name: ColumnStats.from_state(state).state() for name, state in column_states.items()}
+
+
 @dataclass(frozen=True)
 class AnalysisSpec:
     """What the analysis pass reads, what it analyzes it with and where it writes."""
@@ -120,12 +144,20 @@ class AnalysisSpec:
 
         return RawStatsFn(self.reader.columns, self.categorical, self.dates)
 
+    @property
+    def counts_as_splits_do(self) -> bool:
+        """Whether `stats_fn` counts the columns as the split statistics do (`SplitStatistics`, a plain
+        `RawStatsFn`): not where an int column is counted as text or a datetime keeps its date range."""
+        return not self.dates and not any(column.name in self.categorical and column.kind != "bytes"
+                                          for column in self.reader.columns)
+
 
 class AnalyzeInputs(beam.PTransform):
     """Reads the spec's datasets, writes their partial statistics to its `stats_dir` and the graph to its `graph_dir`.
 
     Returns {"graph": the PCollection that completes once the graph is written (for the transform pass to wait
-    on), "statistics": every dataset's partial statistics, read now or cached}.
+    on), "statistics": every dataset's partial statistics, read now or cached}, and without an analyzer cache
+    {COLUMN_STATES: the input's `RawStatsFn` state (`tables_and_statistics`)}.
     """
 
     def __init__(self, spec: AnalysisSpec):
@@ -147,15 +179,17 @@ class AnalyzeInputs(beam.PTransform):
         else:
             transform_fn = self._analyze_with_cache(pipeline)
         statistics = tuple(self._statistics) | "AllStatistics" >> beam.Flatten(pipeline=pipeline.pipeline)
-        return {"graph": transform_fn | "WriteGraph" >> tft_beam.WriteTransformFn(spec.graph_dir),
-                "statistics": statistics}
+        analyzed = {"graph": transform_fn | "WriteGraph" >> tft_beam.WriteTransformFn(spec.graph_dir),
+                    "statistics": statistics}
+        if spec.cache_dir is None and spec.counts_as_splits_do:  # one dataset, every unit in input order
+            analyzed[COLUMN_STATES] = self._column_states
+        return analyzed
 
     def _read(self, pipeline, name: str):
         """One dataset's record batches; its partial statistics are written on the way."""
         from skewless.pipelines.analyze.distinct_limits import DistinctValuesFn
 
         spec = self._spec
-        columns = spec.reader.columns
         units = spec.datasets[name]
         if self._parsed_dir is not None:
             # the units are parsed in parallel into their kept streams, which the one canonical stream reads back
@@ -167,18 +201,23 @@ class AnalyzeInputs(beam.PTransform):
             )
         else:
             ready = pipeline | f"Plan[{name}]" >> beam.Create([None])
-        tables = ready | f"InInputOrder[{name}]" >> beam.FlatMap(
-            canonical_tables, units, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.overlap_stages)
+        # typed, so Beam sizes them with `arrow_coder.ArrowCoder` rather than by pickling each one
+        read = ready | f"InInputOrder[{name}]" >> beam.FlatMap(
+            tables_and_statistics, units, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.overlap_stages,
+            spec.stats_fn()).with_output_types(pa.Table).with_outputs(COLUMN_STATES, main="tables")
+        tables = read.tables
         path = os.path.join(spec.stats_dir, f"{name}.json")
-        statistics = tables | f"Stats[{name}]" >> beam.CombineGlobally(spec.stats_fn())
+        statistics = read[COLUMN_STATES] | f"Stats[{name}]" >> beam.Map(as_restored)
         _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)
         if spec.distinct_limits:
             # counted in the stage that feeds the analyzers, chunk by chunk: a job past a limit fails before the
             # analyzers' memory grows past the limit's cost
             _ = tables | f"DistinctLimits[{name}]" >> beam.CombineGlobally(
-                DistinctValuesFn(list(spec.distinct_limits), columns))
+                DistinctValuesFn(list(spec.distinct_limits), spec.reader.columns))
         self._statistics.append(statistics)
-        return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, columns)
+        self._column_states = read[COLUMN_STATES]  # the last dataset's: the whole input's where there is one
+        return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, spec.reader.columns).with_output_types(
+            pa.RecordBatch)
 
     def _analyze_with_cache(self, pipeline):
         import tensorflow_transform.beam as tft_beam

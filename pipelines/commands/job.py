@@ -205,9 +205,9 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     import apache_beam as beam
     import tensorflow_transform.beam as tft_beam
 
-    from skewless.pipelines.runner import beam_introspection, runners
+    from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
     from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
-    from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
+    from skewless.pipelines.analyze.analysis import COLUMN_STATES, AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.analyze.distinct_limits import raw_column_limits
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
@@ -235,7 +235,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
     with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
-            key_lookup.installed(), \
+            key_lookup.installed(), arrow_coder.registered(), \
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
@@ -246,8 +246,11 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
                       | "TopCandidates" >> beam.Map(top_candidates, counted))
         transform_and_write(pipeline, job_plan.units, unit_writes,
                             graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]))
+        # the analysis's column statistics of every row, for a split that receives them all (counted once)
+        counted = ({"input_columns": beam.pvalue.AsSingleton(analyzed[COLUMN_STATES])}
+                   if COLUMN_STATES in analyzed else {})
         split_statistics(pipeline, job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
-                         top_candidates=beam.pvalue.AsSingleton(candidates))
+                         top_candidates=beam.pvalue.AsSingleton(candidates), **counted)
     files.remove_tree(run.tmp_dir)
 
 
@@ -299,8 +302,8 @@ def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> No
 def split_statistics(pipeline, units: list, unit_writes, **side_inputs) -> None:
     """Each split's raw statistics, from the rows in input order (`statistics_in_input_order`): the same for every
     format and every cut into units, so `skewless apply` of a run's own input gives the run's statistics exactly.
-    `side_inputs`: `graph_ready` (the job: after the analysis, which keeps the units' streams) and
-    `top_candidates`."""
+    `side_inputs`: `graph_ready` (the job: after the analysis, which keeps the units' streams),
+    `top_candidates` and `input_columns` (the analysis's column statistics of every row)."""
     import apache_beam as beam
 
     from skewless.pipelines.write.statistics_in_input_order import write_split_states

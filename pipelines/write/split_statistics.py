@@ -94,7 +94,7 @@ class SplitStatistics:
     """
 
     def __init__(self, columns: list[RawColumn], categorical: frozenset[str] = frozenset(),
-                 candidates: dict[str, dict] | None = None):
+                 candidates: dict[str, dict] | None = None, counted_columns: dict | None = None):
         self._columns = columns
         # string columns past EXACT_DISTINCT values: the analysis pass's candidates for their most frequent values
         # (`stats.top_candidates`), counted exactly here
@@ -103,14 +103,18 @@ class SplitStatistics:
         self.candidate_counts: dict[str, dict[bytes, int]] = {name: {} for name in self._candidates}
         self._values = RawStatsFn(columns)  # the job's one way to turn a raw table into column statistics
         self.rows = 0
-        self.columns = self._values.create_accumulator()
+        # `counted_columns`: the `RawStatsFn` state of exactly the rows this split will be given, in the same
+        # tables (the analysis pass's, when every row goes to this split): its columns are not counted again
+        self._counted_columns = counted_columns
+        self.columns = self._values.create_accumulator() if counted_columns is None else None
         self.per_row = {column.name: ValuesPerRow() for column in columns}
         self._categorical_ints = [c for c in columns if c.kind == "int" and c.name in categorical]
         self.values_as_text = {column.name: ColumnStats("bytes") for column in self._categorical_ints}
 
     def add(self, table: pa.Table) -> None:
         self.rows += table.num_rows
-        self._values.add_input(self.columns, table)
+        if self.columns is not None:
+            self._values.add_input(self.columns, table)
         for column in self._columns:
             self.per_row[column.name].add(*_values_per_row(table.column(column.name).combine_chunks(), column))
         for column in self._categorical_ints:
@@ -127,7 +131,8 @@ class SplitStatistics:
     def state(self) -> dict:
         return {
             "rows": self.rows,
-            "columns": {name: stats.state() for name, stats in self.columns.items()},
+            "columns": self._counted_columns if self.columns is None
+            else {name: stats.state() for name, stats in self.columns.items()},
             "per_row": {name: counts.state() for name, counts in self.per_row.items()},
             "values_as_text": {name: stats.state() for name, stats in self.values_as_text.items()},
             "candidates": {name: {"floor": self._candidates[name][1],

@@ -5,6 +5,11 @@ counted per work unit and merged in unit order differed, in the last bits or mor
 rows (another `output.shards`, another format). The job counts them here instead, from the one stream of the rows
 in input order in chunks of ROW_CHUNK rows (`parsed_units.in_input_order`), once the analysis has kept the units'
 streams; the transform pass then counts none (`UnitWriteSpec.split_statistics`).
+
+The analysis pass counts the columns of the same stream in the same tables (`analysis.tables_and_statistics`), so
+where one split receives every row (a config with one split), that split takes the analysis's column statistics
+(`input_columns`) instead of counting them a second time: the same state, the same bytes (issue 40). Its values
+per row, categorical ints and candidates are still counted here.
 """
 
 from __future__ import annotations
@@ -15,9 +20,13 @@ from skewless.pipelines.write.split_statistics import SplitStatistics, add_by_sp
 from skewless.pipelines.write.transform import UnitWriteSpec, split_of
 
 
-def split_states(units: list, spec: UnitWriteSpec, candidates: dict | None) -> dict[str, dict]:
-    """{split: `SplitStatistics.state()`} of every unit's rows, read in input order."""
-    statistics = {split: SplitStatistics(spec.reader.columns, spec.categorical_features, candidates)
+def split_states(units: list, spec: UnitWriteSpec, candidates: dict | None, input_columns: dict | None = None
+                 ) -> dict[str, dict]:
+    """{split: `SplitStatistics.state()`} of every unit's rows, read in input order; `input_columns`, when given, is
+    the `RawStatsFn` state of all those rows in the same tables, which a config's only split takes as its own."""
+    whole = next(iter(spec.splits)) if input_columns is not None and len(spec.splits) == 1 else None
+    statistics = {split: SplitStatistics(spec.reader.columns, spec.categorical_features, candidates,
+                                         input_columns if split == whole else None)
                   for split in spec.splits}
     for chunk in in_input_order(units, spec.parsed_dir, spec.reader.read, spec.overlap_stages):
         if chunk.table.num_rows:
@@ -25,7 +34,8 @@ def split_states(units: list, spec: UnitWriteSpec, candidates: dict | None) -> d
     return {split: stats.state() for split, stats in statistics.items()}
 
 
-def write_split_states(_, units: list, spec: UnitWriteSpec, path: str, graph_ready=None, top_candidates=None) -> None:
+def write_split_states(_, units: list, spec: UnitWriteSpec, path: str, graph_ready=None, top_candidates=None,
+                       input_columns=None) -> None:
     """`split_states` as JSON at `path`; `graph_ready` (a side input) holds it back until the analysis, which keeps
-    the units' streams, is done."""
-    files.write_json(split_states(units, spec, top_candidates), path)
+    the units' streams, is done; `input_columns` (a side input): the analysis's column statistics of every row."""
+    files.write_json(split_states(units, spec, top_candidates, input_columns), path)

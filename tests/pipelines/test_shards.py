@@ -1,6 +1,7 @@
 """Shard sizing (`output.shards: auto`) and work units: the arithmetic pinned, every line owned once."""
 
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -136,3 +137,31 @@ def test_shard_writer_writes_the_bytes_tensorflow_writes(tmp_path, compression):
     assert ours.records == len(records) and ours.bytes == len(written)
     read = tf.data.TFRecordDataset(str(tmp_path / "ours"), "GZIP" if compression == "gzip" else "")
     assert [r.numpy() for r in read] == records
+
+
+def _records(lengths, seed=11) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in lengths]
+
+
+@pytest.mark.parametrize("records", [
+    [],  # a unit whose rows all went to another split
+    [b""],
+    [b"", b"", b"x"],
+    _records([97] * 300),  # every record as long (tabular rows of one value each)
+    _records(range(0, 600, 7)),
+    _records([5, 70_000, 3]),  # a record longer than 16 bits of length
+    _records(np.random.default_rng(3).integers(110, 190, 20_000)),  # census-like rows
+], ids=["none", "one-empty", "empty-then-short", "equal-lengths", "0-600", "long", "census-like"])
+def test_tfrecord_frames_are_the_bytes_tensorflow_writes(tmp_path, records):
+    import tensorflow as tf
+
+    from skewless.pipelines.write.example_encoder import Records
+    from skewless.pipelines.write.shards import tfrecord_frames
+
+    with tf.io.TFRecordWriter(str(tmp_path / "tf")) as writer:
+        for record in records:
+            writer.write(record)
+    framed = tfrecord_frames(Records(np.frombuffer(b"".join(records), np.uint8),
+                                     np.array([len(r) for r in records], np.int64)))
+    assert framed.dtype == np.uint8 and framed.tobytes() == (tmp_path / "tf").read_bytes()
