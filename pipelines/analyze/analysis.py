@@ -24,6 +24,7 @@ from typing import Callable
 import apache_beam as beam
 import pyarrow as pa
 
+from skewless.pipelines.analyze.distinct_limits import DistinctValuesFn
 from skewless.pipelines.analyze.stats import ColumnStats, RawStatsFn
 from skewless.pipelines.reading.columns import tensor_adapter_config, to_record_batch
 from skewless.pipelines.output.files import read_json, write_json
@@ -140,8 +141,6 @@ class AnalysisSpec:
 
     def stats_fn(self):
         """How the pass counts the raw columns' statistics."""
-        from skewless.pipelines.analyze.stats import RawStatsFn
-
         return RawStatsFn(self.reader.columns, self.categorical, self.dates)
 
     @property
@@ -187,8 +186,6 @@ class AnalyzeInputs(beam.PTransform):
 
     def _read(self, pipeline, name: str):
         """One dataset's record batches; its partial statistics are written on the way."""
-        from skewless.pipelines.analyze.distinct_limits import DistinctValuesFn
-
         spec = self._spec
         units = spec.datasets[name]
         if self._parsed_dir is not None:
