@@ -22,7 +22,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists, own_message
-from skewless.input_formats import FILE_FORMATS
+from skewless.input_formats import FILE_FORMATS, reader_of
 from skewless.staged_folder import check_not_input
 from skewless.terminal_text import fitted, line_width, shown, shown_lines
 
@@ -463,7 +463,6 @@ def schema_infer(
     """Infer a schema from data: types, presence, categorical domains, value counts."""
     from google.protobuf import text_format
 
-    from skewless.input_formats import reader_of
     from skewless.pipelines.plan.raw_types import infer_types
     from skewless.pipelines.reading import input_config, read_batches
     from skewless.schemas import write_schema

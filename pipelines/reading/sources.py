@@ -31,7 +31,7 @@ from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
 from skewless.transforms import TRANSFORMS
 from skewless.errors import InputError
 from skewless.input_formats import reader_of
-from skewless.pipelines.reading.columns import ARROW_TYPES, RawColumn
+from skewless.pipelines.reading.columns import ARROW_TYPES, RawColumn, to_list_array
 from skewless.pipelines.reading.format import ROW_CHUNK, Segment, WorkUnit
 from skewless.pipelines.reading.nested_shape import nesting_problems
 
@@ -443,8 +443,6 @@ def _as_kind(values: pa.Array, kind: str) -> pa.Array:
 
 def as_list_kind(column: pa.Array, kind: str) -> pa.Array:
     """A list column (single values and absent columns too) -> list<kind>, empty where a row has no value."""
-    from skewless.pipelines.reading.columns import to_list_array
-
     if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
         column = to_list_array(column)
     lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
@@ -455,7 +453,6 @@ def as_list_kind(column: pa.Array, kind: str) -> pa.Array:
 def flat_values(column: pa.Array) -> pa.Array:
     """A column of a fixed shape -> list<T>: each row's values in row-major order, however nested (a column of
     single values: a list of one, or none for a null, so that row_checks counts them against the shape)."""
-    from skewless.pipelines.reading.columns import to_list_array
     from skewless.pipelines.reading.sequence_input import values_per_row
 
     if pa.types.is_dictionary(column.type):

@@ -8,7 +8,7 @@ from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import NumericTransform
 from skewless.transforms.values import each
 from skewless.transforms.z_score import TRANSFORM as Z_SCORE
-from skewless.transforms.z_score import mean_and_deviation, undo_z_score
+from skewless.transforms.z_score import mean_and_deviation, standardized, undo_z_score
 
 
 class Log(NumericTransform):
@@ -51,7 +51,6 @@ class Log(NumericTransform):
         import numpy as np
 
         from skewless.layers.log1p import Log1p
-        from skewless.transforms.z_score import standardized
 
         if "Log1p" not in graph.op_types:
             return not_built_by("log1p")

@@ -7,6 +7,7 @@ from pydantic import Field
 from skewless.transforms.base import Option
 from skewless.transforms.numeric import CLIP, ELEMENTWISE, KEY, NumericTransform
 from skewless.transforms.scale_0_1 import TRANSFORM as SCALE_0_1
+from skewless.transforms.scale_0_1 import min_max_scaled
 
 RANGE = Option("output_range", list[float] | None, Field(default=None, min_length=2, max_length=2, alias="range"),
                "`[lo, hi]`: the output range (none: `[0, 1]`)")
@@ -45,8 +46,6 @@ class ScaleByMinMax(NumericTransform):
         """`Standardize` as for scale_0_1, then Keras' `Rescaling`: ``* (high - low) + low`` as the graph
         multiplies and adds (two float32 roundings; the float32 of Python's high - low)."""
         import keras
-
-        from skewless.transforms.scale_0_1 import min_max_scaled
 
         low, high = plan.options.get("output_range") or (0.0, 1.0)
         reason = min_max_scaled(plan, graph, "scale_by_min_max", positive_zero=False)

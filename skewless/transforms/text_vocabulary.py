@@ -13,7 +13,8 @@ from skewless.errors import ConfigError
 from skewless.transforms.base import Option, Transform
 from skewless.transforms.encoded import OUTPUT_VALUES, VAR_LEN_OUTPUT, check_encoding
 from skewless.transforms.values import as_strings
-from skewless.transforms.vocabulary import FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, vocabulary_fields
+from skewless.transforms.vocabulary import (FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, native_lookup,
+                                            vocabulary_fields)
 
 # the default strip_regex: ASCII punctuation (RE2 syntax, as tf.strings.regex_replace takes it)
 TEXT_STRIP_REGEX = "[[:punct:]]"
@@ -115,7 +116,6 @@ class TextVocabulary(Transform):
         from skewless.layers.pad_or_truncate import PadOrTruncate
         from skewless.layers.text_tokens import TextTokens
         from skewless.layers.vocabulary_first import VocabularyFirst
-        from skewless.transforms.vocabulary import native_lookup
 
         options = plan.options
         if options["output"] != "ids":
