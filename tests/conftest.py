@@ -5,6 +5,12 @@ Their data and helpers are in example_job.py (conftest files hold fixtures; test
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# pytest imports readline, which exports a terminal size (COLUMNS=80, LINES=24 where there is no terminal) into the
+# process's C environment, beside os.environ: every `skewless` child would take its pipe for a screen 80 columns
+# wide and wrap its lines (skewless/terminal_text.py). The tests that want a width give it to their child.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
+    os.unsetenv(_size)
 
 import pytest  # noqa: E402
 from example_job import CENSUS, NATIVE_FEATURES, census_config, example_config, gaps_run  # noqa: E402
