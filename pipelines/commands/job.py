@@ -247,10 +247,10 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         transform_and_write(pipeline, job_plan.units, unit_writes,
                             graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]))
         # the analysis's column statistics of every row, for a split that receives them all (counted once)
-        counted = ({"input_columns": beam.pvalue.AsSingleton(analyzed[COLUMN_STATES])}
-                   if COLUMN_STATES in analyzed else {})
+        whole_input = ({"input_columns": beam.pvalue.AsSingleton(analyzed[COLUMN_STATES])}
+                       if COLUMN_STATES in analyzed else {})
         split_statistics(pipeline, job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
-                         top_candidates=beam.pvalue.AsSingleton(candidates), **counted)
+                         top_candidates=beam.pvalue.AsSingleton(candidates), **whole_input)
     files.remove_tree(run.tmp_dir)
 
 
@@ -497,7 +497,7 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[Uni
     return report
 
 
-def _write_metadata(config: JobConfig, job_plan, staging: str) -> None:
+def _write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
     """The raw metadata next to the graph (so TFTransformOutput.raw_feature_spec works) and the config."""
     import yaml
     from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
