@@ -29,6 +29,14 @@ def written_rows(run_dir, key: str = "id") -> dict[str, list]:
     return {name: [values[i] for i in order] for name, values in columns.items()}
 
 
+def assert_bit_equal(written: dict[str, list], stock: dict[str, list], names) -> None:
+    """The columns `names` of two runs' rows (by feature) are the same values of the same dtype, bit for bit."""
+    for name in names:
+        ours, theirs = np.asarray(written[name]), np.asarray(stock[name])
+        assert ours.dtype == theirs.dtype, name
+        np.testing.assert_array_equal(ours, theirs, err_msg=name)
+
+
 def served_rows(layer, rows: list[dict]) -> dict[str, list]:
     """Raw rows (dicts, None = missing) through serialized tf.train.Examples, parse_example and the layer."""
     from skewless.layers import serialize_raw_examples

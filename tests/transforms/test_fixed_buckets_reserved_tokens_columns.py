@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from rich_rows import served_rows, with_gaps, write_csv, written_rows
+from rich_rows import assert_bit_equal, served_rows, with_gaps, write_csv, written_rows
 from skewless.cli import app
 from skewless.config import load_config
 from skewless.errors import ConfigError
@@ -132,10 +132,7 @@ def test_written_rows_equal_stock_tf_transform(item8_run, tmp_path):
     result, raw = item8_run
     assert result.rows["quarantined"] == 0
     written, stock = written_rows(result.output_dir), _stock_rows(raw, tmp_path)
-    for name in FEATURES:
-        ours, theirs = np.asarray(written[name]), np.asarray(stock[name])
-        assert ours.dtype == theirs.dtype, name
-        np.testing.assert_array_equal(ours, theirs, err_msg=name)
+    assert_bit_equal(written, stock, FEATURES)
     # fixed boundaries, by NumPy: bucket i holds b(i-1) <= x < b(i)
     np.testing.assert_array_equal(written["age_fixed"], np.searchsorted(BOUNDARIES, raw["age"], side="right"))
     # the reserved tokens take the first ids, in their order, seen in the data or not

@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 
-from rich_rows import served_rows, with_gaps, write_csv, written_rows
+from rich_rows import assert_bit_equal, served_rows, with_gaps, write_csv, written_rows
 from skewless.config import load_config
 from skewless.errors import ConfigError
 
@@ -164,10 +164,7 @@ def test_written_rows_equal_stock_tf_transform_per_key(keyed_run, tmp_path):
     result, raw = keyed_run
     assert result.rows["quarantined"] == 0
     written, stock = written_rows(result.output_dir), _stock_rows(raw, tmp_path)
-    for name in KEYED:
-        ours, theirs = np.asarray(written[name]), np.asarray(stock[name])
-        assert ours.dtype == theirs.dtype, name
-        np.testing.assert_array_equal(ours, theirs, err_msg=name)
+    assert_bit_equal(written, stock, KEYED)
     for name in [*LISTED, *SHAPED]:
         # lists compare row by row (an empty or missing list stays empty); floats are float32 on both sides
         assert written[name] == stock[name], name
