@@ -8,12 +8,12 @@ from skewless.lazy_exports import lazy_exports
 from skewless.runtime import import_tensorflow_quietly
 
 _EXPORTS = {
-    "run": "skewless.pipelines.commands.job",
-    "apply": "skewless.pipelines.commands.apply_graph",
-    "ApplyResult": "skewless.pipelines.commands.apply_graph",
-    "RunResult": "skewless.pipelines.commands.job",
-    "predict": "skewless.pipelines.commands.batch_prediction",
-    "PredictResult": "skewless.pipelines.commands.batch_prediction",
+    "run": "skewless.pipelines.commands.run",
+    "apply": "skewless.pipelines.commands.apply",
+    "ApplyResult": "skewless.pipelines.commands.apply",
+    "RunResult": "skewless.pipelines.commands.run",
+    "predict": "skewless.pipelines.commands.predict",
+    "PredictResult": "skewless.pipelines.commands.predict",
     "make_dataset": "skewless.pipelines.tfdata.dataset",
     "make_raw_dataset": "skewless.pipelines.tfdata.raw_dataset",
     "verify": "skewless.pipelines.commands.verify",

@@ -306,7 +306,7 @@ def run(
     say(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
-    from skewless.pipelines.commands.job import run as run_job
+    from skewless.pipelines.commands.run import run as run_job
     from skewless.progress import show_progress
     from skewless.report import render_report
 
@@ -363,7 +363,7 @@ def apply(
     _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
-    from skewless.pipelines.commands.apply_graph import apply as apply_graph
+    from skewless.pipelines.commands.apply import apply as apply_graph
     from skewless.progress import show_progress
     from skewless.report import render_report
 
@@ -414,7 +414,7 @@ def predict(
     _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")
-    from skewless.pipelines.commands.batch_prediction import predict as predict_rows
+    from skewless.pipelines.commands.predict import predict as predict_rows
 
     result = predict_rows(export_dir, inputs, output, output_format=format, keys=keys, input_format=input_format,
                           columns=columns.split(",") if columns else None, overwrite=overwrite,

@@ -153,7 +153,7 @@ class RunSummary(_Summary):
 
 
 class PredictionSummary(_Summary):
-    """The run.json of an output of `skewless predict` (pipelines/commands/batch_prediction.py)."""
+    """The run.json of an output of `skewless predict` (pipelines/commands/predict.py)."""
 
     predicted: dict[str, Any]  # the export, its signature and outputs
     input: AppliedInput

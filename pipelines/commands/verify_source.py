@@ -419,7 +419,7 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
     import tensorflow as tf
 
     from skewless.layers import read_spec_file, serialize_raw_examples
-    from skewless.pipelines.commands.batch_prediction import predict
+    from skewless.pipelines.commands.predict import predict
 
     if not rows:
         return

@@ -1,6 +1,6 @@
 """The job's plan: its input resolved into column types and work units, before any pipeline runs.
 
-The job (pipelines/commands/job.py) runs a plan; `skewless verify` and the native Keras preprocessor's check
+The job (pipelines/commands/run.py) runs a plan; `skewless verify` and the native Keras preprocessor's check
 read sample rows of the same plan, so all three see the input as the job reads it.
 """
 

@@ -152,7 +152,7 @@ def _fmt(chain: list[str]) -> str:
 
 
 def test_the_walk_sees_the_project_and_its_imports(tmp_path):
-    assert {"skewless.cli", "skewless.pipelines.commands.job", "skewless.layers.export", "skewless.report.page"} <= set(MODULES)
+    assert {"skewless.cli", "skewless.pipelines.commands.run", "skewless.layers.export", "skewless.report.page"} <= set(MODULES)
     source = tmp_path / "example.py"
     source.write_text(
         "from typing import TYPE_CHECKING\n"

@@ -66,9 +66,9 @@ def main() -> int:
     parser.add_argument("--profile", help="cProfile the timed runs into this file")
     args = parser.parse_args()
     started = time.perf_counter()
-    import skewless.pipelines.commands.job  # noqa: F401  (the import is a notebook's first cell, not part of a run)
+    import skewless.pipelines.commands.run  # noqa: F401  (the import is a notebook's first cell, not part of a run)
 
-    print(f"import skewless.pipelines.commands.job: {time.perf_counter() - started:.1f} s", flush=True)
+    print(f"import skewless.pipelines.commands.run: {time.perf_counter() - started:.1f} s", flush=True)
     profiler = cProfile.Profile() if args.profile else None
     results = [time_runs(rows, args.repeat, args.cache_dir, profiler) for rows in args.rows]
     for result in results:

@@ -140,7 +140,7 @@ def test_the_native_preprocessor_on_jax_gives_what_the_job_wrote(checked, source
 @pytest.mark.parametrize("source", [case(source, "skewless apply") for source in SOURCES])
 def test_apply_writes_what_the_job_wrote(checked, source):
     """`skewless apply` of the run's graph to its own input reads and writes every row as the job did."""
-    from skewless.pipelines.commands.apply_graph import apply
+    from skewless.pipelines.commands.apply import apply
 
     run_dir, _, _, folder = checked(source)
     expected, got = written_rows(run_dir), written_rows(apply(run_dir, str(folder / "applied")).output_dir)
@@ -154,7 +154,7 @@ def test_predict_scores_what_serving_scores_and_refuses_what_the_job_quarantines
     import tensorflow as tf
 
     from skewless.layers import read_spec_file, serialize_raw_examples
-    from skewless.pipelines.commands.batch_prediction import predict
+    from skewless.pipelines.commands.predict import predict
 
     run_dir, export_dir, check, folder = checked(source)
     config = load_config(f"{run_dir}/config.yaml")

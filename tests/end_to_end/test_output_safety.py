@@ -14,7 +14,7 @@ from commands import cli
 from example_job import example_config
 from skewless.cli import app
 from skewless.errors import OutputError
-from skewless.pipelines.commands import job
+from skewless.pipelines.commands import run as job
 from skewless import staged_folder
 
 SMALL = {

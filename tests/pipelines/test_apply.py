@@ -59,7 +59,7 @@ def test_shifted_data_takes_the_training_runs_mean_std_and_vocabulary(training, 
     import tensorflow_transform as tft
 
     from skewless.pipelines import apply
-    from skewless.pipelines.commands.apply_graph import graph_digest
+    from skewless.pipelines.commands.apply import graph_digest
     from skewless.safe_names import vocabulary_filename
 
     path = write_csv(tmp_path / "shifted.csv", ["age", "workclass", "label"],
@@ -91,7 +91,7 @@ def test_graph_digest_is_sha256sum_of_the_graph_files(training):
     import hashlib
     import subprocess
 
-    from skewless.pipelines.commands.apply_graph import graph_digest
+    from skewless.pipelines.commands.apply import graph_digest
 
     graph_dir = os.path.join(training["run"], "transform_graph")
     listing = subprocess.run("find . -type f | LC_ALL=C sort | xargs sha256sum", shell=True, cwd=graph_dir,

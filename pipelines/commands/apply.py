@@ -6,7 +6,7 @@
 
 No analyzer runs: mean, std, vocabularies and OOV ids are the run's, whatever the new data's distribution,
 since re-analyzing it would be exactly the skew the graph exists to prevent. Everything else is the job's
-(pipelines/commands/job.py): its plan, reader, row checks and quarantine, encoder, shard names, split rule, staging
+(pipelines/commands/run.py): its plan, reader, row checks and quarantine, encoder, shard names, split rule, staging
 and publish, so applying a run to its own input writes its data/ byte for byte.
 
 The output holds a copy of the graph it applied (transform_graph/), so make_dataset, TransformLayer and
@@ -29,7 +29,7 @@ from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import VALUE_OPTIONS, reader_of
 from skewless.pipelines.output import files, object_store
-from skewless.pipelines.commands.job import (
+from skewless.pipelines.commands.run import (
     pipeline_options,
     reads,
     shared_summary_fields,
@@ -102,7 +102,7 @@ def apply(
 
         >>> import json
         >>> import numpy as np
-        >>> from skewless.pipelines.commands.apply_graph import apply
+        >>> from skewless.pipelines.commands.apply import apply
         >>> from skewless.pipelines.tfdata.dataset import make_dataset
         >>> _ = open("new.csv", "w").write(
         ...     "age,workclass,education,occupation,hours_per_week,fnlwgt,capital_gain,native_country\\n"

@@ -46,7 +46,7 @@ from skewless.pipelines.reading import sources
 from skewless.pipelines.runner import runners
 from skewless.pipelines.write import shards
 from skewless.pipelines.reading.columns import RawColumn, column_of_spec
-from skewless.pipelines.commands.job import package_versions, run_seconds
+from skewless.pipelines.commands.run import package_versions, run_seconds
 from skewless.pipelines.plan.plan import estimated_output_bytes
 from skewless.pipelines.write.prediction_files import FORMATS, OutputColumn, encode_shard
 from skewless.pipelines.plan.raw_types import infer_types
@@ -116,7 +116,7 @@ def predict(
         >>> import keras
         >>> import tensorflow as tf
         >>> from skewless.layers import export_serving_model, model_inputs, read_spec_file, serialize_raw_examples
-        >>> from skewless.pipelines.commands.batch_prediction import predict
+        >>> from skewless.pipelines.commands.predict import predict
         >>> inputs, encoded = model_inputs("out/example")
         >>> model = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(encoded))
         >>> _ = export_serving_model("out/example", model, "export/1")

@@ -47,7 +47,7 @@ class RunResult:
     Examples:
         >>> import os
         >>> from skewless.config import load_config
-        >>> from skewless.pipelines.commands.job import run
+        >>> from skewless.pipelines.commands.run import run
         >>> result = run(load_config("configs/example.yaml", overrides=["input.rows=1000", "output.shards=2"],
         ...                          output_dir=os.path.abspath("out/tiny")))
         >>> {split: len(shards) for split, shards in result.shards.items()}
@@ -117,7 +117,7 @@ def run(
 
         >>> import os
         >>> from skewless.config import load_config
-        >>> from skewless.pipelines.commands.job import run
+        >>> from skewless.pipelines.commands.run import run
         >>> result = run(load_config("configs/example.yaml", overrides=["input.rows=2000"],
         ...                          output_dir=os.path.abspath("out/small")))
         >>> result.rows["read"], sum(result.rows["written"].values()) + result.rows["quarantined"]
