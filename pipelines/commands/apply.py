@@ -1,7 +1,7 @@
 """`apply(run_dir, ...)`: a finished run's transform graph applied, unchanged, to new raw data.
 
     new input ──plan (the run's config, its raw column types)──> work units
-    work units ──transform_and_write (the job's transform pass, with RUN_DIR/transform_graph)──> data/, quarantine/
+    work units ──TransformAndWrite (the job's transform pass, with RUN_DIR/transform_graph)──> data/, quarantine/
                  └──> run.json: which graph (its path and digest), rows, shards; statistics/ per split
 
 No analyzer runs: mean, std, vocabularies and OOV ids are the run's, whatever the new data's distribution,
@@ -29,21 +29,14 @@ from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import VALUE_OPTIONS, reader_of
 from skewless.pipelines.output import files, object_store
-from skewless.pipelines.commands.run import (
-    pipeline_options,
-    reads,
-    shared_summary_fields,
-    split_statistics,
-    sum_parts,
-    transform_and_write,
-    unit_parts,
-    unit_write_spec,
-    work_started,
-)
+from skewless.pipelines.assemble.launch import pipeline_options, reads, work_started
+from skewless.pipelines.assemble.summary import shared_summary_fields, sum_parts, unit_parts
 from skewless.pipelines.plan.plan import JobPlan, plan
 from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
-from skewless.pipelines.write.split_statistics import write_states
+from skewless.pipelines.statistics.assembly import assemble_statistics
+from skewless.pipelines.statistics.in_input_order import CountSplitStatistics
+from skewless.pipelines.write.transform_pass import TransformAndWrite, unit_write_spec
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RunDirectory
@@ -145,8 +138,7 @@ def apply(
         sums = sum_parts(config, parts)
         # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift), counted as the job
         # counts a run's: the run's own input applied gives the run's statistics
-        states = files.read_json(RunDirectory(staging).split_statistics_file)
-        write_states(staging, {split: [states[split]] for split in config.output.splits}, job_plan.columns)
+        assemble_statistics(config, job_plan, staging, analysis_pass=False)
         oov = {name: sum(part.oov[name] for part in parts) for name in parts[0].oov}
         for folder in (RunDirectory(staging).parts_dir, RunDirectory(staging).progress_dir):
             files.remove_tree(folder)
@@ -241,8 +233,8 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, graph_dir: str, staging:
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging)
     with runners.pipeline(pipeline_options(config, beam_args), config.runner.start_timeout,
                           work_started(staging)) as pipeline:
-        transform_and_write(pipeline, job_plan.units, unit_writes)
-        split_statistics(pipeline, job_plan.units, unit_writes)
+        _ = pipeline | "TransformAndWrite" >> TransformAndWrite(job_plan.units, unit_writes)
+        _ = pipeline | "CountSplitStatistics" >> CountSplitStatistics(job_plan.units, unit_writes)
 
 
 def graph_digest(graph_dir: str) -> str:

@@ -44,9 +44,9 @@ from skewless.layers.export import read_spec_file, serialize_raw_examples
 from skewless.pipelines.output import files
 from skewless.pipelines.reading import sources
 from skewless.pipelines.runner import runners
+from skewless.pipelines.assemble.summary import package_versions, run_seconds
 from skewless.pipelines.write import shards
 from skewless.pipelines.reading.columns import RawColumn, column_of_spec
-from skewless.pipelines.commands.run import package_versions, run_seconds
 from skewless.pipelines.plan.plan import estimated_output_bytes
 from skewless.pipelines.write.prediction_files import FORMATS, OutputColumn, encode_shard
 from skewless.pipelines.plan.raw_types import infer_types

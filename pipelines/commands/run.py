@@ -16,29 +16,29 @@ TensorFlow cannot write (s3://), the run is written locally and uploaded: pipeli
 
 from __future__ import annotations
 
-import os
-import platform
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
-from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
-from skewless.errors import ConfigError, TooManyBadRowsError
+from skewless.config import JobConfig, load_config
+from skewless.pipelines.assemble.feature_report import feature_report
+from skewless.pipelines.assemble.launch import pipeline_options, reads, work_started
+from skewless.pipelines.assemble.run_files import export_keras_preprocessor, write_metadata, write_sequence_spec
+from skewless.pipelines.assemble.summary import shared_summary_fields, sum_parts, unit_parts
 from skewless.pipelines.output import files
 from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
-from skewless.pipelines.plan.plan import JobPlan, no_rows, plan, sample_rows
+from skewless.pipelines.plan.plan import JobPlan, plan
+from skewless.pipelines.statistics.assembly import assemble_statistics
+from skewless.pipelines.statistics.in_input_order import CountSplitStatistics
 from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.output.staging import StagedOutput
-from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
+from skewless.pipelines.write.transform_pass import TransformAndWrite, categorical_features, unit_write_spec
 from skewless.progress_snapshot import Snapshot
-from skewless.redaction import url_without_credentials
-from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
-from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
-from skewless.safe_names import most_frequent_filename, vocabulary_filename
-
+from skewless.run_directory import RunDirectory
+from skewless.run_summary import Analysis, RunSummary
 
 @dataclass
 class RunResult:
@@ -148,57 +148,8 @@ def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progre
         summary = summary.model_dump()
         result = RunResult(output_dir, rows, summary["shards"], summary["seconds"], summary["features"])
         if config.output.keras_preprocessor:
-            result.keras_preprocessor = _export_keras_preprocessor(config, job_plan, staging)
+            result.keras_preprocessor = export_keras_preprocessor(config, job_plan, staging)
     return result
-
-
-def reads(config: JobConfig) -> tuple[list[str], list[str]]:
-    """What a job reads and its output may therefore neither be, hold nor replace: (folders: the analyzer cache;
-    files and globs: the input, a DuckDB database, the schema)."""
-    database = config.input.url[len("duckdb://"):] if (config.input.url or "").startswith("duckdb://") else None
-    read = [*config.input.paths, database, config.schema_path]
-    return [config.cache_dir] if config.cache_dir else [], [path for path in read if path]
-
-
-def _export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: str) -> dict:
-    """Writes the native Keras preprocessor with the features that match the graph exactly on sampled rows.
-
-    A feature without an exact Keras equivalent is left out, never emitted different; which and why is
-    in RUN_DIR/keras_preprocessor.json (and the summary line).
-    """
-    from skewless.layers import export_keras_preprocessor
-
-    check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
-    summary = check.to_dict()
-    summary["path"] = KERAS_PREPROCESSOR_FILE  # relative: the file moves with the run directory
-    files.write_json(summary, RunDirectory(run_dir).keras_preprocessor_check_file)
-    return summary
-
-
-def pipeline_options(config: JobConfig, beam_args: list[str]):
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    # `-- --runner=X` wins over runner.name (PipelineOptions lets keyword options override flags)
-    flagged = [arg.split("=", 1)[1] for arg in beam_args if arg.startswith("--runner=")]
-    options = dict(config.runner.options)
-    if not flagged:
-        options["runner"] = config.runner.name
-    try:
-        return PipelineOptions(flags=beam_args, **options)
-    except Exception as error:
-        raise ConfigError(f"runner options: {error}") from None
-
-
-def work_started(staging: str):
-    """Whether a worker has counted rows yet, or None where workers write no progress (object stores)."""
-    if not files.is_local(staging):
-        return None
-
-    def started() -> bool:
-        current = snapshot(staging)
-        return current is not None and current.rows > 0
-
-    return started
 
 
 def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args: list[str]) -> None:
@@ -207,11 +158,10 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
 
     from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
     from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
-    from skewless.pipelines.analyze.analysis import COLUMN_STATES, AnalysisSpec, AnalyzeInputs
+    from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
     from skewless.pipelines.analyze.distinct_limits import raw_column_limits
     from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
     from skewless.pipelines.reading.sources import RowReader
-    from skewless.pipelines.analyze.stats import top_candidates
 
     run = RunDirectory(staging)
     graph_dir = run.graph_dir
@@ -239,120 +189,24 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
-        # the string columns past EXACT_DISTINCT values: the transform pass counts their candidate top values
-        counted = [c.name for c in job_plan.columns
-                   if (c.kind == "bytes" or c.name in analysis.categorical) and not c.image]
-        candidates = (analyzed["statistics"] | "GatherStatistics" >> beam.combiners.ToList()
-                      | "TopCandidates" >> beam.Map(top_candidates, counted))
-        transform_and_write(pipeline, job_plan.units, unit_writes,
-                            graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]))
-        # the analysis's column statistics of every row, for a split that receives them all (counted once)
-        whole_input = ({"input_columns": beam.pvalue.AsSingleton(analyzed[COLUMN_STATES])}
-                       if COLUMN_STATES in analyzed else {})
-        split_statistics(pipeline, job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]),
-                         top_candidates=beam.pvalue.AsSingleton(candidates), **whole_input)
+        _ = pipeline | "TransformAndWrite" >> TransformAndWrite(
+            job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]))
+        _ = pipeline | "CountSplitStatistics" >> CountSplitStatistics(job_plan.units, unit_writes, analyzed)
     files.remove_tree(run.tmp_dir)
-
-
-def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str, staging: str,
-                    parsed_dir: str | None = None):
-    """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`."""
-    from skewless.pipelines.write.transform import UnitWriteSpec
-
-    return UnitWriteSpec(
-        reader=reader,
-        graph_dir=graph_dir,
-        staging_dir=staging,
-        splits=config.output.splits,
-        compression=config.output.compression,
-        unit_count=len(job_plan.units),
-        vocabulary_features=[n for n, f in config.features.items() if f.transform_kind.counts_oov],
-        unseen_ids={n: f.transform_kind.unseen_id(f) for n, f in config.features.items()
-                    if f.transform_kind.counts_oov and f.transform_kind.unseen_id(f) is not None},
-        categorical_features=categorical_features(config),
-        output_format=config.output.format,
-        parsed_dir=parsed_dir,
-        overlap_stages=config.runner.overlap_stages,
-    )
-
-
-def categorical_features(config: JobConfig) -> frozenset[str]:
-    """The raw columns of features whose values are categories whatever their type (run.json's kind
-    categorical): their statistics count an int column's values as text."""
-    return frozenset(f.raw_column(n) for n, f in config.features.items() if f.transform_kind.categories)
-
-
-def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> None:
-    """The transform pass: each work unit transformed with `unit_writes.graph_dir`, split and written
-    (`TransformUnitFn`), its summary to _parts/. `skewless apply` runs it alone, with a finished run's graph."""
-    import apache_beam as beam
-
-    from skewless.pipelines.write.transform import TransformUnitFn
-
-    staging = unit_writes.staging_dir
-    _ = (
-        pipeline
-        | "PlanTransform" >> beam.Create(units, reshuffle=True)
-        | "TransformAndWrite" >> beam.ParDo(TransformUnitFn(unit_writes), **side_inputs)
-        | "WriteParts" >> beam.Map(
-            lambda part, d=staging: write_unit_summary(part, RunDirectory(d).unit_summary_file(part.unit)))
-    )
-
-
-def split_statistics(pipeline, units: list, unit_writes, **side_inputs) -> None:
-    """Each split's raw statistics, from the rows in input order (`statistics_in_input_order`): the same for every
-    format and every cut into units, so `skewless apply` of a run's own input gives the run's statistics exactly.
-    `side_inputs`: `graph_ready` (the job: after the analysis, which keeps the units' streams),
-    `top_candidates` and `input_columns` (the analysis's column statistics of every row)."""
-    import apache_beam as beam
-
-    from skewless.pipelines.write.statistics_in_input_order import write_split_states
-
-    path = RunDirectory(unit_writes.staging_dir).split_statistics_file
-    _ = (pipeline | "PlanSplitStatistics" >> beam.Create([None])
-         | "SplitStatistics" >> beam.Map(write_split_states, units, unit_writes, path, **side_inputs))
-
-
-def unit_parts(job_plan: JobPlan, staging: str) -> list[UnitSummary]:
-    """The summaries `TransformUnitFn` wrote for the plan's units, in unit order."""
-    return [read_unit_summary(RunDirectory(staging).unit_summary_file(unit.index)) for unit in job_plan.units]
-
-
-def sum_parts(config: JobConfig, parts: list[UnitSummary]) -> tuple[int, int, dict, dict]:
-    """Rows read, rows quarantined, shards per split and rows written per split, summed over the units;
-    refuses output past max_bad_fraction, and an input without rows."""
-    read = sum(p.read for p in parts)
-    quarantined = sum(p.quarantined for p in parts)
-    if read and quarantined / read > config.output.max_bad_fraction:
-        reasons = [reason for p in parts for reason in p.reasons][:5]
-        raise TooManyBadRowsError(
-            f"{quarantined:,} of {read:,} rows ({quarantined / read:.1%}) failed to decode or validate, over "
-            f"output.max_bad_fraction {config.output.max_bad_fraction:g}; no output written. First reasons: "
-            + "; ".join(reasons)
-        )
-    if read == 0:  # an input whose sizes did not show it empty (a CSV header alone, a query, a generator)
-        raise no_rows(config)
-    shards = {split: [p.shards[split] for p in parts] for split in config.output.splits}
-    written = {split: sum(s.rows for s in shards[split]) for split in shards}
-    return read, quarantined, shards, written
 
 
 def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
               process_started: float | None) -> RunSummary:
     """Sums the units' summaries into run.json and each split's statistics, and refuses output past max_bad_fraction."""
-    from skewless.pipelines.write.split_statistics import write_states
-
     run = RunDirectory(staging)
     parts = unit_parts(job_plan, staging)
-    split_states = files.read_json(run.split_statistics_file)
-    raw_stats = _raw_statistics(config, job_plan, staging, list(split_states.values()))
+    raw_stats = assemble_statistics(config, job_plan, staging)
     analyzed = len(files.files_under(run.stats_dir))  # none when the cache had everything
     sums = sum_parts(config, parts)
-    features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
-    write_states(staging, {split: [split_states[split]] for split in config.output.splits}, job_plan.columns)
-    _write_metadata(config, job_plan, staging)
+    features = feature_report(config, job_plan.columns, raw_stats, parts, staging)
+    write_metadata(config, job_plan, staging)
     if config.output.format == "sequence_example":
-        _write_sequence_spec(staging)
+        write_sequence_spec(staging)
     canonicalize(run.transform_fn_dir)
     for folder in (run.parts_dir, run.stats_dir, run.progress_dir):
         files.remove_tree(folder)
@@ -365,184 +219,3 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     return summary
 
 
-def shared_summary_fields(config: JobConfig, parts: list[UnitSummary], sums: tuple, started: float, pipeline_seconds: float,
-                          process_started: float | None, graph_dir: str) -> dict:
-    """The fields of run.json that a job and `skewless apply` fill alike, from the units' summaries (`parts`)
-    and their sums (`sum_parts`); `graph_dir` is the graph the rows went through."""
-    read, quarantined, shards, written = sums
-    # rows.unlabeled is there when such rows are left out on purpose (label.missing: drop), even if none were
-    unlabeled = ({"unlabeled": sum(p.unlabeled for p in parts)}
-                 if config.label is not None and config.label.missing == "drop" else {})
-    return {
-        "name": config.name,
-        "rows": RowCounts(read=read, written=written, quarantined=quarantined, **unlabeled),
-        "label": label_summary(config, graph_dir),
-        "shards": shards,
-        "compression": config.output.compression,
-        "format": config.output.format,
-        "seconds": {**run_seconds(started, pipeline_seconds, process_started), **transform_pass_seconds([p.clock for p in parts])},
-        "versions": package_versions(),
-        "platform": machine_summary(),
-    }
-
-
-def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
-    """run.json's label: its column, and for a transformed regression label the statistics it was scaled with."""
-    if config.label is None:
-        return None
-    label = Label(column=config.label.column, name=config.label.column, classes=label_classes(config, graph_dir))
-    if config.label.transform in NUMERIC_LABEL_TRANSFORMS:
-        # here only: skewless.layers loads Keras 3, which a job without a transformed label never needs
-        # (tests/cli/test_cli_startup.py), and TensorFlow, which `run` imports once its progress has started
-        from skewless.layers.label_scale import label_statistics
-
-        label.transform = config.label.transform
-        label.statistics = label_statistics(graph_dir, config.label.column, config.label.transform)
-    return label
-
-
-def label_classes(config: JobConfig, graph_dir: str) -> list[str] | None:
-    """The class of each label id, in id order, when the job writes the label as class ids: the map's keys by
-    their id (the first key of an id several share; an id no key has is its own text), or the label's
-    vocabulary file in the graph. None otherwise."""
-    if config.label.map is not None:
-        names: dict[int, str] = {}
-        for key, value in config.label.map.items():
-            names.setdefault(value, key)
-        return [names.get(i, str(i)) for i in range(max(names) + 1)] if min(names) >= 0 else None
-    if config.label.transform == "vocabulary":
-        with open(os.path.join(graph_dir, "transform_fn", "assets", vocabulary_filename(config.label.column)),
-                  "rb") as handle:
-            return [line.decode("utf-8", "backslashreplace") for line in handle.read().splitlines()]
-    return None
-
-
-def run_seconds(started: float, pipeline_seconds: float, process_started: float | None) -> dict:
-    """run.json's timings: the pipeline's, and the total from the process's start (else the job's)."""
-    now = time.time()
-    if process_started is None:
-        return {"pipeline": round(pipeline_seconds, 3), "total": round(now - started, 3)}
-    return {"pipeline": round(pipeline_seconds, 3), "startup": round(started - process_started, 3),
-            "total": round(now - process_started, 3)}
-
-
-def transform_pass_seconds(clocks: list[UnitClock]) -> dict:
-    """The transform pass's wall seconds (first unit's start to last unit's finish) and the CPU seconds its
-    process spent meanwhile, from the units' clocks (`transform.unit_clock`); nothing when the units ran in
-    more than one process (another runner's workers), whose CPU clocks do not add up."""
-    if not clocks or len({moment.pid for clock in clocks for moment in (clock.started, clock.finished)}) != 1:
-        return {}
-    first = min((clock.started for clock in clocks), key=lambda moment: moment.wall)
-    last = max((clock.finished for clock in clocks), key=lambda moment: moment.wall)
-    return {"transform_pass": round(last.wall - first.wall, 3), "transform_pass_cpu": round(last.cpu - first.cpu, 3)}
-
-
-def _raw_statistics(config: JobConfig, job_plan, staging: str, split_states: list[dict]) -> dict:
-    """Merges the partial statistics this run computed with the cached ones of datasets it did not read, with
-    the top values the splits' statistics counted exactly (`split_states`: `SplitStatistics.state()`s).
-
-    With a cache, this run's partials are then stored there, under their dataset's name.
-    """
-    from apache_beam.io.filesystems import FileSystems
-
-    from skewless.pipelines.analyze.analysis import STATS_CACHE, cached_stats
-    from skewless.pipelines.write.split_statistics import candidate_counts
-    from skewless.pipelines.analyze.stats import summarize
-
-    stats_dir = RunDirectory(staging).stats_dir
-    partials = {}
-    for name in job_plan.datasets:
-        path = os.path.join(stats_dir, f"{name}.json")
-        if FileSystems.exists(path):
-            partials[name] = files.read_json(path)
-    if config.cache_dir:
-        for name in job_plan.datasets:
-            if name in partials:
-                files.write_json(partials[name], os.path.join(config.cache_dir, STATS_CACHE, f"{name}.json"))
-            else:
-                partials[name] = cached_stats(config.cache_dir, name)
-    counted = candidate_counts(split_states)
-    return summarize(list(partials.values()), {name: counts for name, (counts, _) in counted.items()})
-
-
-def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[UnitSummary], staging: str) -> dict:
-    import tensorflow_transform as tft
-
-    graph = tft.TFTransformOutput(RunDirectory(staging).graph_dir)
-    kinds = {c.name: c.kind for c in columns}
-    optional = {c.name for c in columns if c.optional}
-    report = {}
-    for name, feature in config.features.items():
-        transform = feature.transform_kind
-        if transform.new_output:  # no raw column of its own
-            report[name] = {"transform": feature.transform, "type": "int", "kind": "categorical",
-                            **transform.run_fields(name, feature, graph)}
-            continue
-        column = feature.raw_column(name)  # the statistics are its raw column's
-        entry = {"transform": feature.transform, "type": kinds[column],
-                 "kind": "categorical" if kinds[column] == "bytes" or transform.categories
-                 else "numeric", **({"column": column} if column != name else {}), **raw_stats[column]}
-        if transform.image:
-            entry.pop("top_values", None)  # encoded image bytes, not values to show
-        entry.update(transform.run_fields(name, feature, graph))
-        if transform.counts_oov:
-            entry["oov_rows"] = sum(p.oov[name] for p in parts)
-        if feature.default is not None:
-            entry["default"] = feature.default
-        if feature.fill is not None:
-            entry["fill"] = feature.fill
-        if feature.fill == "most_frequent" and column in optional:  # a required column has nothing to fill
-            entry["most_frequent_file"] = most_frequent_filename(column)
-        report[name] = entry
-    return report
-
-
-def _write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
-    """The raw metadata next to the graph (so TFTransformOutput.raw_feature_spec works) and the config."""
-    import yaml
-    from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
-
-    from skewless.pipelines.reading.columns import raw_schema
-
-    run = RunDirectory(staging)
-    metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(job_plan.columns)), run.raw_metadata_dir)
-    # the config's paths are absolute since it was loaded: every later reader sees the paths this run read. A
-    # database URL is kept without its password: `verify` and `apply` then find it where libpq looks (PGPASSWORD,
-    # ~/.pgpass, a service file), as configs should give it (docs/recipes/sql.md)
-    kept = config.model_dump(by_alias=True)
-    # a CSV's `skip_initial_space: auto` as the plan read this input: new data read by the run's rules (verify,
-    # apply, predict) is read as this input was, whatever its own first lines look like
-    if "skip_initial_space" in kept["input"]:
-        kept["input"]["skip_initial_space"] = job_plan.input_config.skip_initial_space
-    if kept["input"].get("url"):
-        kept["input"]["url"] = url_without_credentials(kept["input"]["url"])
-    files.write_bytes(run.config_file, yaml.safe_dump(kept, sort_keys=False).encode())
-
-
-def _write_sequence_spec(staging: str) -> None:
-    """RUN_DIR/sequence_example.json: which transformed features the SequenceExample shards hold as context
-    features and which as feature lists (`skewless.sequence_specs.split_transformed_spec` decides)."""
-    import tensorflow_transform as tft
-
-    from skewless.sequence_specs import split_transformed_spec
-
-    run = RunDirectory(staging)
-    spec = tft.TFTransformOutput(run.graph_dir).transformed_feature_spec()
-    context, lists = split_transformed_spec(spec)
-    files.write_json({"context": sorted(context), "feature_lists": sorted(lists)}, run.sequence_file)
-
-
-def machine_summary() -> dict:
-    return {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()}
-
-
-def package_versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions = {}
-    for package in ("skewless", "tensorflow", "tensorflow-transform", "tfx-bsl", "apache-beam", "keras", "pyarrow"):
-        try:
-            versions[package] = version(package)
-        except PackageNotFoundError:
-            versions[package] = None
-    return versions

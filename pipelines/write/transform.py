@@ -327,7 +327,7 @@ class TransformUnitFn(beam.DoFn):
 
 
 def unit_clock() -> Moment:
-    """When, in wall and in this process's CPU seconds, and in which process: what `job.transform_pass_seconds`
+    """When, in wall and in this process's CPU seconds, and in which process: what `assemble.summary.transform_pass_seconds`
     reads from the units' summaries."""
     return Moment(wall=time.time(), cpu=time.process_time(), pid=os.getpid())
 

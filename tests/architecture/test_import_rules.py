@@ -198,7 +198,7 @@ def test_pipelines_never_import_the_cli_report_or_progress_drawing():
 
 # pipelines/ by stage, lowest first: a stage imports only those before it (so the input formats in reading/ never
 # import the analysis or the writing, and nothing but a command imports a command)
-STAGES = ("output", "runner", "reading", "analyze", "write", "plan", "tfdata", "commands")
+STAGES = ("output", "runner", "reading", "analyze", "write", "statistics", "plan", "assemble", "tfdata", "commands")
 
 
 def test_pipelines_is_folders_by_stage():

@@ -151,7 +151,7 @@ def test_cli_unknown_column_and_missing_input(tmp_path):
 
 def test_runner_flags_after_the_double_dash_win():
     from skewless.config import load_config
-    from skewless.pipelines.commands.run import pipeline_options
+    from skewless.pipelines.assemble.launch import pipeline_options
 
     config = load_config({"name": "t", "input": {"format": "synthetic", "rows": 1},
                           "features": {"age": {"transform": "z_score"}}, "output": {"dir": "o"}})

@@ -24,7 +24,7 @@ import pytest
 
 from skewless.drift import INFINITY_NORM, JENSEN_SHANNON, SKEW, Thresholds, feature_distance
 from skewless.pipelines.reading.columns import RawColumn
-from skewless.pipelines.write.split_statistics import SplitStatistics, dataset_statistics
+from skewless.pipelines.statistics.split_statistics import SplitStatistics, dataset_statistics
 
 SPLITS = 100  # random splits per distribution and size
 NUMERIC = {

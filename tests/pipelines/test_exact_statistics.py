@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from skewless.cli import app
 from skewless.pipelines.reading.columns import RawColumn
-from skewless.pipelines.write.split_statistics import SplitStatistics, candidate_counts, dataset_statistics
+from skewless.pipelines.statistics.split_statistics import SplitStatistics, candidate_counts, dataset_statistics
 from skewless.pipelines.analyze.stats import EXACT_DISTINCT, TOP_BUCKETS, TOP_VALUES, ColumnStats, summarize, top_candidates
 from skewless.report.run_files import no_frequent_value
 from skewless.pipelines.reading.synthetic_rows import synthetic_rows

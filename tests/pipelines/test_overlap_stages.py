@@ -7,7 +7,7 @@ import pytest
 from dirty_csv import job_config, make_inputs
 from run_output import files_of
 
-from skewless.pipelines.commands.run import transform_pass_seconds
+from skewless.pipelines.assemble.summary import transform_pass_seconds
 from skewless.pipelines.write.unit_summary import Moment, UnitClock
 
 

@@ -9,7 +9,7 @@ import yaml
 
 from example_job import REPO
 from skewless.config import load_config
-from skewless.pipelines.commands.run import pipeline_options
+from skewless.pipelines.assemble.launch import pipeline_options
 
 CONFIGS = {"Flink": REPO / "configs" / "flink.yaml", "Spark": REPO / "configs" / "spark.yaml"}
 RECIPE = REPO / "docs" / "recipes" / "runners.md"

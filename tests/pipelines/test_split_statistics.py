@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from skewless.pipelines.reading.columns import RawColumn
-from skewless.pipelines.write.split_statistics import SplitStatistics, dataset_statistics
+from skewless.pipelines.statistics.split_statistics import SplitStatistics, dataset_statistics
 from skewless.statistics_files import feature_name
 
 COLUMNS = [

@@ -1,6 +1,6 @@
 """Raw statistics are counted once where the values are the same (issue 40): a config's only split receives every
 row, in the tables the analysis pass counted, so it takes the analysis's column statistics
-(pipelines/write/statistics_in_input_order.py) and the job writes what counting them again wrote."""
+(pipelines/statistics/in_input_order.py) and the job writes what counting them again wrote."""
 
 import json
 
@@ -12,7 +12,7 @@ from skewless.pipelines import run
 from skewless.pipelines.analyze import analysis_graph_reuse
 from skewless.pipelines.analyze.stats import RawStatsFn
 from skewless.pipelines.reading.format import ROW_CHUNK
-from skewless.pipelines.write import statistics_in_input_order
+from skewless.pipelines.statistics import in_input_order as statistics_in_input_order
 
 ROWS = 70_000  # two tables of the input-order stream
 

@@ -14,10 +14,15 @@ per row, categorical ints and candidates are still counted here.
 
 from __future__ import annotations
 
+import apache_beam as beam
+
+from skewless.pipelines.analyze.analysis import COLUMN_STATES
+from skewless.pipelines.analyze.stats import top_candidates
 from skewless.pipelines.output import files
 from skewless.pipelines.reading.parsed_units import in_input_order
-from skewless.pipelines.write.split_statistics import SplitStatistics, add_by_split
+from skewless.pipelines.statistics.split_statistics import SplitStatistics, add_by_split
 from skewless.pipelines.write.transform import UnitWriteSpec, split_of
+from skewless.run_directory import RunDirectory
 
 
 def split_states(units: list, spec: UnitWriteSpec, candidates: dict | None, input_columns: dict | None = None
@@ -39,3 +44,37 @@ def write_split_states(_, units: list, spec: UnitWriteSpec, path: str, graph_rea
     """`split_states` as JSON at `path`; `graph_ready` (a side input) holds it back until the analysis, which keeps
     the units' streams, is done; `input_columns` (a side input): the analysis's column statistics of every row."""
     files.write_json(split_states(units, spec, top_candidates, input_columns), path)
+
+
+class CountSplitStatistics(beam.PTransform):
+    """Each split's raw statistics, from the rows in input order (`write_split_states`): the same for every format
+    and every cut into units, so `skewless apply` of a run's own input gives the run's statistics exactly.
+
+    `analyzed`, the job's analysis outputs (`AnalyzeInputs`), holds the count back until the analysis, which keeps
+    the units' streams, is done, and gives it the top candidates to count exactly and the analysis's column
+    statistics of every row; `skewless apply` has none."""
+
+    def __init__(self, units: list, spec: UnitWriteSpec, analyzed: dict | None = None):
+        super().__init__()
+        self._units = units
+        self._spec = spec
+        self._analyzed = analyzed
+
+    def expand(self, pipeline):
+        side_inputs = {} if self._analyzed is None else self._analysis_side_inputs()
+        path = RunDirectory(self._spec.staging_dir).split_statistics_file
+        return (pipeline | "PlanSplitStatistics" >> beam.Create([None])
+                | "SplitStatistics" >> beam.Map(write_split_states, self._units, self._spec, path, **side_inputs))
+
+    def _analysis_side_inputs(self) -> dict:
+        analyzed, spec = self._analyzed, self._spec
+        # the string columns past EXACT_DISTINCT values: the split statistics count their candidate top values
+        counted = [c.name for c in spec.reader.columns
+                   if (c.kind == "bytes" or c.name in spec.categorical_features) and not c.image]
+        candidates = (analyzed["statistics"] | "GatherStatistics" >> beam.combiners.ToList()
+                      | "TopCandidates" >> beam.Map(top_candidates, counted))
+        # the analysis's column statistics of every row, for a split that receives them all (counted once)
+        whole_input = ({"input_columns": beam.pvalue.AsSingleton(analyzed[COLUMN_STATES])}
+                       if COLUMN_STATES in analyzed else {})
+        return {"graph_ready": beam.pvalue.AsSingleton(analyzed["graph"]),
+                "top_candidates": beam.pvalue.AsSingleton(candidates), **whole_input}

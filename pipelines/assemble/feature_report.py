@@ -1,0 +1,42 @@
+"""run.json's `features` of a job: each feature's transform, type and kind, its raw column's statistics, what its
+transform adds from the graph (`Transform.run_fields`) and its out-of-vocabulary rows."""
+
+from __future__ import annotations
+
+from skewless.config import JobConfig
+from skewless.pipelines.write.unit_summary import UnitSummary
+from skewless.run_directory import RunDirectory
+from skewless.safe_names import most_frequent_filename
+
+
+def feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[UnitSummary], staging: str) -> dict:
+    import tensorflow_transform as tft
+
+    graph = tft.TFTransformOutput(RunDirectory(staging).graph_dir)
+    kinds = {c.name: c.kind for c in columns}
+    optional = {c.name for c in columns if c.optional}
+    report = {}
+    for name, feature in config.features.items():
+        transform = feature.transform_kind
+        if transform.new_output:  # no raw column of its own
+            report[name] = {"transform": feature.transform, "type": "int", "kind": "categorical",
+                            **transform.run_fields(name, feature, graph)}
+            continue
+        column = feature.raw_column(name)  # the statistics are its raw column's
+        entry = {"transform": feature.transform, "type": kinds[column],
+                 "kind": "categorical" if kinds[column] == "bytes" or transform.categories
+                 else "numeric", **({"column": column} if column != name else {}), **raw_stats[column]}
+        if transform.image:
+            entry.pop("top_values", None)  # encoded image bytes, not values to show
+        entry.update(transform.run_fields(name, feature, graph))
+        if transform.counts_oov:
+            entry["oov_rows"] = sum(p.oov[name] for p in parts)
+        if feature.default is not None:
+            entry["default"] = feature.default
+        if feature.fill is not None:
+            entry["fill"] = feature.fill
+        if feature.fill == "most_frequent" and column in optional:  # a required column has nothing to fill
+            entry["most_frequent_file"] = most_frequent_filename(column)
+        report[name] = entry
+    return report
+

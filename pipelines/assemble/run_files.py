@@ -1,0 +1,59 @@
+"""The files a job writes beside its graph once the pipeline is done: the raw metadata and the config, the
+SequenceExample shards' feature lists, and the native Keras preprocessor with its check."""
+
+from __future__ import annotations
+
+from skewless.config import JobConfig
+from skewless.pipelines.output import files
+from skewless.pipelines.plan.plan import JobPlan, sample_rows
+from skewless.redaction import url_without_credentials
+from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
+
+
+def write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
+    """The raw metadata next to the graph (so TFTransformOutput.raw_feature_spec works) and the config."""
+    import yaml
+    from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
+
+    from skewless.pipelines.reading.columns import raw_schema
+
+    run = RunDirectory(staging)
+    metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(job_plan.columns)), run.raw_metadata_dir)
+    # the config's paths are absolute since it was loaded: every later reader sees the paths this run read. A
+    # database URL is kept without its password: `verify` and `apply` then find it where libpq looks (PGPASSWORD,
+    # ~/.pgpass, a service file), as configs should give it (docs/recipes/sql.md)
+    kept = config.model_dump(by_alias=True)
+    # a CSV's `skip_initial_space: auto` as the plan read this input: new data read by the run's rules (verify,
+    # apply, predict) is read as this input was, whatever its own first lines look like
+    if "skip_initial_space" in kept["input"]:
+        kept["input"]["skip_initial_space"] = job_plan.input_config.skip_initial_space
+    if kept["input"].get("url"):
+        kept["input"]["url"] = url_without_credentials(kept["input"]["url"])
+    files.write_bytes(run.config_file, yaml.safe_dump(kept, sort_keys=False).encode())
+
+def write_sequence_spec(staging: str) -> None:
+    """RUN_DIR/sequence_example.json: which transformed features the SequenceExample shards hold as context
+    features and which as feature lists (`skewless.sequence_specs.split_transformed_spec` decides)."""
+    import tensorflow_transform as tft
+
+    from skewless.sequence_specs import split_transformed_spec
+
+    run = RunDirectory(staging)
+    spec = tft.TFTransformOutput(run.graph_dir).transformed_feature_spec()
+    context, lists = split_transformed_spec(spec)
+    files.write_json({"context": sorted(context), "feature_lists": sorted(lists)}, run.sequence_file)
+
+def export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: str) -> dict:
+    """Writes the native Keras preprocessor with the features that match the graph exactly on sampled rows.
+
+    A feature without an exact Keras equivalent is left out, never emitted different; which and why is
+    in RUN_DIR/keras_preprocessor.json (and the summary line).
+    """
+    from skewless.layers import export_keras_preprocessor
+
+    check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
+    summary = check.to_dict()
+    summary["path"] = KERAS_PREPROCESSOR_FILE  # relative: the file moves with the run directory
+    files.write_json(summary, RunDirectory(run_dir).keras_preprocessor_check_file)
+    return summary
+
