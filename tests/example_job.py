@@ -124,7 +124,7 @@ def split_of_each_row(config) -> np.ndarray:
     """The split index of every input row, in file order: the job's split rule on the keys its reader gives them."""
     from skewless.pipelines.plan.plan import plan
     from skewless.pipelines.reading.sources import RowReader
-    from skewless.pipelines.write.transform import split_of
+    from skewless.pipelines.reading.split_rule import split_of
 
     job_plan = plan(config)
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)

@@ -14,7 +14,6 @@ are cached beside tf.Transform's, as the mergeable JSON of `stats.ColumnStats`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import re
@@ -32,22 +31,6 @@ from skewless.pipelines.reading.sources import RowReader, WorkUnit
 
 STATS_CACHE = "skewless-stats"
 COLUMN_STATES = "column_states"  # the analysis's RawStatsFn state of the input, before `as_restored`
-
-
-def dataset_name(path: str, fingerprint: str) -> str:
-    """A cache key for a file or directory: its name for people, a digest of its contents' fingerprint for the cache."""
-    digest = hashlib.sha256(f"{path}\0{fingerprint}".encode()).hexdigest()[:16]
-    base = "".join(c if c.isalnum() or c in "-_" else "_" for c in os.path.basename(path.rstrip("/")))[:40]
-    return f"{base}-{digest}"
-
-
-def datasets_by_file(units: list[WorkUnit]) -> dict[str, list[WorkUnit]]:
-    """The work units cut by input file: path -> the units' segments of that file, in order."""
-    by_path: dict[str, list[WorkUnit]] = {}
-    for unit in units:
-        for segment in unit.segments:
-            by_path.setdefault(segment.path, []).append(WorkUnit(unit.index, (segment,)))
-    return by_path
 
 
 def cached_stats(cache_dir: str, name: str) -> dict | None:

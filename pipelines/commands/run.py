@@ -1,8 +1,10 @@
-"""`run(config)`: the batch job, one Beam pipeline.
+"""`run(config)`: the batch job, one Beam pipeline, composed of the stages (docs/design.md, "pipelines/ by stage").
 
-    work units ──AnalyzeInputs: read, raw statistics, tft_beam.AnalyzeDataset, WriteTransformFn──┐ graph
-    work units ──TransformUnitFn: read, apply the graph, split, encode, write shards <───────────┘ written
-                  └──> _parts/*.json (rows, shards, quarantine per unit) ──> run.json
+    plan (plan/) ──> work units
+    work units ──AnalyzeInputs (analyze/): read, raw statistics, tft_beam.AnalyzeDataset, WriteTransformFn──┐ graph
+    work units ──TransformAndWrite (write/): read, apply the graph, split, encode, write shards <───────────┤ written
+    rows in input order ──CountSplitStatistics (statistics/): each split's raw statistics <────────────────┘
+                  └──> _parts/*.json ──assemble_statistics (statistics/), run.json (assemble/)──> publish
 
 The input is read twice, once per pass (pipelines/analyze/analysis.py, pipelines/write/transform.py), rather than
 held between the passes: memory stays flat whatever the data size. Everything is written into a

@@ -26,7 +26,7 @@ from skewless.input_formats import reader_of
 from skewless.layers import serialize_raw_examples
 from skewless.pipelines.reading.held_rows import HeldRow
 from skewless.pipelines.reading.sources import RowReader
-from skewless.pipelines.write.transform import split_of
+from skewless.pipelines.reading.split_rule import split_of
 from skewless.sequence_specs import split_raw_spec
 
 

@@ -419,7 +419,7 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
     import tensorflow as tf
 
     from skewless.layers import read_spec_file, serialize_raw_examples
-    from skewless.pipelines.commands.predict import predict
+    from skewless.pipelines.score.batch_prediction import score
 
     if not rows:
         return
@@ -429,10 +429,10 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
         if not reader_of(input_config.format).copy_head(rows[0].source, head, first[-1][0].number):
             return  # predict reads files: a database or a generator has none to give it
         columns = None if input_config.header else input_config.columns
-        result = predict(export_dir, [head], os.path.join(folder, "scored"), output_format="jsonl",
-                         input_format=input_config.format, columns=columns)
-        refused = {row.line: row.reason for row in _quarantine(result.output_dir)}
-        scored = [json.loads(line) for path in sorted(tf.io.gfile.glob(os.path.join(result.output_dir,
+        scored_dir, _ = score(export_dir, [head], os.path.join(folder, "scored"), output_format="jsonl",
+                              input_format=input_config.format, columns=columns)
+        refused = {row.line: row.reason for row in _quarantine(scored_dir)}
+        scored = [json.loads(line) for path in sorted(tf.io.gfile.glob(os.path.join(scored_dir,
                                                                                    "predictions-*.jsonl")))
                   for line in open(path, encoding="utf-8") if line.strip()]
     scored_rows = iter(scored)

@@ -6,18 +6,20 @@ read sample rows of the same plan, so all three see the input as the job reads i
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-from skewless.config import JobConfig
+from skewless.config import InputConfig, JobConfig
 from skewless.errors import InputError
 from skewless.pipelines.reading import sources
-from skewless.pipelines.write import shards
 from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.reading.format import WorkUnit
 from skewless.input_formats import reader_of
+from skewless.pipelines.plan import shard_count
 from skewless.pipelines.plan.raw_types import resolve_columns
 
 
@@ -38,7 +40,7 @@ def plan(config: JobConfig) -> JobPlan:
     input_format = reader_of(config.input.format)
     paths = input_format.inputs(config.input)
     input_config = input_format.resolved(config.input, paths)
-    sizes = sources.input_sizes(input_config, paths)
+    sizes = input_sizes(input_config, paths)
     if input_format.size_known and not sum(sizes):
         raise no_rows(config)
     columns = resolve_columns(config, input_config, paths)
@@ -47,9 +49,22 @@ def plan(config: JobConfig) -> JobPlan:
     if count == "auto" and not input_format.size_known:
         count = 10 * config.output.readers  # a generator's size is unknown: the readers' rule alone
     elif count == "auto":
-        count = shards.auto_shard_count(estimated, config.output.target_shard_mb, config.output.readers)
-    units = sources.plan_units(input_config, paths, sizes, count)
+        count = shard_count.auto_shard_count(estimated, config.output.target_shard_mb, config.output.readers)
+    units = plan_units(input_config, paths, sizes, count)
     return JobPlan(input_config, columns, units, estimated, _datasets(config, units))
+
+
+def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
+    """Per input, the size that work is divided by: bytes (CSV), rows (Parquet, synthetic), records (TFRecord).
+
+    Counting TFRecord records checks every record, so a damaged file fails here, before the job starts.
+    """
+    return reader_of(input_config.format).sizes(input_config, paths)
+
+
+def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], num_units: int) -> list[WorkUnit]:
+    """Cuts the inputs, in order, into `num_units` contiguous units of about equal size (`InputFormat.plan_units`)."""
+    return reader_of(input_config.format).plan_units(input_config, paths, sizes, num_units)
 
 
 def no_rows(config: JobConfig) -> InputError:
@@ -60,8 +75,6 @@ def no_rows(config: JobConfig) -> InputError:
 
 def _datasets(config: JobConfig, units: list) -> dict:
     """Without an analyzer cache, the whole input is one dataset; with one, each input file (or directory) is one."""
-    from skewless.pipelines.analyze.analysis import dataset_name, datasets_by_file
-
     if not config.cache_dir:
         return {"input": units}
     groups: dict[str, list] = {}
@@ -69,6 +82,22 @@ def _datasets(config: JobConfig, units: list) -> dict:
         key = os.path.dirname(path) if config.cache_key == "directory" else path
         groups.setdefault(key, []).extend(file_units)
     return {dataset_name(key, _fingerprint(config, file_units)): file_units for key, file_units in groups.items()}
+
+
+def dataset_name(path: str, fingerprint: str) -> str:
+    """A cache key for a file or directory: its name for people, a digest of its contents' fingerprint for the cache."""
+    digest = hashlib.sha256(f"{path}\0{fingerprint}".encode()).hexdigest()[:16]
+    base = "".join(c if c.isalnum() or c in "-_" else "_" for c in os.path.basename(path.rstrip("/")))[:40]
+    return f"{base}-{digest}"
+
+
+def datasets_by_file(units: list[WorkUnit]) -> dict[str, list[WorkUnit]]:
+    """The work units cut by input file: path -> the units' segments of that file, in order."""
+    by_path: dict[str, list[WorkUnit]] = {}
+    for unit in units:
+        for segment in unit.segments:
+            by_path.setdefault(segment.path, []).append(WorkUnit(unit.index, (segment,)))
+    return by_path
 
 
 def _fingerprint(config: JobConfig, units: list) -> str:
@@ -81,7 +110,7 @@ def _fingerprint(config: JobConfig, units: list) -> str:
 def estimated_output_bytes(input_config, sizes: list[int]) -> int:
     if not reader_of(input_config.format).sized_in_bytes:
         # sizes are row / record counts here
-        return sum(sizes) * shards.SYNTHETIC_ROW_BYTES
+        return sum(sizes) * shard_count.SYNTHETIC_ROW_BYTES
     return sum(sizes)
 
 

@@ -1,7 +1,8 @@
-"""Raw input: planning the work into units, and reading one unit as typed Arrow tables.
+"""Raw input: reading one work unit as typed Arrow tables (the units are planned before: pipelines/plan/plan.py).
 
 Each input format plans and reads through its own `FORMAT` object (`pipelines/reading/format.py`, named by
-`skewless/input_formats.py`); what is the same for every format is here: judging rows, typing them, split keys.
+`skewless/input_formats.py`); what is the same for every format is here: judging rows, typing them, their split
+keys (`split_rule.row_keys`).
 
 A CSV byte range owns the lines that *start* inside it: a reader seeks to `start - 1`, drops the rest
 of that line, then reads lines until one starts at or after `stop`. Lines are rows (quoted values with
@@ -23,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,9 +34,7 @@ from skewless.input_formats import reader_of
 from skewless.pipelines.reading.columns import ARROW_TYPES, RawColumn, to_list_array
 from skewless.pipelines.reading.format import ROW_CHUNK, Segment, WorkUnit
 from skewless.pipelines.reading.nested_shape import nesting_problems
-
-_KEY_SEED = 0x9E3779B97F4A7C15
-_NULL_HASH = 0x5BD1E9955BD1E995
+from skewless.pipelines.reading.split_rule import row_keys
 
 
 @dataclass(frozen=True)
@@ -60,22 +58,6 @@ class Chunk:
     @property
     def rows_read(self) -> int:
         return self.table.num_rows + len(self.bad) + self.unlabeled
-
-
-# --------------------------------------------------------------------------------------------- planning
-
-
-def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
-    """Per input, the size that work is divided by: bytes (CSV), rows (Parquet, synthetic), records (TFRecord).
-
-    Counting TFRecord records checks every record, so a damaged file fails here, before the job starts.
-    """
-    return reader_of(input_config.format).sizes(input_config, paths)
-
-
-def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], num_units: int) -> list[WorkUnit]:
-    """Cuts the inputs, in order, into `num_units` contiguous units of about equal size (`InputFormat.plan_units`)."""
-    return reader_of(input_config.format).plan_units(input_config, paths, sizes, num_units)
 
 
 # ------------------------------------------------------------------------------------------ what is bad
@@ -365,18 +347,18 @@ class RowReader:
         return np.flatnonzero(missing).tolist()
 
     def _split_keys(self, table: pa.Table, batch: pa.RecordBatch) -> np.ndarray:
-        """A 64-bit key per row, from its typed values in the split key column or in all raw columns."""
+        """A 64-bit key per row (`split_rule.row_keys`), from its typed values in the split key column or in all raw
+        columns."""
         names = [self.split_key] if self.split_key else [c.name for c in self.columns]
-        key = np.full(table.num_rows, _KEY_SEED, dtype=np.uint64)
+        columns = []
         for name in names:
             if name in table.column_names:
-                column = table.column(name).combine_chunks()
+                columns.append(table.column(name).combine_chunks())
             elif name in batch.schema.names:
-                column = _one_value(batch.column(name))
+                columns.append(_one_value(batch.column(name)))
             else:
                 raise InputError(f"output.split_key {name!r} is not a column of the input")
-            key = _mix(key ^ _value_hashes(column))
-        return key
+        return row_keys(columns, table.num_rows)
 
 
 def regrouped(chunks: Iterator[Chunk], rows: int) -> Iterator[Chunk]:
@@ -471,65 +453,3 @@ def as_sequence_kind(column: pa.Array, kind: str) -> pa.Array:
     lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), as_list_kind(pc.list_flatten(column), kind))
-
-
-def _list_hashes(column: pa.Array) -> np.ndarray:
-    """A 64-bit hash per row of a list column, of its values in order (empty and null rows hash alike)."""
-    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    values = pc.list_flatten(column)
-    ends = np.cumsum(lengths)
-    hashes = np.zeros(0, dtype=np.uint64)
-    if len(values):
-        positions = (np.arange(len(values)) - np.repeat(ends - lengths, lengths)).astype(np.uint64)
-        hashes = _mix(_value_hashes(values) ^ positions)
-    totals = np.concatenate([np.zeros(1, np.uint64), np.cumsum(hashes, dtype=np.uint64)])  # sums wrap mod 2**64
-    return _mix((totals[ends] - totals[ends - lengths]) ^ lengths.astype(np.uint64))
-
-
-def _value_hashes(column: pa.Array) -> np.ndarray:
-    """A 64-bit hash per value (per row of a list column), the same whatever type stores the value.
-
-    The split must not depend on the input format (docs/values.md, "Splits"): a whole number hashes as
-    that int whether it is stored as an int or a float (pandas writes an int column with gaps as float64),
-    other floats by their float32 value (the type the job reads them as), and text by its bytes whether it
-    is string, large_string, binary or dictionary-encoded. Strings are hashed once per distinct value.
-    """
-    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
-        return _list_hashes(column)
-    if pa.types.is_dictionary(column.type):
-        column = column.dictionary_decode()
-    if pa.types.is_null(column.type) or column.null_count == len(column):
-        return np.full(len(column), _NULL_HASH, dtype=np.uint64)
-    if pa.types.is_binary(column.type) or pa.types.is_string(column.type) or pa.types.is_large_binary(column.type) \
-            or pa.types.is_large_string(column.type):
-        encoded = pc.dictionary_encode(column.cast(pa.binary()))
-        distinct = pd.util.hash_array(encoded.dictionary.to_numpy(zero_copy_only=False))
-        indices = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
-        return np.where(indices >= 0, distinct[np.maximum(indices, 0)], np.uint64(_NULL_HASH))
-    if pa.types.is_floating(column.type):
-        hashes = _number_hashes(pc.fill_null(column, 0).to_numpy(zero_copy_only=False))
-    else:
-        hashes = pd.util.hash_array(pc.fill_null(column, 0).to_numpy(zero_copy_only=False))
-    if column.null_count:
-        hashes = np.where(column.is_valid().to_numpy(zero_copy_only=False), hashes, np.uint64(_NULL_HASH))
-    return hashes
-
-
-def _number_hashes(floats: np.ndarray) -> np.ndarray:
-    """Floats hashed as an int64 column holding the same numbers would be where they are whole, else as float32."""
-    floats32 = floats.astype(np.float32)
-    with np.errstate(invalid="ignore"):
-        whole = np.isfinite(floats32) & (floats32 == np.round(floats32)) & (np.abs(floats32) < 2.0**63)
-    hashes = pd.util.hash_array(floats32)
-    if whole.any():
-        hashes[whole] = pd.util.hash_array(floats32[whole].astype(np.int64))
-    return hashes
-
-
-def _mix(key: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer: every bit of the key affects the top bits the split is taken from."""
-    key = (key ^ (key >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    key = (key ^ (key >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return key ^ (key >> np.uint64(31))
-
-

@@ -21,7 +21,8 @@ from skewless.pipelines.analyze.stats import top_candidates
 from skewless.pipelines.output import files
 from skewless.pipelines.reading.parsed_units import in_input_order
 from skewless.pipelines.statistics.split_statistics import SplitStatistics, add_by_split
-from skewless.pipelines.write.transform import UnitWriteSpec, split_of
+from skewless.pipelines.reading.split_rule import split_of
+from skewless.pipelines.write.transform import UnitWriteSpec
 from skewless.run_directory import RunDirectory
 
 

@@ -122,8 +122,9 @@ def make_raw_dataset(
         known = ", ".join(column.name for column in columns)
         raise ConfigError(f"label {label!r} is not a raw column (columns: {known})")
 
-    from skewless.pipelines.reading.sources import RowReader, input_sizes, plan_units
-    from skewless.pipelines.write.transform import split_of
+    from skewless.pipelines.plan.plan import input_sizes, plan_units
+    from skewless.pipelines.reading.sources import RowReader
+    from skewless.pipelines.reading.split_rule import split_of
 
     # The job's reader judges rows by the config (label map, schema domains) when there is one.
     reader = RowReader.for_job(config, input_config, columns) if config else RowReader(input_config, columns)

@@ -1,16 +1,5 @@
-"""Output shards: how many, what they are called, and how one is written and finalized.
-
-How many (`output.shards: auto`), following the TFRecord guidance of 100-200 MB files and enough
-files for parallel readers:
-
-    estimate  = the output size, taken as the input size (CSV bytes, or rows x 100 bytes for the
-                synthetic source; gzip'd tf.Examples of transformed features come out at about that)
-    by_size   = ceil(estimate / target_shard_mb)
-    n         = max(by_size, 10 x readers)            at least 10 files per reader
-    n         = min(n, max(1, ceil(estimate / 1 MB)))  but no file under ~1 MB: small data, few files
-
-e.g. 123 MB, readers 1 -> max(1, 10) = 10, capped at 124 -> 10 shards; 5 GB -> 40 shards of 128 MB;
-2 MB -> 2 shards; 300 KB -> 1 shard.
+"""Output shards: what they are called, and how one is written and finalized (how many of them:
+pipelines/plan/shard_count.py).
 
 Names: ``{split}-{index:05d}-of-{count:05d}.tfrecord[.gz]``.
 
@@ -20,7 +9,6 @@ so a retried or killed worker never leaves a file under a final name that is not
 
 from __future__ import annotations
 
-import math
 import uuid
 import zlib
 
@@ -31,15 +19,7 @@ from skewless.pipelines.output.tfrecord_crc import masked
 from skewless.pipelines.write.example_encoder import Records
 from skewless.pipelines.write.stage_thread import StageThread
 
-MB = 1 << 20
-SYNTHETIC_ROW_BYTES = 100
 FRAMING_BYTES = 16  # per record: its length (8), the length's CRC (4), the record's CRC (4)
-
-
-def auto_shard_count(estimated_bytes: int, target_shard_mb: int = 128, readers: int = 1) -> int:
-    by_size = math.ceil(estimated_bytes / (target_shard_mb * MB))
-    wanted = max(by_size, 10 * readers)
-    return max(1, min(wanted, math.ceil(estimated_bytes / MB)))
 
 
 def tfrecord_frames(records: Records) -> np.ndarray:

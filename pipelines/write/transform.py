@@ -26,6 +26,7 @@ from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.write.shards import ShardWriter
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
+from skewless.pipelines.reading.split_rule import split_of
 from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
 from skewless.run_summary import Shard
@@ -38,12 +39,6 @@ from skewless.safe_names import vocabulary_filename
 # does not depend on how its input is cut. The graph's tensors and the encoded rows of a whole chunk took
 # about 240 MB at its peak (1M census rows); a slice of 16,384 rows keeps that to a quarter.
 TRANSFORM_BATCH_ROWS = 16_384
-
-
-def split_of(keys: np.ndarray, fractions: list[float]) -> np.ndarray:
-    """Split index per row: the top 53 bits of the row's 64-bit key as a uniform number in [0, 1)."""
-    uniform = (keys >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-    return np.searchsorted(np.cumsum(fractions)[:-1], uniform, side="right")
 
 
 def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
@@ -327,8 +322,8 @@ class TransformUnitFn(beam.DoFn):
 
 
 def unit_clock() -> Moment:
-    """When, in wall and in this process's CPU seconds, and in which process: what `assemble.summary.transform_pass_seconds`
-    reads from the units' summaries."""
+    """When, in wall and in this process's CPU seconds, and in which process: what
+    `assemble.summary.transform_pass_seconds` reads from the units' summaries."""
     return Moment(wall=time.time(), cpu=time.process_time(), pid=os.getpid())
 
 

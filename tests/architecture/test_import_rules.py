@@ -4,7 +4,8 @@
   the function runs);
 - the serving path (skewless.layers) and skewless.schemas never import skewless.pipelines or Beam;
 - skewless.pipelines is folders by stage, each importing only the stages below it (docs/design.md):
-  output, runner, reading, analyze, write, plan, tfdata, commands;
+  output, runner, reading, plan, analyze, write, statistics, assemble, score, tfdata, commands;
+- a command module (commands/run, apply, predict, verify) is imported only by the face that exports it and the CLI;
 - skewless.pipelines never imports the CLI, the report or the progress drawing (`run()` takes a
   progress callback and returns its result; the CLI draws and renders);
 - only the CLI side (skewless.cli, skewless.cli_reference, the progress display, skewless.console) imports rich
@@ -196,9 +197,17 @@ def test_pipelines_never_import_the_cli_report_or_progress_drawing():
     assert not broken, "pipelines reach the command-line face:\n" + "\n".join(broken)
 
 
-# pipelines/ by stage, lowest first: a stage imports only those before it (so the input formats in reading/ never
-# import the analysis or the writing, and nothing but a command imports a command)
-STAGES = ("output", "runner", "reading", "analyze", "write", "statistics", "plan", "assemble", "tfdata", "commands")
+# pipelines/ by stage, in the order a job runs them, lowest first: a stage imports only those before it (so the input
+# formats in reading/ never import the analysis or the writing, the plan only what runs before it, and nothing but a
+# face imports a command). docs/design.md's table lists them in this order.
+STAGES = ("output", "runner", "reading", "plan", "analyze", "write", "statistics", "assemble", "score", "tfdata",
+          "commands")
+# the modules of commands/ that are commands, named after them; the others there are a command's own helpers
+COMMANDS = ("run", "apply", "predict", "verify")
+# what may import a command: the face that exports it (the package itself, not its stages) and the CLI side that
+# dispatches to it and prints its result
+COMMAND_FACE = "skewless.pipelines"
+COMMAND_CLI = ("skewless.cli", "skewless.console")
 
 
 def test_pipelines_is_folders_by_stage():
@@ -207,12 +216,56 @@ def test_pipelines_is_folders_by_stage():
     assert not loose, f"modules of skewless.pipelines outside its stage folders {STAGES}: {loose}"
 
 
-def test_each_pipelines_stage_imports_only_the_stages_below_it():
+def _stage_rule_broken(graph: dict[str, set[str]]) -> list[str]:
     broken = []
     for index, stage in enumerate(STAGES[:-1]):
         above = tuple(f"skewless.pipelines.{later}" for later in STAGES[index + 1:])
-        broken += _broken((f"skewless.pipelines.{stage}",), above)
+        chains = (_chain(graph, m, above) for m in sorted(graph) if _within(m, f"skewless.pipelines.{stage}"))
+        broken += [_fmt(chain) for chain in chains if chain]
+    return broken
+
+
+def test_each_pipelines_stage_imports_only_the_stages_below_it():
+    broken = _stage_rule_broken(_graph())
     assert not broken, "a pipelines stage imports a stage above it:\n" + "\n".join(broken)
+
+
+def test_the_stage_rule_finds_a_plan_that_imports_a_later_stage():
+    # the plan is cut before the analysis and the writing run: a plan that reaches into them breaks the order
+    graph = {"skewless.pipelines.plan.plan": {"skewless.pipelines.reading.sources", "skewless.pipelines.write.shards"},
+             "skewless.pipelines.reading.sources": set(), "skewless.pipelines.write.shards": set()}
+    assert _stage_rule_broken(graph) == ["skewless.pipelines.plan.plan -> skewless.pipelines.write.shards"]
+
+
+def _command_importers(graph: dict[str, set[str]]) -> list[str]:
+    """`importer -> command` for each import of a command module by a module that neither exports nor dispatches it
+    (another command included)."""
+    commands = {f"skewless.pipelines.commands.{name}" for name in COMMANDS}
+    callers = {m for m in graph if m == COMMAND_FACE or any(_within(m, cli) for cli in COMMAND_CLI)}
+    return [f"{module} -> {imported}" for module in sorted(graph) if module not in callers
+            for imported in sorted(graph[module] & commands)]
+
+
+def test_no_command_module_is_imported_but_by_its_face_or_the_cli():
+    graph = _graph()
+    assert {f"skewless.pipelines.commands.{name}" for name in COMMANDS} <= set(graph)
+    broken = _command_importers(graph)
+    assert not broken, "a command module imported as a library (what commands share is a stage):\n" + "\n".join(broken)
+
+
+def test_the_command_rule_finds_a_command_used_as_a_library():
+    graph = {"skewless.pipelines.commands.apply": {"skewless.pipelines.commands.run"},
+             "skewless.pipelines.commands.run": set(), "skewless.cli": {"skewless.pipelines.commands.run"},
+             "skewless.pipelines.write.transform": {"skewless.pipelines.commands.run"}}
+    assert _command_importers(graph) == ["skewless.pipelines.commands.apply -> skewless.pipelines.commands.run",
+                                         "skewless.pipelines.write.transform -> skewless.pipelines.commands.run"]
+
+
+def test_the_design_page_lists_the_stages_in_their_order():
+    text = (ROOT / "docs" / "design.md").read_text()
+    table = text[text.index("## pipelines/ by stage"):text.index("## Reading input")]
+    listed = [line.split("`")[1].rstrip("/") for line in table.splitlines() if line.startswith("| `")]
+    assert tuple(listed) == STAGES
 
 
 CLI_SIDE = ("skewless.cli", "skewless.cli_reference", "skewless.progress", "skewless.console")

@@ -128,7 +128,8 @@ def test_postgresql_types_are_read_as_plain_values(postgres_url):
     from skewless.config import InputConfig
     from skewless.pipelines.reading.columns import RawColumn
     from skewless.pipelines.plan.raw_types import infer_types
-    from skewless.pipelines.reading.sources import RowReader, input_sizes, plan_units
+    from skewless.pipelines.plan.plan import input_sizes, plan_units
+    from skewless.pipelines.reading.sources import RowReader
 
     with postgres.connect(postgres_url) as connection, connection.cursor() as cursor:
         cursor.execute("CREATE TABLE typed (n numeric(10, 2), a int[], t timestamp, d date, b boolean, s text)")

@@ -130,7 +130,7 @@ def test_an_export_whose_output_depends_on_the_batch_is_reported(clean_run, tmp_
 
 def test_a_predict_reader_that_reads_rows_otherwise_is_reported(clean_run, tmp_path, monkeypatch):
     """Item 5: `skewless predict`'s reader reads a value otherwise than the job's (here: x one higher)."""
-    from skewless.pipelines.commands import predict as batch_prediction
+    from skewless.pipelines.score import batch_prediction
 
     export_dir = export_serving_model(clean_run, plain_model(clean_run), tmp_path / "export")
 

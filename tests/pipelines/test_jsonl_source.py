@@ -10,7 +10,8 @@ import pytest
 from skewless.config import InputConfig
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading import jsonl
-from skewless.pipelines.reading.sources import RowReader, input_sizes, plan_units
+from skewless.pipelines.plan.plan import input_sizes, plan_units
+from skewless.pipelines.reading.sources import RowReader
 
 COLUMNS = [RawColumn("a", "int"), RawColumn("x", "float", optional=True),
            RawColumn("s", "bytes", optional=True), RawColumn("tags", "bytes", optional=True, is_list=True)]  # as the job makes lists

@@ -10,9 +10,10 @@ from example_job import REPO
 
 from skewless.config import InputConfig, load_config
 from skewless.pipelines.reading.columns import RawColumn
-from skewless.pipelines.write.shards import MB, auto_shard_count
+from skewless.pipelines.plan.shard_count import MB, auto_shard_count
 from skewless.run_directory import shard_name, shard_split
-from skewless.pipelines.reading.sources import RowReader, plan_units
+from skewless.pipelines.plan.plan import plan_units
+from skewless.pipelines.reading.sources import RowReader
 
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 
