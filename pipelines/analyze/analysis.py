@@ -88,7 +88,7 @@ def tables_and_statistics(_ready, units: list[WorkUnit], reader: RowReader, stag
     """`canonical_tables`, then (tagged `COLUMN_STATES`) the `counting` state of all of them: the raw statistics
     counted on the way, once, for the analysis's partial statistics (`as_restored`) and, where `counting` counts as
     a split does (`AnalysisSpec.counts_as_splits_do`), for a split that receives every row
-    (`statistics_in_input_order.split_states`), which would count the same tables again."""
+    (`statistics.in_input_order.split_states`), which would count the same tables again."""
     accumulator = counting.create_accumulator()
     for table in canonical_tables(_ready, units, reader, staging_dir, dataset, parsed_dir, overlap):
         counting.add_input(accumulator, table)

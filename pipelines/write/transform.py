@@ -274,7 +274,7 @@ class TransformUnitFn(beam.DoFn):
     def _write_chunk(self, chunk, writers: dict[str, ShardWriter], oov: dict[str, int]) -> None:
         """Transforms one chunk `TRANSFORM_BATCH_ROWS` rows at a time, counts its out-of-vocabulary rows and
         appends each row to its split's shard (each split's raw statistics come from the rows in input order:
-        statistics_in_input_order)."""
+        statistics/in_input_order.py)."""
         split_index = split_of(chunk.keys, list(self._spec.splits.values()))
         for start in range(0, chunk.table.num_rows, TRANSFORM_BATCH_ROWS):
             stop = start + TRANSFORM_BATCH_ROWS
