@@ -62,7 +62,7 @@ class DistinctFeed:
         distinct = graph_checked(output, row_wise)
         self._distinct = [column for column in columns if column.name in distinct]
         self._rest = [column for column in columns if column.name not in distinct]
-        self._outputs = {name: distinct[name] for name in distinct}
+        self._outputs = distinct
         self._rest_adapter = tensor_adapter.TensorAdapter(tensor_adapter_config(self._rest))
         self._adapters = {column.name: tensor_adapter.TensorAdapter(tensor_adapter_config([column]))
                           for column in self._distinct}
@@ -87,14 +87,13 @@ class DistinctFeed:
         transformed = dict(self._output.transform_raw_features(features))
         for column in self._distinct:
             for name in self._outputs[column.name]:
-                if name in transformed:
-                    transformed[name] = take_rows(transformed[name], rows[column.name])
+                transformed[name] = take_rows(transformed[name], rows[column.name])
         return transformed
 
 
 def graph_checked(output, row_wise: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-    """The columns of `row_wise` whose outputs in the graph are among those it names, and none of whose graph ops
-    reads another input too: an output computed from two inputs, or an op no output needs that the graph runs all
+    """The columns of `row_wise` whose outputs in the graph are among those it names, each with those outputs (the
+    ones taken back by row), and none of whose graph ops reads another input too: an output computed from two inputs, or an op no output needs that the graph runs all
     the same (an analyzer's assert that its input and the label have as many rows), would see batches of other
     sizes."""
     # tf.Transform 1.21 keeps the loaded function's graph and its inputs and outputs on its loader
@@ -106,8 +105,9 @@ def graph_checked(output, row_wise: dict[str, tuple[str, ...]]) -> dict[str, tup
     mixed = set().union(*(names for names in reads.values() if len(names) > 1))
     outputs = {name: set().union(*(reads[id(tensor.op)] for tensor in tf.nest.flatten(value, expand_composites=True)))
                for name, value in loader._structured_outputs.items()}
-    return {column: names for column, names in row_wise.items() if column not in mixed
-            and all(name in names for name, read in outputs.items() if column in read)}
+    reading = {column: tuple(name for name, read in outputs.items() if column in read) for column in row_wise}
+    return {column: reading[column] for column, names in row_wise.items()
+            if column not in mixed and all(name in names for name in reading[column])}
 
 
 def _inputs_read(graph, inputs: dict[int, str]) -> dict[int, frozenset[str]]:
