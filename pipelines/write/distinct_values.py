@@ -6,16 +6,16 @@ output is row-wise (a function of the row's own value alone, bit for bit whereve
 `Transform.row_wise`), the graph is given the column's distinct values once (`dictionary_encode`, in order of
 first occurrence, a missing value as one more), the other columns all rows, in one call: each input of the graph
 has a batch size of its own, and no op of the graph reads such a column with another input (checked on the
-graph's own ops: `graph_checked`). Each of the column's outputs is then taken back by row (`tf.gather`): the tensors the graph gives
-over all rows, so the written bytes are the same.
+graph's own ops: `graph_checked`). Each of the column's outputs is then taken back by row (`tf.gather`): the
+tensors the graph gives over all rows, so the written bytes are the same.
 
 Row-wise (each transform kind's `row_wise`): vocabulary (ids, one_hot), hash (ids, one_hot), text_vocabulary's ids
 and bag_of_words, passthrough, datetime_parts, a missing indicator, the label's map or vocabulary. Not, so fed
 as before: tfidf (a float log of each token's document frequency, whose bits may depend on the row's place in
 the batch), image, lists, feature lists and fixed shapes (a row holds several values), a column another feature
 reads (a cross's columns, a per-key statistic's key, vocabulary weights), a column whose graph ops read another
-input too (a vocabulary ordered by the label: its analyzer's assert compares their row counts), number columns, and every column of a
-config with a `preprocessing_fn` hook (its code may combine inputs in ways no output shows).
+input too (a vocabulary ordered by the label: its analyzer's assert compares their row counts), number columns,
+and every column of a config with a `preprocessing_fn` hook (its code may combine inputs in ways no output shows).
 """
 
 from __future__ import annotations
@@ -93,9 +93,9 @@ class DistinctFeed:
 
 def graph_checked(output, row_wise: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
     """The columns of `row_wise` whose outputs in the graph are among those it names, each with those outputs (the
-    ones taken back by row), and none of whose graph ops reads another input too: an output computed from two inputs, or an op no output needs that the graph runs all
-    the same (an analyzer's assert that its input and the label have as many rows), would see batches of other
-    sizes."""
+    ones taken back by row), and none of whose graph ops reads another input too: an output computed from two
+    inputs, or an op no output needs that the graph runs all the same (an analyzer's assert that its input and the
+    label have as many rows), would see batches of other sizes."""
     # tf.Transform 1.21 keeps the loaded function's graph and its inputs and outputs on its loader
     # (saved_transform_io_v2.SavedModelLoader), no public API
     loader = output.transform_features_layer()._saved_model_loader
