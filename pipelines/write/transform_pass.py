@@ -11,6 +11,7 @@ from __future__ import annotations
 import apache_beam as beam
 
 from skewless.config import JobConfig
+from skewless.pipelines.write.distinct_values import row_wise_columns
 from skewless.pipelines.write.transform import TransformUnitFn, UnitWriteSpec
 from skewless.pipelines.write.unit_summary import write_unit_summary
 from skewless.run_directory import RunDirectory
@@ -53,6 +54,7 @@ def unit_write_spec(config: JobConfig, job_plan, reader, graph_dir: str, staging
                     if f.transform_kind.counts_oov and f.transform_kind.unseen_id(f) is not None},
         categorical_features=categorical_features(config),
         output_format=config.output.format,
+        row_wise=row_wise_columns(config, reader.columns),
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
     )
