@@ -69,7 +69,7 @@ def _own_options_only(raw: Any) -> Any:
     a run's config.yaml lists every format's keys (`_every_format_key`), and runs written before each format
     declared its own options said `header: false` of Parquet input too. Unknown keys stay, for the model to
     refuse with the nearest known key."""
-    if not isinstance(raw, dict) or raw.get("format") not in INPUT_FORMATS:
+    if not isinstance(raw, dict) or not isinstance(raw.get("format"), str) or raw["format"] not in INPUT_FORMATS:
         return raw  # a model already, or the union names the missing or unknown format (`_describe`)
     name = raw["format"]
     taken = INPUT_FORMATS[name].options.model_fields

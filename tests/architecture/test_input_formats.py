@@ -1,6 +1,7 @@
 """The input-format registry (skewless/input_formats.py) against what reads it: a format is one module and one
 registry line, so no module outside those tests a value against a format's name, every line names a module
-with a `FORMAT`, and the config reference's formats table is the registry's."""
+with a `FORMAT`, each format's options are declared by its own model (issue 44 item 4), and the config
+reference's formats table is the registry's."""
 
 import ast
 
@@ -8,6 +9,7 @@ from example_job import REPO
 from project_modules import MODULES
 
 from skewless.input_formats import INPUT_FORMATS, formats_table
+from skewless.input_options import InputOptions
 
 # the registry, the formats' base class and each format's module may name formats; nothing else branches on one
 OWNERS = {"skewless.input_formats", "skewless.pipelines.reading.format",
@@ -62,6 +64,39 @@ def test_every_registry_line_names_a_module_with_a_format_object():
         assigned = {target.id for node in tree.body if isinstance(node, ast.Assign)
                     for target in node.targets if isinstance(target, ast.Name)}
         assert "FORMAT" in assigned, f"{entry.module} defines no FORMAT"
+
+
+def _declared_by(model: type, key: str) -> list[type]:
+    """The classes of `model`'s bases (itself included) whose own body annotates `key`."""
+    return [kind for kind in model.__mro__ if key in vars(kind).get("__annotations__", {})]
+
+
+def test_each_formats_options_are_declared_once_by_its_own_model():
+    """Adding an option to a format is one field of its model: each key a format takes is declared by one class,
+    its model or a base of the options (`InputOptions`: every format's keys; `LineOptions`: a line's bound), and
+    `format` alone is narrowed by each model (the union's discriminator)."""
+    for entry in INPUT_FORMATS.values():
+        assert issubclass(entry.options, InputOptions), entry
+        for key in entry.options.model_fields:
+            owners = _declared_by(entry.options, key)
+            if key == "format":
+                assert owners[0] is entry.options, f"{entry.name}'s model does not narrow format to its name"
+                continue
+            assert len(owners) == 1, f"input.{key} is declared by {owners} (once, by its format or a shared base)"
+            owner = owners[0]
+            assert owner is entry.options or (owner.__module__ == "skewless.input_options"
+                                              and owner in InputOptions.__subclasses__() + [InputOptions]), owner
+
+
+def test_the_config_declares_no_input_key_of_its_own():
+    """skewless/config.py builds `input` from the registry's models: none of its classes declares an input key."""
+    keys = {key for entry in INPUT_FORMATS.values() for key in entry.options.model_fields} - {"format"}
+    tree = ast.parse(MODULES["skewless.config"].read_text())
+    declared = {(node.name, statement.target.id) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                for statement in node.body
+                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                and statement.target.id in keys}
+    assert not declared, f"input keys declared in skewless/config.py instead of their format's model: {declared}"
 
 
 def test_the_config_reference_holds_the_registrys_formats_table():
