@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from skewless.errors import ConfigError
-from skewless.input_formats import INPUT_FORMATS, formats_taking, own_options
+from skewless.input_formats import INPUT_FORMATS, formats_taking, option_defaults
 from skewless.input_options import InputOptions, absolute_path
 from skewless.safe_names import missing_indicator_name
 from skewless.terminal_text import printable
@@ -73,7 +73,7 @@ def _own_options_only(raw: Any) -> Any:
         return raw  # a model already, or the union names the missing or unknown format (`_describe`)
     name = raw["format"]
     taken = INPUT_FORMATS[name].options.model_fields
-    defaults = own_options()
+    defaults = option_defaults()
     kept = {}
     for key, value in raw.items():
         if key in taken or key not in defaults:
@@ -93,19 +93,20 @@ def _has_what_it_needs(options: InputOptions) -> InputOptions:
     return options
 
 
-def _every_format_key(options: InputOptions, handler) -> dict:
-    """The input as a run's config.yaml has always listed it: every format's keys, the others' at their defaults,
-    in `_DUMPED_ORDER` (so that the same config writes the same bytes), then keys declared since."""
-    dumped = handler(options)
-    every = {**dumped, **{key: default for key, default in own_options().items() if key not in dumped}}
-    order = [*_DUMPED_ORDER, *(key for key in every if key not in _DUMPED_ORDER)]
-    return {key: every[key] for key in order if key in every}
-
-
 # the order of the `input` keys in a dumped config before each format declared its own options (one flat model)
 _DUMPED_ORDER = ("format", "paths", "record", "header", "columns", "delimiter", "skip_initial_space", "multiline",
                  "list_delimiter", "nonfinite", "na_values", "types", "max_line_bytes", "keep_parsed", "url", "query",
                  "table", "order_by", "rows", "seed", "generator", "args")
+
+
+def _every_format_key(options: InputOptions, handler) -> dict:
+    """The input as a run's config.yaml has always listed it: every format's keys, the others' at their defaults,
+    in `_DUMPED_ORDER` (so that the same config writes the same bytes), then keys declared since."""
+    dumped = handler(options)
+    every = {**dumped, **{key: default for key, default in option_defaults().items() if key not in dumped}}
+    order = [*_DUMPED_ORDER, *(key for key in every if key not in _DUMPED_ORDER)]
+    return {key: every[key] for key in order if key in every}
+
 
 # The `input` section: one model per format (its options, skewless/input_formats.py), chosen by `format`.
 InputConfig = Annotated[

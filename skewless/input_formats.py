@@ -134,11 +134,6 @@ class FormatEntry:
     # on it: files by name, size and modification time; a database or a generator has nothing to tell
     cache_sees_changes: bool = True
 
-    @property
-    def lines(self) -> bool:
-        """A line of a file is a row (CSV, JSON Lines): `input.max_line_bytes` bounds it."""
-        return issubclass(self.options, LineOptions)
-
 
 INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
     FormatEntry("csv", "skewless.pipelines.reading.csv", CsvOptions,
@@ -163,7 +158,6 @@ INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
                 "rows (dicts) a Python `generator` yields, called once per work unit", needs=("generator",),
                 cache_sees_changes=False),
 )}
-LINE_FORMATS = tuple(name for name, entry in INPUT_FORMATS.items() if entry.lines)
 FILE_FORMATS = tuple(name for name, entry in INPUT_FORMATS.items() if "paths" in entry.needs)
 # The input keys that say what a raw value means in every format (docs/values.md): new data read with a run's graph
 # (`skewless apply`) or its export (`skewless predict`) is read with the run's.
@@ -177,7 +171,7 @@ def formats_taking(key: str) -> tuple[str, ...]:
     return tuple(name for name, entry in INPUT_FORMATS.items() if key in entry.options.model_fields)
 
 
-def own_options() -> dict[str, Any]:
+def option_defaults() -> dict[str, Any]:
     """Every key some format alone (or a few) takes -> its default, in registry order (a format's in its order)."""
     return {key: option_default(entry.options, key) for entry in INPUT_FORMATS.values()
             for key in entry.options.own_options()}
