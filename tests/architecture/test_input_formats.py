@@ -4,11 +4,15 @@ with a `FORMAT`, each format's options are declared by its own model (issue 44 i
 reference's formats table is the registry's."""
 
 import ast
+import dataclasses
 
+import pytest
 from example_job import REPO
 from project_modules import MODULES
+from pydantic import Field
 
-from skewless.input_formats import INPUT_FORMATS, formats_table
+from skewless.config import load_config, parse_input
+from skewless.input_formats import INPUT_FORMATS, formats_table, formats_taking
 from skewless.input_options import InputOptions
 
 # the registry, the formats' base class and each format's module may name formats; nothing else branches on one
@@ -103,3 +107,21 @@ def test_the_config_reference_holds_the_registrys_formats_table():
     page = (REPO / "docs" / "config.md").read_text()
     assert formats_table() in page, ("docs/config.md's input formats table differs from "
                                      "`python -m skewless.input_formats`")
+
+
+def test_an_option_added_to_a_formats_model_is_known_everywhere_the_config_and_docs_ask(monkeypatch):
+    """One field on one model: the formats that take it, the error on another format, the dump's keys and the
+    docs' table follow (the registry line names the model; nothing else lists a format's keys)."""
+    entry = INPUT_FORMATS["parquet"]
+
+    class WithBatchSize(entry.options):
+        batch_rows: int = Field(default=1024, description="rows a read asks for at a time")
+
+    monkeypatch.setitem(INPUT_FORMATS, "parquet", dataclasses.replace(entry, options=WithBatchSize))
+    assert formats_taking("batch_rows") == ("parquet",)
+    assert "`batch_rows` (1,024): rows a read asks for at a time" in formats_table()
+    with pytest.raises(ValueError, match="input.batch_rows 8 needs input.format parquet, not csv"):
+        parse_input(format="csv", paths=["a.csv"], header=True, batch_rows=8)
+    assert "batch_rows" in load_config({"name": "t", "input": {"format": "synthetic", "rows": 3},
+                                        "features": {"a": {"transform": "z_score"}},
+                                        "output": {"dir": "o"}}).model_dump()["input"]
