@@ -12,8 +12,7 @@ from skewless.pipelines.output.progress import snapshot
 def reads(config: JobConfig) -> tuple[list[str], list[str]]:
     """What a job reads and its output may therefore neither be, hold nor replace: (folders: the analyzer cache;
     files and globs: the input, a DuckDB database, the schema)."""
-    database = config.input.url[len("duckdb://"):] if (config.input.url or "").startswith("duckdb://") else None
-    read = [*config.input.paths, database, config.schema_path]
+    read = [*config.input.files_read(), config.schema_path]
     return [config.cache_dir] if config.cache_dir else [], [path for path in read if path]
 
 

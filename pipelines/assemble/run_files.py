@@ -25,7 +25,7 @@ def write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
     kept = config.model_dump(by_alias=True)
     # a CSV's `skip_initial_space: auto` as the plan read this input: new data read by the run's rules (verify,
     # apply, predict) is read as this input was, whatever its own first lines look like
-    if "skip_initial_space" in kept["input"]:
+    if "skip_initial_space" in type(job_plan.input_config).model_fields:
         kept["input"]["skip_initial_space"] = job_plan.input_config.skip_initial_space
     if kept["input"].get("url"):
         kept["input"]["url"] = url_without_credentials(kept["input"]["url"])

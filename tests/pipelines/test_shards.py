@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from example_job import REPO
 
-from skewless.config import InputConfig, load_config
+from skewless.config import parse_input, load_config
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.plan.shard_count import MB, auto_shard_count
 from skewless.run_directory import shard_name, shard_split
@@ -60,7 +60,7 @@ def test_units_partition_the_inputs_in_order(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"  # planning reads a file's first bytes: a gzip one cannot be cut
     a.write_bytes(b"1\n" * 50)
     b.write_bytes(b"1\n" * 25)
-    config = InputConfig(format="csv", paths=[str(a), str(b)], columns=["x"])
+    config = parse_input(format="csv", paths=[str(a), str(b)], columns=["x"])
     units = plan_units(config, [str(a), str(b)], [100, 50], 3)
     assert [[(s.path, s.start, s.stop) for s in u.segments] for u in units] == [
         [(str(a), 0, 50)],
@@ -75,7 +75,7 @@ def test_a_gzip_csv_goes_whole_to_one_unit_whatever_its_name(tmp_path):
     plain, packed = tmp_path / "plain.csv.gz", tmp_path / "packed.csv"
     plain.write_bytes(b"1\n" * 50)
     packed.write_bytes(gzip.compress(b"1\n" * 500))
-    config = InputConfig(format="csv", paths=[str(plain), str(packed)], columns=["x"])
+    config = parse_input(format="csv", paths=[str(plain), str(packed)], columns=["x"])
     sizes = [plain.stat().st_size, packed.stat().st_size]
     units = plan_units(config, [str(plain), str(packed)], sizes, 4)
     segments = [(s.path, s.start, s.stop) for u in units for s in u.segments]
@@ -100,7 +100,7 @@ def test_byte_range_units_read_every_row_exactly_once(tmp_path_factory, lines, b
         text += f"{value},{index}{newline}"
     path = folder / "data.csv"
     path.write_bytes(text.encode())
-    config = InputConfig(format="csv", paths=[str(path)], columns=["value", "index"])
+    config = parse_input(format="csv", paths=[str(path)], columns=["value", "index"])
     columns = [RawColumn("value", "int"), RawColumn("index", "int")]
     reader = RowReader(config, columns)
     seen = []
