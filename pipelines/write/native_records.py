@@ -24,13 +24,15 @@ IMPLEMENTATION = "C" if _native_records is not None else "Python"
 def encode(batch: pa.RecordBatch, sequence: bool) -> tuple[np.ndarray, np.ndarray] | None:
     """The serialized Examples (SequenceExamples if `sequence`) of `batch`'s rows, its columns in the order given:
     (every record's bytes back to back as uint8, each record's length as int64), or None."""
-    if _native_records is None:
-        return None
-    columns = [_native_layout(column) for column in batch.columns]
-    if any(column is None for column in columns):
-        return None
-    native = pa.RecordBatch.from_arrays(columns, batch.schema.names)
-    encoded = _native_records.encode(*native.__arrow_c_array__(), sequence)
+    if _native_records is None or any("\0" in name for name in batch.schema.names):
+        return None  # the C data interface's names end at a NUL
+    for index, (name, column) in enumerate(zip(batch.schema.names, batch.columns)):
+        native = _native_layout(column)
+        if native is None:
+            return None
+        if native is not column:
+            batch = batch.set_column(index, name, native)
+    encoded = _native_records.encode(*batch.__arrow_c_array__(), sequence)
     if encoded is None:
         return None
     data, lengths = encoded
