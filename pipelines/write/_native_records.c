@@ -48,12 +48,16 @@ struct ArrowArray {
 #define FIELD_2 0x12
 
 static inline uint64_t varint_size(uint64_t value) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint64_t)(64 - __builtin_clzll(value | 1) + 6) / 7; /* 7 bits a byte */
+#else
     uint64_t size = 1;
     while (value >= 0x80) {
         value >>= 7;
         size++;
     }
     return size;
+#endif
 }
 
 static inline uint8_t *put_varint(uint8_t *out, uint64_t value) {
@@ -82,7 +86,8 @@ static void crc_init_tables(void) {
     }
     for (int slice = 1; slice < 8; slice++)
         for (int byte = 0; byte < 256; byte++)
-            crc_table[slice][byte] = (crc_table[slice - 1][byte] >> 8) ^ crc_table[0][crc_table[slice - 1][byte] & 0xFF];
+            crc_table[slice][byte] =
+                (crc_table[slice - 1][byte] >> 8) ^ crc_table[0][crc_table[slice - 1][byte] & 0xFF];
 }
 
 /* slicing by 8: eight table lookups per 8 bytes, wherever there is no CRC32C instruction */
@@ -237,15 +242,6 @@ static uint64_t entry_content_size(const Column *column, uint64_t value) {
     return 1 + varint_size(column->key_size) + column->key_size + 1 + varint_size(value) + value;
 }
 
-/* A map (Features or FeatureLists): a field 1 per entry, entries in the columns' order (sorted by the caller) */
-static uint64_t map_size(const Column *columns, int64_t count, int64_t row) {
-    uint64_t size = 0;
-    for (int64_t i = 0; i < count; i++) {
-        uint64_t entry = entry_content_size(&columns[i], value_size(&columns[i], row));
-        size += 1 + varint_size(entry) + entry;
-    }
-    return size;
-}
 
 static uint8_t *put_feature(uint8_t *out, const Column *column, int64_t step) {
     int64_t start = column->offsets[step], end = column->offsets[step + 1];
@@ -299,10 +295,32 @@ static uint8_t *put_value(uint8_t *out, const Column *column, int64_t row) {
     return out;
 }
 
-static uint8_t *put_map(uint8_t *out, const Column *columns, int64_t count, int64_t row) {
-    for (int64_t i = 0; i < count; i++) {
-        const Column *column = &columns[i];
-        uint64_t value = value_size(column, row);
+/* The batch's columns split in two: features (context) first, then feature lists, each keeping its order. An
+ * Example has features only; a SequenceExample writes each group as a field (1, 2) when the batch has any.
+ * `value_sizes` holds the current row's value_size of each column, computed once for its size and its bytes. */
+typedef struct {
+    Column *columns;
+    int64_t features;
+    int64_t lists;
+    int sequence;
+    uint64_t *value_sizes;
+} Batch;
+
+/* A map (Features or FeatureLists) of columns first .. first + count - 1: a field 1 per entry, in the columns'
+ * order (sorted by the caller) */
+static uint64_t map_size(const Batch *batch, int64_t first, int64_t count) {
+    uint64_t size = 0;
+    for (int64_t i = first; i < first + count; i++) {
+        uint64_t entry = entry_content_size(&batch->columns[i], batch->value_sizes[i]);
+        size += 1 + varint_size(entry) + entry;
+    }
+    return size;
+}
+
+static uint8_t *put_map(uint8_t *out, const Batch *batch, int64_t first, int64_t count, int64_t row) {
+    for (int64_t i = first; i < first + count; i++) {
+        const Column *column = &batch->columns[i];
+        uint64_t value = batch->value_sizes[i];
         *out++ = FIELD_1;
         out = put_varint(out, entry_content_size(column, value));
         *out++ = FIELD_1;
@@ -316,38 +334,36 @@ static uint8_t *put_map(uint8_t *out, const Column *columns, int64_t count, int6
     return out;
 }
 
-/* The batch's columns split in two: features (context) first, then feature lists, each keeping its order. An
- * Example has features only; a SequenceExample writes each group as a field (1, 2) when the batch has any. */
-typedef struct {
-    Column *columns;
-    int64_t features;
-    int64_t lists;
-    int sequence;
-} Batch;
+static void measure_row(const Batch *batch, int64_t row) {
+    for (int64_t i = 0; i < batch->features + batch->lists; i++)
+        batch->value_sizes[i] = value_size(&batch->columns[i], row);
+}
 
-static uint64_t record_size(const Batch *batch, int64_t row) {
+/* after measure_row */
+static uint64_t record_size(const Batch *batch) {
     uint64_t size = 0;
     if (!batch->sequence || batch->features) {
-        uint64_t map = map_size(batch->columns, batch->features, row);
+        uint64_t map = map_size(batch, 0, batch->features);
         size += 1 + varint_size(map) + map;
     }
     if (batch->sequence && batch->lists) {
-        uint64_t map = map_size(batch->columns + batch->features, batch->lists, row);
+        uint64_t map = map_size(batch, batch->features, batch->lists);
         size += 1 + varint_size(map) + map;
     }
     return size;
 }
 
+/* after measure_row */
 static uint8_t *put_record(uint8_t *out, const Batch *batch, int64_t row) {
     if (!batch->sequence || batch->features) {
         *out++ = FIELD_1;
-        out = put_varint(out, map_size(batch->columns, batch->features, row));
-        out = put_map(out, batch->columns, batch->features, row);
+        out = put_varint(out, map_size(batch, 0, batch->features));
+        out = put_map(out, batch, 0, batch->features, row);
     }
     if (batch->sequence && batch->lists) {
         *out++ = FIELD_2;
-        out = put_varint(out, map_size(batch->columns + batch->features, batch->lists, row));
-        out = put_map(out, batch->columns + batch->features, batch->lists, row);
+        out = put_varint(out, map_size(batch, batch->features, batch->lists));
+        out = put_map(out, batch, batch->features, batch->lists, row);
     }
     return out;
 }
@@ -362,6 +378,11 @@ static int unpack_capsules(PyObject *schema_capsule, PyObject *array_capsule, st
     return *array != NULL;
 }
 
+static void free_batch(Batch *batch) {
+    PyMem_Free(batch->columns);
+    PyMem_Free(batch->value_sizes);
+}
+
 static PyObject *encode(PyObject *module, PyObject *args) {
     PyObject *schema_capsule, *array_capsule;
     int sequence;
@@ -373,19 +394,24 @@ static PyObject *encode(PyObject *module, PyObject *args) {
     if (array->length == 0) return Py_BuildValue("(y#y#)", "", (Py_ssize_t)0, "", (Py_ssize_t)0);
 
     int64_t rows = array->length, count = schema->n_children;
-    Batch batch = {PyMem_Calloc(count ? (size_t)count : 1, sizeof(Column)), 0, 0, sequence};
-    if (batch.columns == NULL) return PyErr_NoMemory();
+    size_t slots = count ? (size_t)count : 1;
+    Batch batch = {PyMem_Calloc(slots, sizeof(Column)), 0, 0, sequence, PyMem_Calloc(slots, sizeof(uint64_t))};
+    if (batch.columns == NULL || batch.value_sizes == NULL) {
+        PyMem_Free(batch.columns);
+        PyMem_Free(batch.value_sizes);
+        return PyErr_NoMemory();
+    }
     /* features in the columns' order, then feature lists in theirs: at most two walks over the schema */
     for (int pass = 0; pass < 2; pass++) {
         for (int64_t i = 0; i < count; i++) {
             Column column;
             if (!read_column(schema->children[i], array->children[i], array->offset, &column)) {
-                PyMem_Free(batch.columns);
+                free_batch(&batch);
                 Py_RETURN_NONE;
             }
             int is_list = column.steps != NULL;
             if (is_list && !sequence) {  /* an Example holds no feature list */
-                PyMem_Free(batch.columns);
+                free_batch(&batch);
                 Py_RETURN_NONE;
             }
             if (is_list != pass) continue;
@@ -397,28 +423,32 @@ static PyObject *encode(PyObject *module, PyObject *args) {
 
     PyObject *lengths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * rows));
     if (lengths == NULL) {
-        PyMem_Free(batch.columns);
+        free_batch(&batch);
         return NULL;
     }
     int64_t *length = (int64_t *)PyBytes_AsString(lengths);
     uint64_t total = 0;
     Py_BEGIN_ALLOW_THREADS
     for (int64_t row = 0; row < rows; row++) {
-        length[row] = (int64_t)record_size(&batch, row);
+        measure_row(&batch, row);
+        length[row] = (int64_t)record_size(&batch);
         total += (uint64_t)length[row];
     }
     Py_END_ALLOW_THREADS
     PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
     if (data == NULL) {
-        PyMem_Free(batch.columns);
+        free_batch(&batch);
         Py_DECREF(lengths);
         return NULL;
     }
     uint8_t *start = (uint8_t *)PyBytes_AsString(data), *out = start;
     Py_BEGIN_ALLOW_THREADS
-    for (int64_t row = 0; row < rows; row++) out = put_record(out, &batch, row);
+    for (int64_t row = 0; row < rows; row++) {
+        measure_row(&batch, row);
+        out = put_record(out, &batch, row);
+    }
     Py_END_ALLOW_THREADS
-    PyMem_Free(batch.columns);
+    free_batch(&batch);
     if ((uint64_t)(out - start) != total) {  /* the two walks disagree: a bug here, never a truncated record */
         Py_DECREF(lengths);
         Py_DECREF(data);
@@ -460,6 +490,21 @@ static PyObject *crc32c_implementation(PyObject *module, PyObject *unused) {
     return PyUnicode_FromString(crc32c == crc32c_software ? "software" : "sse4.2");
 }
 
+/* for the tests: both implementations against google_crc32c, whichever this CPU runs */
+static PyObject *crc32c_of(PyObject *module, PyObject *args) {
+    const char *data, *implementation;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "y#s", &data, &size, &implementation)) return NULL;
+    if (strcmp(implementation, "software") == 0)
+        return PyLong_FromUnsignedLong(crc32c_software((const uint8_t *)data, (size_t)size));
+#ifdef HAVE_CRC32C_INSTRUCTION
+    if (strcmp(implementation, "sse4.2") == 0 && __builtin_cpu_supports("sse4.2"))
+        return PyLong_FromUnsignedLong(crc32c_sse42((const uint8_t *)data, (size_t)size));
+#endif
+    PyErr_Format(PyExc_ValueError, "no CRC32C implementation %s on this machine", implementation);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS,
      "encode(schema_capsule, array_capsule, sequence) -> (records: bytes, lengths: bytes of int64) or None\n\n"
@@ -471,6 +516,8 @@ static PyMethodDef methods[] = {
      "CRC32C."},
     {"crc32c_implementation", crc32c_implementation, METH_NOARGS,
      "'sse4.2' where the CPU's CRC32C instruction computes the checksums, else 'software'."},
+    {"crc32c", crc32c_of, METH_VARARGS,
+     "crc32c(data: bytes, implementation: 'software' | 'sse4.2') -> int: the (unmasked) CRC32C of `data`."},
     {NULL, NULL, 0, NULL},
 };
 

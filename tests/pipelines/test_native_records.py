@@ -168,6 +168,20 @@ def test_c_framing_checksums_equal_google_crc32c():
         at += 16 + length
 
 
+@BUILT
+def test_both_crc32c_implementations_equal_google_crc32c():
+    """The table-driven CRC32C (CPUs without the instruction) and SSE 4.2's, on lengths 0 to 300 at odd offsets."""
+    import google_crc32c
+
+    from skewless.pipelines.write import _native_records
+
+    data = np.random.default_rng(9).integers(0, 256, 400, dtype=np.uint8).tobytes()
+    implementations = ["software"] + (["sse4.2"] if _native_records.crc32c_implementation() == "sse4.2" else [])
+    for start, length in [(start, length) for start in (0, 1, 3) for length in range(301)]:
+        chunk = data[start : start + length]
+        assert {_native_records.crc32c(chunk, name) for name in implementations} == {google_crc32c.value(chunk)}
+
+
 def assert_framed_alike(records: Records) -> bytes:
     native = native_records.frame(records.data, records.lengths)
     assert native is not None
