@@ -3,8 +3,8 @@
 The rows are a finished census run's output (`skewless run configs/census.yaml`: 32,561 rows), parsed back with
 its transformed feature spec into the transform pass's batches (`tensors_to_record_batch`), repeated `--copies`
 times (31: 1,009,391 rows) and cut into the pass's slices of `TRANSFORM_BATCH_ROWS`. Each implementation encodes
-and frames them slice by slice, the two taking turns for `--rounds`; the figures are the main thread's CPU seconds (the thread
-that runs them in the job), and the two implementations' framed bytes are compared.
+and frames them slice by slice, the two taking turns for `--rounds`; the figures are the main thread's CPU seconds
+(the thread that runs them in the job), and the two implementations' framed bytes are compared.
 
     python tests/benchmarks/bench_encoder.py --run out/census [--copies 31] [--rounds 3]
 """
