@@ -8,6 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import tensorflow as tf
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skewless.pipelines.write import native_records
 from skewless.pipelines.write.example_encoder import (
@@ -129,6 +131,35 @@ def test_c_sequence_encoder_gives_the_python_encoders_bytes_and_tensorflow_parse
                 else:
                     assert feature_values(parsed.context.feature[name]) == expected_values(column, index)
         assert_framed_alike(native)
+
+
+VALUES = {
+    "int": (st.integers(INT64_MIN, INT64_MAX), pa.int64()),
+    "float": (st.floats(width=32), pa.float32()),  # NaN and infinities included
+    "bytes": (st.binary(max_size=200), pa.binary()),
+}
+
+
+@st.composite
+def sequence_batches(draw):
+    rows = draw(st.integers(0, 6))
+    names = draw(st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=4, unique=True))
+    columns = []
+    for _ in names:
+        values, arrow_type = VALUES[draw(st.sampled_from(sorted(VALUES)))]
+        if draw(st.booleans()):  # a feature list: steps of values
+            step = st.lists(values, max_size=3)
+            columns.append(lists([draw(st.lists(step, max_size=3)) for _ in range(rows)], pa.large_list(arrow_type)))
+        else:
+            columns.append(lists([draw(st.lists(values, max_size=4)) for _ in range(rows)], arrow_type))
+    return pa.RecordBatch.from_arrays(columns, names)
+
+
+@BUILT
+@settings(max_examples=150, deadline=None)
+@given(sequence_batches())
+def test_c_sequence_encoder_gives_the_python_bytes_on_any_batch(rows):
+    assert encode_sequence_examples(rows).to_list() == encode_sequence_examples_in_python(rows).to_list()
 
 
 @BUILT
