@@ -4,6 +4,7 @@ and TensorFlow parses them back to the batch's values (issue 40)."""
 import math
 import struct
 
+import google_crc32c
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -11,6 +12,7 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skewless.pipelines.output.tfrecord_crc import masked_crc
 from skewless.pipelines.write import native_records
 from skewless.pipelines.write.example_encoder import (
     Records,
@@ -186,8 +188,6 @@ def test_c_framing_gives_the_python_framings_bytes_and_tensorflows_reader_reads_
 @BUILT
 def test_c_framing_checksums_equal_google_crc32c():
     """The checksum of every record length of 0 to 300 bytes (the hardware and table paths' tails and words)."""
-    from skewless.pipelines.output.tfrecord_crc import masked_crc
-
     data = np.random.default_rng(5).integers(0, 256, 301 * 150, dtype=np.uint8)
     lengths = np.arange(301, dtype=np.int64)
     framed = tfrecord_frames(Records(data[: lengths.sum()], lengths)).tobytes()
@@ -202,15 +202,12 @@ def test_c_framing_checksums_equal_google_crc32c():
 @BUILT
 def test_both_crc32c_implementations_equal_google_crc32c():
     """The table-driven CRC32C (CPUs without the instruction) and SSE 4.2's, on lengths 0 to 300 at odd offsets."""
-    import google_crc32c
-
-    from skewless.pipelines.write import _native_records
-
+    c_module = native_records._native_records
     data = np.random.default_rng(9).integers(0, 256, 400, dtype=np.uint8).tobytes()
-    implementations = ["software"] + (["sse4.2"] if _native_records.crc32c_implementation() == "sse4.2" else [])
+    implementations = ["software"] + (["sse4.2"] if c_module.crc32c_implementation() == "sse4.2" else [])
     for start, length in [(start, length) for start in (0, 1, 3) for length in range(301)]:
         chunk = data[start : start + length]
-        assert {_native_records.crc32c(chunk, name) for name in implementations} == {google_crc32c.value(chunk)}
+        assert {c_module.crc32c(chunk, name) for name in implementations} == {google_crc32c.value(chunk)}
 
 
 def assert_framed_alike(records: Records) -> bytes:
