@@ -1,11 +1,6 @@
-"""`RawValueLayer` and the private Keras attributes it relies on (layers/raw_value_layer.py).
-
-Keras 3 has no public switch for a layer that takes strings, sparse or ragged tensors positionally and unconverted;
-its own preprocessing layers set `_convert_input_args` and `_allow_non_tensor_positional_args`, and skewless does
-too, in `accept_raw_inputs` alone. The first tests check that Keras still has these attributes and still reads them
-as skewless needs, so a Keras upgrade that changes them fails here, by name, rather than somewhere in serving. The
-last ones check every raw-value layer of skewless.layers against its own config.
-"""
+"""`RawValueLayer` (layers/raw_value_layer.py): every raw-value layer of skewless.layers is one, computes what NumPy
+or the graph's rule says, and rebuilds from its config. The private Keras attributes it relies on are checked by
+tests/architecture/test_dependency_canaries.py."""
 
 import json
 
@@ -17,55 +12,7 @@ import tensorflow as tf
 import skewless.layers
 from skewless.layers import (Cast, Clip, FillMissing, Log1p, MissingIndicator, PadOrTruncate, PresentValues,
                              Standardize, TextTokens, VocabularyFirst, VocabularyFirstColumns)
-from skewless.layers.raw_value_layer import RawValueLayer, accept_raw_inputs
-
-
-class _Echo(keras.layers.Layer):
-    """Keeps what its call received; `build` fails, so a call that builds it says so."""
-
-    def build(self, input_shape):
-        raise AssertionError("build() ran")
-
-    def call(self, inputs):
-        self.received = inputs
-        return keras.ops.zeros(())
-
-
-def _built(layer):
-    """`layer` built as Keras builds a layer without `build` (so the call reaches the conversion, not build())."""
-    layer.built = True
-    return layer
-
-
-def test_keras_layers_still_have_the_private_switches():
-    layer = keras.layers.Layer()
-    assert layer._convert_input_args is True, "keras.layers.Layer no longer sets _convert_input_args = True"
-    assert layer._allow_non_tensor_positional_args is False, (
-        "keras.layers.Layer no longer sets _allow_non_tensor_positional_args = False")
-
-
-def test_without_the_switches_keras_converts_inputs_and_refuses_non_tensors():
-    # what accept_raw_inputs turns off: if Keras stopped doing this by default, the switches would be dead
-    with pytest.raises(ValueError, match="Only input tensors may be passed as positional arguments"):
-        _built(_Echo())(["a", "b"])
-    echo = _built(_Echo(dtype="float32"))
-    echo(np.array([1.5, 2.5], np.float64))
-    assert not isinstance(echo.received, np.ndarray)
-    assert keras.backend.standardize_dtype(echo.received.dtype) == "float32"
-
-
-def test_accept_raw_inputs_passes_inputs_as_they_come_and_never_builds():
-    echo = _Echo(dtype="float32")
-    accept_raw_inputs(echo)
-    echo(["a", "b"])
-    assert echo.received == ["a", "b"]  # Python strings, not refused
-    numbers = np.array([1.5, 2.5], np.float64)
-    echo(numbers)
-    assert echo.received is numbers  # neither converted nor cast to the layer's float32
-    ragged = tf.ragged.constant([["x"], []])
-    echo(ragged)
-    assert echo.received is ragged
-    assert echo.built
+from skewless.layers.raw_value_layer import RawValueLayer
 
 
 def test_a_raw_value_layer_is_weightless_not_trainable_and_not_autocast():
