@@ -258,6 +258,7 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
                     parsed_dir: str | None = None):
     """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`."""
     from skewless.pipelines.write.transform import UnitWriteSpec
+    from skewless.pipelines.write.distinct_values import row_wise_columns
 
     return UnitWriteSpec(
         reader=reader,
@@ -271,6 +272,7 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
                     if f.transform_kind.counts_oov and f.transform_kind.unseen_id(f) is not None},
         categorical_features=categorical_features(config),
         output_format=config.output.format,
+        row_wise=row_wise_columns(config, reader.columns),
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
     )
