@@ -154,15 +154,17 @@ def _records(lengths, seed=11) -> list[bytes]:
     _records([5, 70_000, 3]),  # a record longer than 16 bits of length
     _records(np.random.default_rng(3).integers(110, 190, 20_000)),  # census-like rows
 ], ids=["none", "one-empty", "empty-then-short", "equal-lengths", "0-600", "long", "census-like"])
-def test_tfrecord_frames_are_the_bytes_tensorflow_writes(tmp_path, records):
+@pytest.mark.parametrize("implementation", ["default", "python"])  # in C where it was built, and the fallback
+def test_tfrecord_frames_are_the_bytes_tensorflow_writes(tmp_path, records, implementation):
     import tensorflow as tf
 
+    from skewless.pipelines.write import shards
     from skewless.pipelines.write.example_encoder import Records
-    from skewless.pipelines.write.shards import tfrecord_frames
 
     with tf.io.TFRecordWriter(str(tmp_path / "tf")) as writer:
         for record in records:
             writer.write(record)
-    framed = tfrecord_frames(Records(np.frombuffer(b"".join(records), np.uint8),
+    frames = shards.tfrecord_frames if implementation == "default" else shards.tfrecord_frames_in_python
+    framed = frames(Records(np.frombuffer(b"".join(records), np.uint8),
                                      np.array([len(r) for r in records], np.int64)))
     assert framed.dtype == np.uint8 and framed.tobytes() == (tmp_path / "tf").read_bytes()
