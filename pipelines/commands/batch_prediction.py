@@ -40,6 +40,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from skewless.config import FeatureConfig
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import SYNTAX_OPTIONS, VALUE_OPTIONS, reader_of
+from skewless.output_formats import PREDICTION_FORMATS
 from skewless.layers.export import read_spec_file, serialize_raw_examples
 from skewless.pipelines.output import files
 from skewless.pipelines.reading import sources
@@ -48,7 +49,7 @@ from skewless.pipelines.write import shards
 from skewless.pipelines.reading.columns import RawColumn, column_of_spec
 from skewless.pipelines.commands.job import package_versions, run_seconds
 from skewless.pipelines.plan.plan import estimated_output_bytes
-from skewless.pipelines.write.prediction_files import FORMATS, OutputColumn, encode_shard
+from skewless.pipelines.write.prediction_files import OutputColumn, encode_shard
 from skewless.pipelines.plan.raw_types import infer_types
 from skewless.pipelines.reading import input_config as make_input_config
 from skewless.pipelines.reading.files import expand_paths
@@ -143,8 +144,8 @@ def predict(
         True
     """
     started = time.time()
-    if output_format not in FORMATS:
-        raise ConfigError(f"format {output_format!r}: not one of {', '.join(FORMATS)}")
+    if output_format not in PREDICTION_FORMATS:
+        raise ConfigError(f"format {output_format!r}: not one of {', '.join(PREDICTION_FORMATS)}")
     if files.is_local(export_dir):
         export_dir = os.path.abspath(export_dir)
     if files.is_local(output_dir):
@@ -360,7 +361,7 @@ class WriteUnitFn(beam.DoFn):
     def process(self, element):
         index, grouped = element
         rows = [(key_values, outputs) for _, key_values, outputs in sorted(grouped[EXAMPLES], key=lambda r: r[0])]
-        name = predictions_name(index, self._unit_count, FORMATS[self._format])
+        name = predictions_name(index, self._unit_count, PREDICTION_FORMATS[self._format])
         files.write_bytes(os.path.join(self._staging, name), encode_shard(rows, self._keys, self._outputs, self._format))
         bad = [row for _, row in sorted(grouped[BAD], key=lambda r: r[0])]
         if bad:

@@ -25,6 +25,7 @@ from typing import Callable
 
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
 from skewless.errors import ConfigError, TooManyBadRowsError
+from skewless.output_formats import output_format
 from skewless.pipelines.output import files
 from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
@@ -351,8 +352,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     features = _feature_report(config, job_plan.columns, raw_stats, parts, staging)
     write_states(staging, {split: [split_states[split]] for split in config.output.splits}, job_plan.columns)
     _write_metadata(config, job_plan, staging)
-    if config.output.format == "sequence_example":
-        _write_sequence_spec(staging)
+    output_format(config.output.format).finish(staging)
     canonicalize(run.transform_fn_dir)
     for folder in (run.parts_dir, run.stats_dir, run.progress_dir):
         files.remove_tree(folder)
@@ -517,19 +517,6 @@ def _write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
     if kept["input"].get("url"):
         kept["input"]["url"] = url_without_credentials(kept["input"]["url"])
     files.write_bytes(run.config_file, yaml.safe_dump(kept, sort_keys=False).encode())
-
-
-def _write_sequence_spec(staging: str) -> None:
-    """RUN_DIR/sequence_example.json: which transformed features the SequenceExample shards hold as context
-    features and which as feature lists (`skewless.sequence_specs.split_transformed_spec` decides)."""
-    import tensorflow_transform as tft
-
-    from skewless.sequence_specs import split_transformed_spec
-
-    run = RunDirectory(staging)
-    spec = tft.TFTransformOutput(run.graph_dir).transformed_feature_spec()
-    context, lists = split_transformed_spec(spec)
-    files.write_json({"context": sorted(context), "feature_lists": sorted(lists)}, run.sequence_file)
 
 
 def machine_summary() -> dict:
