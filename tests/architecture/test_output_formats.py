@@ -89,3 +89,12 @@ def test_every_prediction_format_has_an_encoder():
     from skewless.pipelines.write.prediction_files import ENCODERS
 
     assert set(ENCODERS) == set(PREDICTION_FORMATS)
+
+
+def test_the_registry_imports_nothing_heavy():
+    # the config and the CLI read it: it must not load TensorFlow, Beam or the format modules it names
+    tree = ast.parse(MODULES["skewless.output_formats"].read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"__future__", "dataclasses", "importlib"}, imported
