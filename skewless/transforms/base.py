@@ -177,8 +177,8 @@ class Transform:
         `reads` names, filled where they are features."""
         output = self.transform(value, options, vocabulary, columns)
         if options.get("max_length") is not None:
+            from skewless.ops.lists import pad_or_truncate
             from skewless.transforms.categorical import with_buckets
-            from skewless.transforms.lists import pad_or_truncate
 
             padded = pad_or_truncate(output, options["max_length"], options["pad_value"])
             if self.ids:  # the ids' domain, lost by padding

@@ -7,9 +7,9 @@ import math
 
 from pydantic import Field
 
+from skewless.ops.values import keys_per_value
 from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
-from skewless.transforms.values import keys_per_value
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1),
                      "how many buckets, cut at quantiles (this or `boundaries`)")

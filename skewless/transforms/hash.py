@@ -14,8 +14,8 @@ from skewless.transforms.encoded import (
     list_width,
     native_encoding,
 )
+from skewless.ops.values import as_strings
 from skewless.transforms.numeric import KEY
-from skewless.transforms.values import as_strings
 
 HASH_BUCKETS = Option("hash_buckets", int | None, Field(default=None, ge=1), "how many ids (required)")
 # the per-key statistics' `key` field (numeric.py), here two numbers: TensorFlow takes them as int64

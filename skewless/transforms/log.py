@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from skewless.ops.values import each
 from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import NumericTransform
-from skewless.transforms.values import each
 from skewless.transforms.z_score import TRANSFORM as Z_SCORE
 from skewless.transforms.z_score import mean_and_deviation, standardized, undo_z_score
 

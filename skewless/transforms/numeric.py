@@ -6,8 +6,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.ops.values import as_strings, each
 from skewless.transforms.base import Option, Transform, not_built_by
-from skewless.transforms.values import as_strings, each
 
 # the ops tf.clip_by_value emits: `clip` in the graph
 CLIP_OPS = frozenset({"Minimum", "Maximum"})

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from skewless.ops.values import each
 from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import NumericTransform
-from skewless.transforms.values import each
 
 # tf.Transform's quantiles are approximate: each boundary's rank is within EPSILON * rows of the exact one
 EPSILON = 0.001

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.ops.text import text_tokens
+from skewless.ops.values import as_strings
 from skewless.transforms.base import Option, Transform
 from skewless.transforms.encoded import OUTPUT_VALUES, VAR_LEN_OUTPUT, check_encoding
-from skewless.transforms.values import as_strings
 from skewless.transforms.vocabulary import (FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, native_lookup,
                                             vocabulary_fields)
 
@@ -101,8 +102,6 @@ class TextVocabulary(Transform):
         return [] if feature.output == "ids" else [f"{name}_weights"]
 
     def vocabulary_tokens(self, value, options: dict):
-        from skewless.transforms.text import text_tokens
-
         if options["is_list"]:  # a (batch, n) SparseTensor of tokens already
             return as_strings(value)
         return text_tokens(value, options)

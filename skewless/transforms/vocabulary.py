@@ -16,7 +16,7 @@ from skewless.transforms.encoded import (
     list_width,
     native_encoding,
 )
-from skewless.transforms.values import as_strings
+from skewless.ops.values import as_strings
 
 TOP_K = Option("top_k", int | None, Field(default=None, ge=1), "keep the k most frequent values")
 FREQUENCY_THRESHOLD = Option("frequency_threshold", int | None, Field(default=None, ge=0),
