@@ -23,6 +23,7 @@ from typer.core import TyperCommand, TyperGroup
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists, own_message
 from skewless.input_formats import FILE_FORMATS, reader_of
+from skewless.output_formats import PREDICTION_FORMATS
 from skewless.staged_folder import check_not_input
 from skewless.terminal_text import fitted, line_width, shown, shown_lines
 
@@ -32,8 +33,6 @@ EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, sch
 INTERRUPTED = 130
 # the --format choices of the commands that read files: the input formats whose entries take input.paths
 _FILE_FORMATS = " | ".join(FILE_FORMATS)
-# what `predict` writes (pipelines/write/prediction_files.py, which imports pyarrow: named here for a fast check)
-_PREDICTION_FORMATS = ("csv", "parquet", "jsonl")
 
 
 def _name_values(params) -> None:
@@ -385,7 +384,7 @@ def predict(
     export_dir: str = typer.Argument(..., help="A SavedModel written by `skewless export`: its serving_default runs."),
     inputs: List[str] = typer.Option(..., "--input", "-i", help="Raw data to score, files or globs (repeatable)."),
     output: str = typer.Option(..., "--output", "-o", help="Output directory for the prediction files."),
-    format: str = typer.Option("csv", "--format", help="Prediction files: csv | parquet | jsonl."),
+    format: str = typer.Option("csv", "--format", help=f"Prediction files: {' | '.join(PREDICTION_FORMATS)}."),
     keys: List[str] = typer.Option(
         [], "--keys", "-k", help="Input column copied beside each prediction, to join it back (repeatable)."
     ),
@@ -402,8 +401,8 @@ def predict(
     Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
     """
     process_started = runtime.process_start_time()
-    if format not in _PREDICTION_FORMATS:
-        fail(f"--format {format}: not one of {', '.join(_PREDICTION_FORMATS)}")
+    if format not in PREDICTION_FORMATS:
+        fail(f"--format {format}: not one of {', '.join(PREDICTION_FORMATS)}")
     if "://" not in export_dir and not os.path.isdir(export_dir):
         fail(f"{export_dir}: no such directory (an export of `skewless export`)")
     if "://" not in output:

@@ -34,6 +34,7 @@ from pydantic import (
 from skewless.errors import ConfigError
 from skewless.input_formats import INPUT_FORMATS, formats_taking, option_defaults
 from skewless.input_options import InputOptions, absolute_path
+from skewless.output_formats import DEFAULT_FORMAT, OUTPUT_FORMATS
 from skewless.safe_names import missing_indicator_name
 from skewless.terminal_text import printable
 from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, applies_to, transform_options
@@ -278,9 +279,9 @@ class LabelConfig(_Strict):
 
 class OutputConfig(_Strict):
     dir: str
-    # example: tf.train.Example rows; sequence_example: tf.train.SequenceExample, the transformed feature
-    # lists (outputs of `sequence: true` features) as feature_lists and every other output as context
-    format: Literal["example", "sequence_example"] = "example"
+    # what a shard's record is: one of skewless/output_formats.py's formats (checked there when the config is
+    # read, not fixed at import, so a format registered later is taken)
+    format: str = DEFAULT_FORMAT
     splits: dict[str, float] = Field(default_factory=lambda: {"train": 0.8, "eval": 0.2})
     split_key: str | None = None
     compression: Literal["gzip", "none"] = "gzip"
@@ -290,6 +291,13 @@ class OutputConfig(_Strict):
     max_bad_fraction: float = Field(default=0.01, ge=0.0, le=1.0)
     # also write RUN_DIR/keras_preprocessor.keras: native Keras layers, checked bit-exact against the graph
     keras_preprocessor: bool = False
+
+    @field_validator("format")
+    @classmethod
+    def _registered_format(cls, name: str) -> str:
+        if name not in OUTPUT_FORMATS:
+            raise ValueError(f"unknown value {name!r} (one of {', '.join(OUTPUT_FORMATS)})")
+        return name
 
     @field_validator("splits")
     @classmethod

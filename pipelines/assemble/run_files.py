@@ -31,17 +31,6 @@ def write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
         kept["input"]["url"] = url_without_credentials(kept["input"]["url"])
     files.write_bytes(run.config_file, yaml.safe_dump(kept, sort_keys=False).encode())
 
-def write_sequence_spec(staging: str) -> None:
-    """RUN_DIR/sequence_example.json: which transformed features the SequenceExample shards hold as context
-    features and which as feature lists (`skewless.sequence_specs.split_transformed_spec` decides)."""
-    import tensorflow_transform as tft
-
-    from skewless.sequence_specs import split_transformed_spec
-
-    run = RunDirectory(staging)
-    spec = tft.TFTransformOutput(run.graph_dir).transformed_feature_spec()
-    context, lists = split_transformed_spec(spec)
-    files.write_json({"context": sorted(context), "feature_lists": sorted(lists)}, run.sequence_file)
 
 def export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: str) -> dict:
     """Writes the native Keras preprocessor with the features that match the graph exactly on sampled rows.

@@ -28,6 +28,7 @@ from typing import Callable
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import VALUE_OPTIONS, reader_of
+from skewless.output_formats import output_format
 from skewless.pipelines.output import files, object_store
 from skewless.pipelines.assemble.launch import pipeline_options, reads, work_started
 from skewless.pipelines.assemble.summary import shared_summary_fields, sum_parts, unit_parts
@@ -142,7 +143,7 @@ def apply(
         oov = {name: sum(part.oov[name] for part in parts) for name in parts[0].oov}
         for folder in (RunDirectory(staging).parts_dir, RunDirectory(staging).progress_dir):
             files.remove_tree(folder)
-        _copy_graph(local_run, staging, run_label if label_left_out else None)
+        _copy_graph(local_run, staging, config.output.format, run_label if label_left_out else None)
         summary = RunSummary(
             **shared_summary_fields(config, parts, sums, started, pipeline_seconds, process_started,
                                     RunDirectory(staging).graph_dir),
@@ -249,15 +250,15 @@ def graph_digest(graph_dir: str) -> str:
     return hashlib.sha256("".join(f"{digest}  {path}\n" for path, digest in sorted(listing)).encode()).hexdigest()
 
 
-def _copy_graph(run_dir: str, staging: str, left_out_label: str | None) -> None:
-    """The applied graph beside the shards (and the feature-list names of SequenceExample shards), so the
-    output reads as a run does; without `left_out_label` in the transformed metadata, which describes
-    the shards."""
+def _copy_graph(run_dir: str, staging: str, format_name: str, left_out_label: str | None) -> None:
+    """The applied graph beside the shards, and the run files of its output format (the feature-list names of
+    SequenceExample shards), so the output reads as a run does; without `left_out_label` in the transformed
+    metadata, which describes the shards."""
     run, copy = RunDirectory(run_dir), RunDirectory(staging)
     for path in files.files_under(run.graph_dir):
         files.write_bytes(os.path.join(copy.graph_dir, os.path.relpath(path, run.graph_dir)), files.read_bytes(path))
-    if os.path.exists(run.sequence_file):
-        files.write_bytes(copy.sequence_file, files.read_bytes(run.sequence_file))
+    for name in output_format(format_name).run_files:
+        files.write_bytes(os.path.join(copy.path, name), files.read_bytes(os.path.join(run.path, name)))
     if left_out_label is not None:
         _drop_from_transformed_metadata(copy.graph_dir, left_out_label)
 

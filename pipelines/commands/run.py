@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from skewless.config import JobConfig, load_config
+from skewless.output_formats import output_format
 from skewless.pipelines.assemble.feature_report import feature_report
 from skewless.pipelines.assemble.launch import pipeline_options, reads, work_started
-from skewless.pipelines.assemble.run_files import export_keras_preprocessor, write_metadata, write_sequence_spec
+from skewless.pipelines.assemble.run_files import export_keras_preprocessor, write_metadata
 from skewless.pipelines.assemble.summary import shared_summary_fields, sum_parts, unit_parts
 from skewless.pipelines.output import files
 from skewless.pipelines.analyze.canonical_graph import canonicalize
@@ -207,8 +208,7 @@ def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float
     sums = sum_parts(config, parts)
     features = feature_report(config, job_plan.columns, raw_stats, parts, staging)
     write_metadata(config, job_plan, staging)
-    if config.output.format == "sequence_example":
-        write_sequence_spec(staging)
+    output_format(config.output.format).finish(staging)
     canonicalize(run.transform_fn_dir)
     for folder in (run.parts_dir, run.stats_dir, run.progress_dir):
         files.remove_tree(folder)

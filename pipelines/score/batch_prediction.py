@@ -39,6 +39,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from skewless.config import FeatureConfig
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import SYNTAX_OPTIONS, VALUE_OPTIONS, reader_of
+from skewless.output_formats import PREDICTION_FORMATS
 from skewless.layers.export import read_spec_file, serialize_raw_examples
 from skewless.pipelines.output import files
 from skewless.pipelines.reading import sources
@@ -47,7 +48,7 @@ from skewless.pipelines.assemble.summary import package_versions, run_seconds
 from skewless.pipelines.reading.columns import RawColumn, column_of_spec
 from skewless.pipelines.plan.plan import estimated_output_bytes, input_sizes, plan_units
 from skewless.pipelines.plan.shard_count import auto_shard_count
-from skewless.pipelines.write.prediction_files import FORMATS, OutputColumn, encode_shard
+from skewless.pipelines.write.prediction_files import OutputColumn, encode_shard
 from skewless.pipelines.plan.raw_types import infer_types
 from skewless.pipelines.reading import input_config as make_input_config
 from skewless.pipelines.reading.files import expand_paths
@@ -89,8 +90,8 @@ def score(
     through the export's `serving_default`, staged and published at `output_dir`; returns where (absolute on a
     local disk) and its run.json."""
     started = time.time()
-    if output_format not in FORMATS:
-        raise ConfigError(f"format {output_format!r}: not one of {', '.join(FORMATS)}")
+    if output_format not in PREDICTION_FORMATS:
+        raise ConfigError(f"format {output_format!r}: not one of {', '.join(PREDICTION_FORMATS)}")
     if files.is_local(export_dir):
         export_dir = os.path.abspath(export_dir)
     if files.is_local(output_dir):
@@ -309,7 +310,7 @@ class WriteUnitFn(beam.DoFn):
     def process(self, element):
         index, grouped = element
         rows = [(key_values, outputs) for _, key_values, outputs in sorted(grouped[EXAMPLES], key=lambda r: r[0])]
-        name = predictions_name(index, self._unit_count, FORMATS[self._format])
+        name = predictions_name(index, self._unit_count, PREDICTION_FORMATS[self._format])
         files.write_bytes(os.path.join(self._staging, name), encode_shard(rows, self._keys, self._outputs, self._format))
         bad = [row for _, row in sorted(grouped[BAD], key=lambda r: r[0])]
         if bad:

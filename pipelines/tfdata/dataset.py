@@ -11,7 +11,6 @@ training containers that have no Beam.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Sequence, Union
 
@@ -19,6 +18,7 @@ import tensorflow as tf
 
 from skewless.errors import ConfigError, InputError
 from skewless.layers.transform_graph import FROM_RUN, label_column
+from skewless.output_formats import DEFAULT_FORMAT, output_format
 from skewless.pipelines.output import object_store
 from skewless.run_directory import SHARD_GLOB, RunDirectory, shard_split
 
@@ -255,24 +255,20 @@ def _read_chunks(path: tf.Tensor) -> tf.data.Dataset:
 
 
 def record_parser(run_dir: str, spec: dict):
-    """A function from a batch of the run's serialized shard records to its features, parsed by `spec`.
+    """A function from a batch of the run's serialized shard records to its features, parsed by `spec`, as the
+    run's output format (`run_format`) parses them: tf.train.Examples by default; with `output.format:
+    sequence_example`, feature lists come back as (batch, steps, values) ragged tensors."""
+    return output_format(run_format(run_dir)).parser(run_dir, spec)
 
-    The shards are tf.train.Examples, or SequenceExamples when the run wrote `sequence_example.json`
-    (`output.format: sequence_example`); their feature lists come back as (batch, steps, values) ragged tensors.
-    """
-    from skewless.sequence_specs import feature_list_spec, parse_sequence_examples
 
-    path = RunDirectory.of(run_dir).sequence_file
-    if not tf.io.gfile.exists(path):
-        return lambda serialized: tf.io.parse_example(serialized, spec)
-    try:
-        with tf.io.gfile.GFile(path) as handle:
-            feature_lists = set(json.load(handle)["feature_lists"])
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise InputError(f"{path}: cannot read which features are feature lists: {error}") from None
-    context = {name: feature for name, feature in spec.items() if name not in feature_lists}
-    lists = {name: feature_list_spec(name, feature) for name, feature in spec.items() if name in feature_lists}
-    return lambda serialized: parse_sequence_examples(serialized, context, lists)
+def run_format(run_dir: str) -> str:
+    """The output format of the run's shards: run.json's, else its config.yaml's, else the default (a bare
+    tf.Transform output beside Example shards)."""
+    run = RunDirectory.of(run_dir)
+    summary = run.read_summary_if_any()
+    if summary is not None:
+        return summary.format
+    return (run.read_config().get("output") or {}).get("format", DEFAULT_FORMAT)
 
 
 def _with_label(parse, label: str | None):

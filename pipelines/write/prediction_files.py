@@ -17,7 +17,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-FORMATS = {"csv": "csv", "parquet": "parquet", "jsonl": "jsonl"}  # format -> file extension
 KEY_TYPES = {"int": pa.int64(), "float": pa.float32(), "bytes": pa.string()}
 
 
@@ -31,12 +30,9 @@ class OutputColumn:
 
 
 def encode_shard(rows: list, keys: list[tuple[str, str]], outputs: list[OutputColumn], output_format: str) -> bytes:
-    """`rows` (key values, {output: NumPy value}) as one file's bytes; `keys` are (column, kind) pairs."""
-    if output_format == "parquet":
-        return _parquet(rows, keys, outputs)
-    if output_format == "jsonl":
-        return "".join(json.dumps(_json_row(row, keys, outputs)) + "\n" for row in rows).encode()
-    return _csv(rows, keys, outputs)
+    """`rows` (key values, {output: NumPy value}) as one file's bytes of `output_format` (one of
+    `skewless.output_formats.PREDICTION_FORMATS`); `keys` are (column, kind) pairs."""
+    return ENCODERS[output_format](rows, keys, outputs)
 
 
 def _key_value(value):
@@ -60,6 +56,10 @@ def _json_row(row, keys, outputs) -> dict:
     record = {name: _key_value(value) for (name, _), value in zip(keys, key_values)}
     record.update({output.name: _as_python(_shaped(predicted, output)) for output in outputs})
     return record
+
+
+def _jsonl(rows, keys, outputs) -> bytes:
+    return "".join(json.dumps(_json_row(row, keys, outputs)) + "\n" for row in rows).encode()
 
 
 def _csv_text(value) -> str:
@@ -95,3 +95,7 @@ def _parquet(rows, keys, outputs) -> bytes:
     sink = io.BytesIO()
     pq.write_table(pa.Table.from_arrays(arrays, names), sink)
     return sink.getvalue()
+
+
+# each of `skewless.output_formats.PREDICTION_FORMATS`'s encoder
+ENCODERS = {"csv": _csv, "parquet": _parquet, "jsonl": _jsonl}

@@ -20,9 +20,10 @@ import numpy as np
 import pyarrow as pa
 
 from skewless.errors import InputError
+from skewless.output_formats import DEFAULT_FORMAT, output_format
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.write.distinct_values import DistinctFeed
-from skewless.pipelines.write.example_encoder import Records, encode_examples, encode_sequence_examples
+from skewless.pipelines.write.example_encoder import Records
 from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.write.shards import ShardWriter
@@ -102,29 +103,6 @@ def refuse_nonfinite(tensors: dict) -> None:
                 "nothing was written")
 
 
-def feature_lists_as_example_features(batch: pa.RecordBatch, spec: dict) -> pa.RecordBatch:
-    """Feature-list columns (list<list>) -> the two list columns of their tf.train.Example form in the
-    transformed spec: all values of the row (``name$ragged_values``) and each step's length (``name$row_lengths_1``)."""
-    from skewless.sequence_specs import is_transformed_feature_list
-
-    arrays, names = [], []
-    for name in batch.schema.names:
-        column = batch.column(name)
-        if not is_transformed_feature_list(spec[name]):
-            arrays.append(column)
-            names.append(name)
-            continue
-        outer = column.offsets.to_numpy().astype(np.int64)
-        steps = column.values.slice(outer[0], outer[-1] - outer[0])
-        inner = steps.offsets.to_numpy().astype(np.int64)
-        values = steps.values.slice(inner[0], inner[-1] - inner[0])
-        inner -= inner[0]
-        arrays.append(pa.LargeListArray.from_arrays(pa.array(inner[outer - outer[0]]), values))
-        arrays.append(pa.LargeListArray.from_arrays(pa.array(outer - outer[0]), pa.array(np.diff(inner))))
-        names += [spec[name].value_key, spec[name].partitions[0].key]
-    return pa.RecordBatch.from_arrays(arrays, names)
-
-
 def _oov_rows(ids, vocabulary_size: int, unseen_id: int | None = None) -> int:
     """Rows with a value the vocabulary lacks: an id past the vocabulary (in an OOV bucket) or, without OOV
     buckets, `unseen_id` (the vocabulary's `unseen_id`). `ids` is dense (a padded list: (batch, n)), or sparse
@@ -153,12 +131,12 @@ def _oov_rows(ids, vocabulary_size: int, unseen_id: int | None = None) -> int:
 class ChunkTransformer:
     """The graph applied to raw tables and encoded: the one code path of the job and of `skewless verify`."""
 
-    def __init__(self, graph_dir: str, columns: list[RawColumn], output_format: str = "example",
+    def __init__(self, graph_dir: str, columns: list[RawColumn], format_name: str = DEFAULT_FORMAT,
                  row_wise: dict[str, tuple[str, ...]] | None = None):
         import tensorflow_transform as tft
 
         self.columns = columns
-        self.output_format = output_format
+        self._format = output_format(format_name)
         self.output = tft.TFTransformOutput(graph_dir)
         self._transformed_spec = self.output.transformed_feature_spec()
         # `row_wise` columns (distinct_values.row_wise_columns) go through the graph once per distinct value
@@ -169,24 +147,22 @@ class ChunkTransformer:
         return self._feed.transform(table)
 
     def encode(self, batch: pa.RecordBatch) -> Records:
-        """Transformed rows (`tensors_to_record_batch`) -> serialized tf.train.Examples (or SequenceExamples,
-        as `output.format` says), the same bytes every run."""
-        if self.output_format == "sequence_example":
-            return encode_sequence_examples(batch)
-        return encode_examples(feature_lists_as_example_features(batch, self._transformed_spec))
+        """Transformed rows (`tensors_to_record_batch`) -> serialized records of the run's `output.format`
+        (tf.train.Examples by default), the same bytes every run."""
+        return self._format.encode(batch, self._transformed_spec)
 
 
 class TransformTablesFn(beam.DoFn):
     """Raw tables -> their rows transformed and encoded as the job encodes them (`skewless verify`'s batch path)."""
 
-    def __init__(self, graph_dir: str, columns: list[RawColumn], output_format: str):
+    def __init__(self, graph_dir: str, columns: list[RawColumn], format_name: str):
         self._graph_dir = graph_dir
         self._columns = columns
-        self._output_format = output_format
+        self._format_name = format_name
         self._transformer = None
 
     def setup(self):
-        self._transformer = ChunkTransformer(self._graph_dir, self._columns, self._output_format)
+        self._transformer = ChunkTransformer(self._graph_dir, self._columns, self._format_name)
 
     def process(self, table: pa.Table):
         transformed = tensors_to_record_batch(self._transformer.transform(table))
@@ -206,7 +182,7 @@ class UnitWriteSpec:
     vocabulary_features: list[str]  # features whose out-of-vocabulary rows are counted
     # the id a value the vocabulary lacks gets without OOV buckets, where the rows tell it apart (`unseen_id`)
     unseen_ids: dict[str, int] = field(default_factory=dict)
-    output_format: str = "example"
+    output_format: str = DEFAULT_FORMAT
     # scalar string columns fed to the graph by distinct value, with their outputs (distinct_values.py)
     row_wise: dict[str, tuple[str, ...]] = field(default_factory=dict)
     parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
