@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.text import Text
 
-from skewless.console.fitted_tables import Column, fitted_tables
+from skewless.console.fitted_tables import Column, fitted_tables, output_console
 from skewless.pipelines.commands.verify import FeatureCheck, VerifyResult
 from skewless.terminal_text import shown
 
+# piped or captured with no COLUMNS set: no width to fit, and wrapping would cut a difference's file path apart
+_PIPED_WIDTH = 200
+
 
 def print_result(result: VerifyResult, console=None) -> None:
-    console = console or Console()
+    console = console or output_console(_PIPED_WIDTH)
     title = f"skew check: batch (Beam + tf.Transform) vs serving ({result.path})"
     tables = []
     if result.features:
