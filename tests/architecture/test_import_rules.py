@@ -11,6 +11,9 @@
   or typer: the work of a command returns a result, the CLI prints it;
 - the modules of names those parts share import nothing of the project.
 
+A lazy import (`tf = lazy_import("tensorflow")`, skewless/lazy_imports.py) is an import: it loads the module the
+moment the code reads from it, so every rule sees it.
+
 The rules on parts follow imports anywhere in a module, function-level ones included, through every module
 in between, so a rule broken two modules away names the whole chain.
 """
@@ -33,11 +36,20 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
+def lazily_imported(node: ast.AST) -> str | None:
+    """The module a `lazy_import("M")` call names, or None for any other node."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)):
+        return None
+    called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+    return node.args[0].value if called == "lazy_import" and isinstance(node.args[0].value, str) else None
+
+
 def _imported(module: str, path: Path) -> set[str]:
     """The modules `module` imports: project modules by their most specific name, others by their top name.
 
     `from skewless.pipelines.output import files` names the submodule when there is one, the package otherwise.
-    Imports inside functions count; imports under `if TYPE_CHECKING:` never run and are left out.
+    Imports inside functions count, and so do lazy imports; imports under `if TYPE_CHECKING:` never run and are
+    left out.
     """
     is_package = path.name == "__init__.py"
     found = set()
@@ -59,6 +71,8 @@ def _imported(module: str, path: Path) -> set[str]:
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
                 found.add(submodule if submodule in MODULES else _known(base))
+        elif lazily_imported(node) is not None:
+            found.add(_known(lazily_imported(node)))
         else:
             visit(node)
 
@@ -163,9 +177,21 @@ def test_the_walk_sees_the_project_and_its_imports(tmp_path):
         "    from skewless.cli import app\n"
         "def later():\n"
         "    import apache_beam.io\n"
+        "from skewless.lazy_imports import lazy_import\n"
+        "tft = lazy_import('tensorflow_transform')\n"
+        "job = lazy_import('skewless.pipelines.commands.job')\n"
     )
     assert _imported("skewless.report.example", source) == {
-        "typing", "skewless.pipelines.output.files", "skewless.report.svg", "skewless.layers.export", "apache_beam"}
+        "typing", "skewless.pipelines.output.files", "skewless.report.svg", "skewless.layers.export", "apache_beam",
+        "skewless.lazy_imports", "tensorflow_transform", "skewless.pipelines.commands.job"}
+
+
+def test_a_lazy_import_of_beam_on_the_serving_path_breaks_the_rule(tmp_path):
+    source = tmp_path / "example.py"
+    source.write_text("from skewless.lazy_imports import lazy_import\n\n"
+                      "filesystems = lazy_import('apache_beam.io.filesystems')\n")
+    graph = {"skewless.layers.example": _imported("skewless.layers.example", source)}
+    assert _chain(graph, "skewless.layers.example", ("apache_beam",)) == ["skewless.layers.example", "apache_beam"]
 
 
 def test_the_checks_find_a_cycle_and_a_forbidden_chain():
