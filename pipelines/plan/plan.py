@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from skewless.config import JobConfig
 from skewless.errors import InputError
+from skewless.pipelines.analyze.analysis import dataset_name, datasets_by_file
 from skewless.pipelines.reading import sources
 from skewless.pipelines.write import shards
 from skewless.pipelines.reading.columns import RawColumn
@@ -60,8 +61,6 @@ def no_rows(config: JobConfig) -> InputError:
 
 def _datasets(config: JobConfig, units: list) -> dict:
     """Without an analyzer cache, the whole input is one dataset; with one, each input file (or directory) is one."""
-    from skewless.pipelines.analyze.analysis import dataset_name, datasets_by_file
-
     if not config.cache_dir:
         return {"input": units}
     groups: dict[str, list] = {}
