@@ -15,7 +15,8 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from skewless.errors import SchemaError
 from skewless.lazy_imports import lazy_import
 
-# TensorFlow on first use: `import skewless.schemas` (schema infer/validate, the CLI before its heavy import) stays light
+# TensorFlow on first use: `import skewless.schemas` (schema infer/validate, the CLI before its heavy import) stays
+# light
 tf = lazy_import("tensorflow")
 
 # The short names skewless uses for the three tf.Example value kinds.

@@ -337,8 +337,7 @@ def run(
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     title = f"skewless run {job_config.name}"
-    result = job.run(job_config, overwrite=overwrite, beam_args=list(ctx.args),
-                     progress=lambda poll: progress_display.show_progress(poll, title=title, interrupted=_interrupted),
+    result = job.run(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=_progress_of(title),
                      process_started=process_started)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     page = report_page.render_report(result.output_dir)
@@ -389,10 +388,10 @@ def apply(
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
     title = f"skewless apply {os.path.basename(os.path.normpath(run_dir))}"
     result = apply_graph.apply(run_dir, output, inputs=inputs or None, input_format=format,
-                         columns=columns.split(",") if columns else None, header=header, one_split=splits == "all",
-                         overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started,
-                         max_bad_fraction=max_bad_fraction,
-                         progress=lambda poll: progress_display.show_progress(poll, title=title, interrupted=_interrupted))
+                               columns=columns.split(",") if columns else None, header=header,
+                               one_split=splits == "all", overwrite=overwrite, beam_args=list(ctx.args),
+                               process_started=process_started, max_bad_fraction=max_bad_fraction,
+                               progress=_progress_of(title))
     page = report_page.render_report(result.output_dir)
     say(result.summary())
     say(f"report: {page}")
@@ -434,10 +433,15 @@ def predict(
     _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")
-    result = batch_prediction.predict(export_dir, inputs, output, output_format=format, keys=keys, input_format=input_format,
-                          columns=columns.split(",") if columns else None, overwrite=overwrite,
-                          beam_args=list(ctx.args), process_started=process_started)
+    result = batch_prediction.predict(export_dir, inputs, output, output_format=format, keys=keys,
+                                      input_format=input_format, columns=columns.split(",") if columns else None,
+                                      overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started)
     say(result.summary())
+
+
+def _progress_of(title: str) -> Callable:
+    """The job's progress watcher: the live display, which Ctrl-C interrupts."""
+    return lambda poll: progress_display.show_progress(poll, title=title, interrupted=_interrupted)
 
 
 def _check_input_paths(inputs: List[str]) -> None:

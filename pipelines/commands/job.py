@@ -21,23 +21,46 @@ import platform
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Callable
+
+import apache_beam as beam
+import tensorflow_transform as tft
+import tensorflow_transform.beam as tft_beam
+import yaml
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
 
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
 from skewless.errors import ConfigError, TooManyBadRowsError
+from skewless.layers import export_keras_preprocessor
+from skewless.layers.label_scale import label_statistics
+from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
+from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs, COLUMN_STATES, STATS_CACHE, cached_stats
+from skewless.pipelines.analyze.distinct_limits import raw_column_limits
+from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
+from skewless.pipelines.analyze.stats import summarize, top_candidates
 from skewless.pipelines.output import files
 from skewless.pipelines.analyze.canonical_graph import canonicalize
+from skewless.pipelines.reading.columns import raw_schema
+from skewless.pipelines.reading.sources import RowReader
+from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
 from skewless.pipelines.plan.plan import JobPlan, no_rows, plan, sample_rows
 from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.output.staging import StagedOutput
+from skewless.pipelines.write.split_statistics import candidate_counts, write_states
+from skewless.pipelines.write.statistics_in_input_order import write_split_states
+from skewless.pipelines.write.transform import TransformUnitFn, UnitWriteSpec
 from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
 from skewless.progress_snapshot import Snapshot
 from skewless.redaction import url_without_credentials
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
 from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
 from skewless.safe_names import most_frequent_filename, vocabulary_filename
+from skewless.sequence_specs import split_transformed_spec
 
 
 @dataclass
@@ -166,8 +189,6 @@ def _export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: st
     A feature without an exact Keras equivalent is left out, never emitted different; which and why is
     in RUN_DIR/keras_preprocessor.json (and the summary line).
     """
-    from skewless.layers import export_keras_preprocessor
-
     check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
     summary = check.to_dict()
     summary["path"] = KERAS_PREPROCESSOR_FILE  # relative: the file moves with the run directory
@@ -176,8 +197,6 @@ def _export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: st
 
 
 def pipeline_options(config: JobConfig, beam_args: list[str]):
-    from apache_beam.options.pipeline_options import PipelineOptions
-
     # `-- --runner=X` wins over runner.name (PipelineOptions lets keyword options override flags)
     flagged = [arg.split("=", 1)[1] for arg in beam_args if arg.startswith("--runner=")]
     options = dict(config.runner.options)
@@ -202,17 +221,6 @@ def work_started(staging: str):
 
 
 def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args: list[str]) -> None:
-    import apache_beam as beam
-    import tensorflow_transform.beam as tft_beam
-
-    from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
-    from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
-    from skewless.pipelines.analyze.analysis import COLUMN_STATES, AnalysisSpec, AnalyzeInputs
-    from skewless.pipelines.analyze.distinct_limits import raw_column_limits
-    from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
-    from skewless.pipelines.reading.sources import RowReader
-    from skewless.pipelines.analyze.stats import top_candidates
-
     run = RunDirectory(staging)
     graph_dir = run.graph_dir
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
@@ -257,8 +265,6 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
 def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str, staging: str,
                     parsed_dir: str | None = None):
     """How the transform pass writes every unit of `job_plan` into `staging`, with the graph at `graph_dir`."""
-    from skewless.pipelines.write.transform import UnitWriteSpec
-
     return UnitWriteSpec(
         reader=reader,
         graph_dir=graph_dir,
@@ -285,10 +291,6 @@ def categorical_features(config: JobConfig) -> frozenset[str]:
 def transform_and_write(pipeline, units: list, unit_writes, **side_inputs) -> None:
     """The transform pass: each work unit transformed with `unit_writes.graph_dir`, split and written
     (`TransformUnitFn`), its summary to _parts/. `skewless apply` runs it alone, with a finished run's graph."""
-    import apache_beam as beam
-
-    from skewless.pipelines.write.transform import TransformUnitFn
-
     staging = unit_writes.staging_dir
     _ = (
         pipeline
@@ -304,10 +306,6 @@ def split_statistics(pipeline, units: list, unit_writes, **side_inputs) -> None:
     format and every cut into units, so `skewless apply` of a run's own input gives the run's statistics exactly.
     `side_inputs`: `graph_ready` (the job: after the analysis, which keeps the units' streams),
     `top_candidates` and `input_columns` (the analysis's column statistics of every row)."""
-    import apache_beam as beam
-
-    from skewless.pipelines.write.statistics_in_input_order import write_split_states
-
     path = RunDirectory(unit_writes.staging_dir).split_statistics_file
     _ = (pipeline | "PlanSplitStatistics" >> beam.Create([None])
          | "SplitStatistics" >> beam.Map(write_split_states, units, unit_writes, path, **side_inputs))
@@ -340,8 +338,6 @@ def sum_parts(config: JobConfig, parts: list[UnitSummary]) -> tuple[int, int, di
 def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
               process_started: float | None) -> RunSummary:
     """Sums the units' summaries into run.json and each split's statistics, and refuses output past max_bad_fraction."""
-    from skewless.pipelines.write.split_statistics import write_states
-
     run = RunDirectory(staging)
     parts = unit_parts(job_plan, staging)
     split_states = files.read_json(run.split_statistics_file)
@@ -394,8 +390,6 @@ def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
     if config.label.transform in NUMERIC_LABEL_TRANSFORMS:
         # here only: skewless.layers loads Keras 3, which a job without a transformed label never needs
         # (tests/cli/test_cli_startup.py), and TensorFlow, which `run` imports once its progress has started
-        from skewless.layers.label_scale import label_statistics
-
         label.transform = config.label.transform
         label.statistics = label_statistics(graph_dir, config.label.column, config.label.transform)
     return label
@@ -443,12 +437,6 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str, split_states: lis
 
     With a cache, this run's partials are then stored there, under their dataset's name.
     """
-    from apache_beam.io.filesystems import FileSystems
-
-    from skewless.pipelines.analyze.analysis import STATS_CACHE, cached_stats
-    from skewless.pipelines.write.split_statistics import candidate_counts
-    from skewless.pipelines.analyze.stats import summarize
-
     stats_dir = RunDirectory(staging).stats_dir
     partials = {}
     for name in job_plan.datasets:
@@ -466,8 +454,6 @@ def _raw_statistics(config: JobConfig, job_plan, staging: str, split_states: lis
 
 
 def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[UnitSummary], staging: str) -> dict:
-    import tensorflow_transform as tft
-
     graph = tft.TFTransformOutput(RunDirectory(staging).graph_dir)
     kinds = {c.name: c.kind for c in columns}
     optional = {c.name for c in columns if c.optional}
@@ -499,11 +485,6 @@ def _feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[Uni
 
 def _write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
     """The raw metadata next to the graph (so TFTransformOutput.raw_feature_spec works) and the config."""
-    import yaml
-    from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
-
-    from skewless.pipelines.reading.columns import raw_schema
-
     run = RunDirectory(staging)
     metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(job_plan.columns)), run.raw_metadata_dir)
     # the config's paths are absolute since it was loaded: every later reader sees the paths this run read. A
@@ -522,10 +503,6 @@ def _write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
 def _write_sequence_spec(staging: str) -> None:
     """RUN_DIR/sequence_example.json: which transformed features the SequenceExample shards hold as context
     features and which as feature lists (`skewless.sequence_specs.split_transformed_spec` decides)."""
-    import tensorflow_transform as tft
-
-    from skewless.sequence_specs import split_transformed_spec
-
     run = RunDirectory(staging)
     spec = tft.TFTransformOutput(run.graph_dir).transformed_feature_spec()
     context, lists = split_transformed_spec(spec)
@@ -537,8 +514,6 @@ def machine_summary() -> dict:
 
 
 def package_versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
     versions = {}
     for package in ("skewless", "tensorflow", "tensorflow-transform", "tfx-bsl", "apache-beam", "keras", "pyarrow"):
         try:

@@ -139,7 +139,8 @@ def _download(run_dir: str, names: list[str], into: str, strip: str = "") -> Non
 def copy_file(source: str, target: str) -> None:
     """Streams one file between any two of Beam's filesystems, its bytes unchanged."""
     raw = filesystems.CompressionTypes.UNCOMPRESSED
-    with filesystems.FileSystems.open(source, compression_type=raw) as reader, filesystems.FileSystems.create(target, compression_type=raw) as writer:
+    beam_files = filesystems.FileSystems
+    with beam_files.open(source, compression_type=raw) as reader, beam_files.create(target, compression_type=raw) as writer:
         shutil.copyfileobj(reader, writer, 8 << 20)
 
 

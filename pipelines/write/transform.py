@@ -18,9 +18,14 @@ from dataclasses import dataclass, field
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
+import tensorflow as tf
+import tensorflow_transform as tft
+from apache_beam.io.filesystems import FileSystems
+from tfx_bsl.tfxio import tensor_adapter
 
 from skewless.errors import InputError
 from skewless.pipelines.reading.columns import RawColumn, tensor_adapter_config, to_record_batch
+from skewless.pipelines.reading.parsed_units import read_kept, stream_path
 from skewless.pipelines.write.example_encoder import Records, encode_examples, encode_sequence_examples
 from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.read_ahead import read_ahead
@@ -30,6 +35,7 @@ from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
 from skewless.run_summary import Shard
 from skewless.safe_names import vocabulary_filename
+from skewless.sequence_specs import is_transformed_feature_list
 
 
 # Rows run through the graph and the encoder at a time. A chunk is the reader's (CSV: 8 MB of text, about
@@ -51,8 +57,6 @@ def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
 
     A (batch, steps, values) ragged tensor, a transformed feature list, is a list<list> column.
     """
-    import tensorflow as tf
-
     names, arrays = [], []
     for name in sorted(tensors):
         tensor = tensors[name]
@@ -89,8 +93,6 @@ def refuse_nonfinite(tensors: dict) -> None:
     values and every value a transform refuses (log: -1 and below), so one here is the transform's float32
     arithmetic overflowing on the data (scale_0_1 of values spanning -3e38..3e38: max - min is inf); no config
     asks for one, and a row of it is never written (docs/values.md)."""
-    import tensorflow as tf
-
     for name in sorted(tensors):
         tensor = tensors[name]
         values = tensor.values if isinstance(tensor, tf.SparseTensor) else (
@@ -109,8 +111,6 @@ def refuse_nonfinite(tensors: dict) -> None:
 def feature_lists_as_example_features(batch: pa.RecordBatch, spec: dict) -> pa.RecordBatch:
     """Feature-list columns (list<list>) -> the two list columns of their tf.train.Example form in the
     transformed spec: all values of the row (``name$ragged_values``) and each step's length (``name$row_lengths_1``)."""
-    from skewless.sequence_specs import is_transformed_feature_list
-
     arrays, names = [], []
     for name in batch.schema.names:
         column = batch.column(name)
@@ -133,8 +133,6 @@ def _oov_rows(ids, vocabulary_size: int, unseen_id: int | None = None) -> int:
     """Rows with a value the vocabulary lacks: an id past the vocabulary (in an OOV bucket) or, without OOV
     buckets, `unseen_id` (the vocabulary's `unseen_id`). `ids` is dense (a padded list: (batch, n)), or sparse
     for a list column, or the ids encoded (skewless/transforms/encoded.py)."""
-    import tensorflow as tf
-
     def unseen(values):
         found = values >= vocabulary_size
         return found if unseen_id is None else found | (values == unseen_id)
@@ -158,9 +156,6 @@ class ChunkTransformer:
     """The graph applied to raw tables and encoded: the one code path of the job and of `skewless verify`."""
 
     def __init__(self, graph_dir: str, columns: list[RawColumn], output_format: str = "example"):
-        import tensorflow_transform as tft
-        from tfx_bsl.tfxio import tensor_adapter
-
         self.columns = columns
         self.output_format = output_format
         self.output = tft.TFTransformOutput(graph_dir)
@@ -262,8 +257,6 @@ class TransformUnitFn(beam.DoFn):
                             UnitClock(started=started, finished=unit_clock()))
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
-        from apache_beam.io.filesystems import FileSystems
-
         spec = self._spec
         return {
             split: ShardWriter(
@@ -317,8 +310,6 @@ class TransformUnitFn(beam.DoFn):
 
     def _chunks(self, unit: WorkUnit):
         """The unit's chunks as the analysis pass kept them, or read from the input if it kept none."""
-        from skewless.pipelines.reading.parsed_units import read_kept, stream_path
-
         if self._spec.parsed_dir is not None:
             chunks = read_kept(stream_path(self._spec.parsed_dir, unit.index))
             if chunks is not None:
@@ -334,8 +325,6 @@ def unit_clock() -> Moment:
 
 def write_quarantine(staging_dir: str, index: int, unit_count: int, rows: list[dict]) -> None:
     """Unit `index`'s bad rows (`BadRow.to_json()`), one JSON object a line, under quarantine/."""
-    from apache_beam.io.filesystems import FileSystems
-
     path = FileSystems.join(staging_dir, QUARANTINE_DIR, quarantine_name(index, unit_count))
     with FileSystems.create(path) as handle:
         handle.write("".join(json.dumps(row) + "\n" for row in rows).encode())
