@@ -34,8 +34,7 @@ from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
 
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig, load_config
 from skewless.errors import ConfigError, TooManyBadRowsError
-from skewless.layers import export_keras_preprocessor
-from skewless.layers.label_scale import label_statistics
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
 from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs, COLUMN_STATES, STATS_CACHE, cached_stats
 from skewless.pipelines.analyze.distinct_limits import raw_column_limits
@@ -62,6 +61,10 @@ from skewless.run_summary import Analysis, Label, RowCounts, RunSummary
 from skewless.safe_names import most_frequent_filename, vocabulary_filename
 from skewless.sequence_specs import split_transformed_spec
 
+# on first use: skewless.layers imports Keras 3, which a job needs only to export the Keras preprocessor or to read a
+# scaled label's statistics (tf.Transform uses Keras 2; tests/cli/test_cli_startup.py checks a run loads no Keras 3)
+layers = lazy_import("skewless.layers")
+label_scale = lazy_import("skewless.layers.label_scale")
 
 @dataclass
 class RunResult:
@@ -189,7 +192,7 @@ def _export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: st
     A feature without an exact Keras equivalent is left out, never emitted different; which and why is
     in RUN_DIR/keras_preprocessor.json (and the summary line).
     """
-    check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
+    check = layers.export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
     summary = check.to_dict()
     summary["path"] = KERAS_PREPROCESSOR_FILE  # relative: the file moves with the run directory
     files.write_json(summary, RunDirectory(run_dir).keras_preprocessor_check_file)
@@ -391,7 +394,7 @@ def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
         # here only: skewless.layers loads Keras 3, which a job without a transformed label never needs
         # (tests/cli/test_cli_startup.py), and TensorFlow, which `run` imports once its progress has started
         label.transform = config.label.transform
-        label.statistics = label_statistics(graph_dir, config.label.column, config.label.transform)
+        label.statistics = label_scale.label_statistics(graph_dir, config.label.column, config.label.transform)
     return label
 
 
