@@ -33,8 +33,9 @@ from skewless.pipelines.reading.columns import RawColumn, column_of_spec
 from skewless.pipelines.reading.files import format_of
 from skewless.run_directory import RunDirectory
 
-# on first use: the split rule and the row reader (which import Beam), the TransformLayer (Keras) and tf.Transform
-# serve only the raw rows of a run or the graph's output; reading a run's inputs without them needs none
+# on first use, as before they moved here from the functions: the split rule's module imports Beam and the
+# TransformLayer's Keras 3, the row reader pandas, which a training container that only parses a run's records
+# never loads
 sources = lazy_import("skewless.pipelines.reading.sources")
 transform_pass = lazy_import("skewless.pipelines.write.transform")
 tft = lazy_import("tensorflow_transform")
