@@ -21,6 +21,7 @@ on goals 3, 1 and 6's runs).
     python tests/benchmarks/bench_job.py --only skewless --rows 100000    # goal 1's comparison alone
     python tests/benchmarks/bench_job.py --goals 4 --without-jax   # memory as in a user's install (no jax)
     python tests/benchmarks/bench_job.py --issue 34       # issue 34's goals alone (goals 1, 3, 6 and 7)
+    python tests/benchmarks/bench_job.py --issue 40       # issue 40's goals (goals 1, 3, 5, 6 and 7)
 
 Inputs and outputs live under --cache-dir (default /tmp/skewless-bench), never in the repository.
 Summed RSS counts pages shared between forked workers once per process, so it overstates multi-process jobs.
@@ -66,7 +67,7 @@ from census_data import (  # noqa: E402
 HERE = Path(__file__).resolve().parent
 JOBS = ("stock", "near_limit", "skewless")
 GOALS = (1, 2, 3, 4, 5, 6, 7)
-ISSUE_34_GOALS = {1, 3, 6, 7}
+ISSUE_GOALS = {34: {1, 3, 6, 7}, 40: {1, 3, 5, 6, 7}}  # the bench goals each issue's summary judges
 SCALE_ROWS = (100_000, MILLION_ROWS, 5_000_000, 20_000_000)
 LARGE_ROWS = 5_000_000
 STARTUP_ROWS = 1_000
@@ -88,6 +89,7 @@ class Measurement:
     when: str
     load_average: float
     stages: dict | None = None  # run.json's "seconds" (skewless only)
+    main_thread_cpu_seconds: float | None = None  # the launched process's main thread, last poll before its exit
 
     @property
     def rows_per_second(self) -> float:
@@ -112,22 +114,32 @@ def tree_rss(process: psutil.Process) -> int:
     return total
 
 
+def main_thread_cpu(process: psutil.Process) -> float | None:
+    """CPU seconds of the process's main thread (its thread ID is its PID), or None once it has exited."""
+    try:
+        return next((t.user_time + t.system_time for t in process.threads() if t.id == process.pid), None)
+    except psutil.Error:
+        return None
+
+
 def measure(job: str, command: list[str], rows: int, output_dir: Path, log_path: Path) -> Measurement:
     """Runs `command` to completion, polling the tree's RSS; the log keeps its stdout and stderr.
 
     CPU seconds come from the rusage of reaped children, so they cover the whole tree; unlike wall seconds they
-    barely move when other work shares the cores.
+    barely move when other work shares the cores. The main thread's CPU seconds are read at each poll (the last
+    reading is at most POLL_SECONDS before the exit): the main thread runs the pipeline, so it sets the wall time.
     """
     shutil.rmtree(output_dir, ignore_errors=True)
     when = datetime.datetime.now().isoformat(timespec="seconds")
     load = os.getloadavg()[0]
-    peak = 0
+    peak, main_cpu = 0, None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log_path, "wb") as log:
         start = time.perf_counter()
         process = psutil.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=CHILD_ENV)
         while True:
             peak = max(peak, tree_rss(process))
+            main_cpu = main_thread_cpu(process) or main_cpu
             try:
                 # Returns as soon as the process exits, so wall seconds end at its exit, not at the next poll.
                 process.wait(timeout=POLL_SECONDS)
@@ -140,7 +152,7 @@ def measure(job: str, command: list[str], rows: int, output_dir: Path, log_path:
     written = sum(path.stat().st_size for path in output_dir.rglob("*.tfrecord*")) if output_dir.exists() else 0
     summary = output_dir / "run.json"
     stages = json.loads(summary.read_text()).get("seconds") if summary.exists() else None
-    return Measurement(job, rows, seconds, cpu, peak, process.returncode, written, when, load, stages)
+    return Measurement(job, rows, seconds, cpu, peak, process.returncode, written, when, load, stages, main_cpu)
 
 
 def skewless_command() -> list[str]:
@@ -467,7 +479,7 @@ def run_goals(args: argparse.Namespace) -> int:
 
     section("summary")
     goals.print_summary([v for v in verdicts if not v.goal.startswith("34.")])
-    if args.goals & ISSUE_34_GOALS:
+    if args.goals & ISSUE_GOALS[34]:
         section("summary of issue 34's goals")
         issue_34 = list(warm or goals.warm_runs(None, "goal 7 did not run"))
         issue_34.append(goals.fresh_run(startup_runs or []))
@@ -476,6 +488,10 @@ def run_goals(args: argparse.Namespace) -> int:
             comparison.same.get("skewless") if comparison else None, startup_runs or []))
         issue_34.append(goals.marginal_past(sweep or []))
         goals.print_summary(issue_34)
+        if args.issue == 40:
+            section("summary of issue 40's goals")
+            serving = next((v for v in verdicts if v.goal == "5 serving"), goals.serving(None, "goal 5 did not run"))
+            goals.print_summary(goals.issue_40(issue_34, serving))
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"\nmachine: {machine_line().split(' | load')[0]} | load average at end {load}")
     return 1 if failed or runs.failed else 0
@@ -502,8 +518,9 @@ def main() -> int:
     parser.add_argument("--skip-stock", action="store_true",
                         help="goal 1: do not rerun stock; compare against its last output and figures for --rows")
     parser.add_argument("--skip-serving", action="store_true", help="leave out goal 5")
-    parser.add_argument("--issue", type=int, choices=(34,),
-                        help="34: measure issue 34's goals (goals 1, 3, 6 and 7) and print their summary")
+    parser.add_argument("--issue", type=int, choices=sorted(ISSUE_GOALS),
+                        help="measure one issue's goals (34: goals 1, 3, 6 and 7; 40: 1, 3, 5, 6 and 7) and print "
+                        "their summary")
     parser.add_argument("--large-rows", type=int, default=LARGE_ROWS,
                         help=f"goal 2's size and goal 4's larger one (default {LARGE_ROWS:,})")
     parser.add_argument("--scale-rows", type=int, nargs="+", default=list(SCALE_ROWS), metavar="ROWS",
@@ -521,8 +538,8 @@ def main() -> int:
     unknown = set(args.only or ()) - set(JOBS)
     if unknown:
         parser.error(f"--only: unknown job(s) {sorted(unknown)}; choose from {', '.join(JOBS)}")
-    if args.goals is None and args.issue == 34:
-        args.goals = set(ISSUE_34_GOALS)
+    if args.goals is None and args.issue is not None:
+        args.goals = set(ISSUE_GOALS[args.issue])
     if args.goals is None:
         args.goals = {1} if args.rows is not None or args.only else set(GOALS)
     if args.skip_serving:
