@@ -52,6 +52,7 @@ from skewless.pipelines.output.progress import snapshot
 from skewless.pipelines.output.staging import StagedOutput
 from skewless.pipelines.write.split_statistics import candidate_counts, write_states
 from skewless.pipelines.write.statistics_in_input_order import write_split_states
+from skewless.pipelines.write.distinct_values import row_wise_columns
 from skewless.pipelines.write.transform import TransformUnitFn, UnitWriteSpec
 from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary, write_unit_summary
 from skewless.progress_snapshot import Snapshot
@@ -280,6 +281,7 @@ def unit_write_spec(config: JobConfig, job_plan: JobPlan, reader, graph_dir: str
                     if f.transform_kind.counts_oov and f.transform_kind.unseen_id(f) is not None},
         categorical_features=categorical_features(config),
         output_format=config.output.format,
+        row_wise=row_wise_columns(config, reader.columns),
         parsed_dir=parsed_dir,
         overlap_stages=config.runner.overlap_stages,
     )

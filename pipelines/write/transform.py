@@ -21,11 +21,11 @@ import pyarrow as pa
 import tensorflow as tf
 import tensorflow_transform as tft
 from apache_beam.io.filesystems import FileSystems
-from tfx_bsl.tfxio import tensor_adapter
 
 from skewless.errors import InputError
-from skewless.pipelines.reading.columns import RawColumn, tensor_adapter_config, to_record_batch
+from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.parsed_units import read_kept, stream_path
+from skewless.pipelines.write.distinct_values import DistinctFeed
 from skewless.pipelines.write.example_encoder import Records, encode_examples, encode_sequence_examples
 from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.read_ahead import read_ahead
@@ -155,17 +155,18 @@ def _oov_rows(ids, vocabulary_size: int, unseen_id: int | None = None) -> int:
 class ChunkTransformer:
     """The graph applied to raw tables and encoded: the one code path of the job and of `skewless verify`."""
 
-    def __init__(self, graph_dir: str, columns: list[RawColumn], output_format: str = "example"):
+    def __init__(self, graph_dir: str, columns: list[RawColumn], output_format: str = "example",
+                 row_wise: dict[str, tuple[str, ...]] | None = None):
         self.columns = columns
         self.output_format = output_format
         self.output = tft.TFTransformOutput(graph_dir)
         self._transformed_spec = self.output.transformed_feature_spec()
-        self._adapter = tensor_adapter.TensorAdapter(tensor_adapter_config(columns))
+        # `row_wise` columns (distinct_values.row_wise_columns) go through the graph once per distinct value
+        self._feed = DistinctFeed(self.output, columns, row_wise or {})
 
     def transform(self, table: pa.Table) -> dict:
         """Raw rows (typed columns, nulls where missing) -> transformed tensors, one row each."""
-        batch = to_record_batch(table, self.columns)
-        return self.output.transform_raw_features(self._adapter.ToBatchTensors(batch, produce_eager_tensors=True))
+        return self._feed.transform(table)
 
     def encode(self, batch: pa.RecordBatch) -> Records:
         """Transformed rows (`tensors_to_record_batch`) -> serialized tf.train.Examples (or SequenceExamples,
@@ -206,6 +207,8 @@ class UnitWriteSpec:
     # the id a value the vocabulary lacks gets without OOV buckets, where the rows tell it apart (`unseen_id`)
     unseen_ids: dict[str, int] = field(default_factory=dict)
     output_format: str = "example"
+    # scalar string columns fed to the graph by distinct value, with their outputs (distinct_values.py)
+    row_wise: dict[str, tuple[str, ...]] = field(default_factory=dict)
     parsed_dir: str | None = None  # where the analysis pass kept the units' parsed chunks, if it did
     categorical_features: frozenset[str] = frozenset()  # int features whose statistics count values (vocabulary, hash)
     overlap_stages: bool = True  # read ahead and gzip on threads of their own (the same bytes)
@@ -223,7 +226,7 @@ class TransformUnitFn(beam.DoFn):
         # the graph exists by now: the job gives `process` the analysis pass's output as a side input
         # (`graph_ready`), so no runner starts this stage, nor sets up its DoFns, before the graph is written
         spec = self._spec
-        self._transformer = ChunkTransformer(spec.graph_dir, spec.reader.columns, spec.output_format)
+        self._transformer = ChunkTransformer(spec.graph_dir, spec.reader.columns, spec.output_format, spec.row_wise)
         self._vocabulary_sizes = {
             name: self._transformer.output.vocabulary_size_by_name(vocabulary_filename(name))
             for name in spec.vocabulary_features

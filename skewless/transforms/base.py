@@ -111,6 +111,12 @@ class Transform:
             raise ConfigError(f"features.{name}: transform {self.name} needs a string (bytes) column, {column} is "
                               f"{kind}")
 
+    def row_wise(self, feature) -> bool:
+        """Whether each of its outputs for a row is a function of that row's own raw value alone, bit for bit
+        wherever the row sits in a batch (no float op whose result may depend on the row's place: SIMD lanes),
+        so that the job may compute it once per distinct value of a chunk (pipelines/write/distinct_values.py)."""
+        return False
+
     def pads_single_values(self, feature) -> bool:
         """Whether `max_length` applies to a feature of one value per row (text ids do)."""
         return False

@@ -87,6 +87,9 @@ class Datetime(Transform):
         return [output for part in feature.parts if feature.cyclical and part in PERIODIC
                 for output in _part_outputs(name, part, True)]
 
+    def row_wise(self, feature) -> bool:
+        return True  # integer parts of each value; sin and cos in float64 for that (`build`)
+
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
         import tensorflow as tf
 

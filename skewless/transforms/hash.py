@@ -51,6 +51,9 @@ class Hash(Transform):
             return f"key {key!r} of transform hash must be two integers in [0, 2^63): [k0, k1]"
         return check_encoding(feature, ("ids", *ENCODINGS))
 
+    def row_wise(self, feature) -> bool:
+        return True  # a hash of each value; one_hot: 0.0 and 1.0
+
     def transform(self, value, options: dict, vocabulary=None, columns=None):
         import tensorflow_transform as tft
 

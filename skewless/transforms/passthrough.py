@@ -12,6 +12,9 @@ class Passthrough(Transform):
     native_ops = frozenset()
     native_layers = 'none: exactly'
 
+    def row_wise(self, feature) -> bool:
+        return True
+
     def transform(self, value, options: dict, vocabulary=None, columns=None):
         return value
 

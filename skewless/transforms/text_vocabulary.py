@@ -89,6 +89,11 @@ class TextVocabulary(Transform):
             raise ConfigError(f"features.{name}: transform {self.name} needs a string (bytes) column, or a list "
                               f"of integer ids (list: true), {column} is {kinds[column]}")
 
+    def row_wise(self, feature) -> bool:
+        # the row's tokens looked up and counted; tfidf's float log of each token's document frequency may round
+        # by the token's place in the batch
+        return feature.output != "tfidf"
+
     def pads_single_values(self, feature) -> bool:
         return feature.output == "ids"
 

@@ -130,6 +130,9 @@ class Vocabulary(Transform):
             return None
         return default
 
+    def row_wise(self, feature) -> bool:
+        return True  # a lookup of each value in a fixed table; one_hot: 0.0 and 1.0
+
     def uses_label(self, feature) -> bool:
         return feature.labels
 
