@@ -24,7 +24,7 @@ import ast
 from pathlib import Path
 
 from example_job import REPO
-from project_modules import MODULES
+from project_modules import MODULES, lazily_imported
 
 ROOT = REPO
 
@@ -34,14 +34,6 @@ def _is_type_checking(node: ast.If) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
     )
-
-
-def lazily_imported(node: ast.AST) -> str | None:
-    """The module a `lazy_import("M")` call names, or None for any other node."""
-    if not (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)):
-        return None
-    called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
-    return node.args[0].value if called == "lazy_import" and isinstance(node.args[0].value, str) else None
 
 
 def _imported(module: str, path: Path) -> set[str]:
