@@ -5,10 +5,11 @@ from __future__ import annotations
 import keras
 
 from skewless.layers.backend_tensors import ops_for
+from skewless.layers.raw_value_layer import RawValueLayer
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class Cast(keras.layers.Layer):
+class Cast(RawValueLayer):
     """Casts its input to `to_dtype` (Keras' Discretization, for one, always returns int32 indices).
 
     A TF input (a ``tf.data`` pipeline on any backend) is cast with TF, others with ``keras.ops``.
@@ -28,14 +29,8 @@ class Cast(keras.layers.Layer):
     """
 
     def __init__(self, to_dtype: str, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.to_dtype = to_dtype
-        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         return ops_for(inputs).cast(inputs, self.to_dtype)

@@ -6,10 +6,11 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import is_tf
+from skewless.layers.raw_value_layer import RawValueLayer
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class Clip(keras.layers.Layer):
+class Clip(RawValueLayer):
     """Casts its input to float32 and clips it to ``[low, high]`` (min and max: exact on every backend).
 
     This is ``transform: quantile_clip`` with the two quantiles the graph holds, and a numeric
@@ -29,16 +30,10 @@ class Clip(keras.layers.Layer):
     """
 
     def __init__(self, low: float, high: float, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
         self.low = float(low)
         self.high = float(high)
-        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         if is_tf(inputs) or keras.backend.backend() == "tensorflow":

@@ -6,11 +6,12 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import as_tf, to_backend
+from skewless.layers.raw_value_layer import RawValueLayer
 from skewless.value_rules import is_present
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class FillMissing(keras.layers.Layer):
+class FillMissing(RawValueLayer):
     """Densifies an optional feature as the job's graph does before its transform.
 
     A sparse (or ragged) input of shape ``(batch, n)``, as ``tf.io.parse_example`` gives a
@@ -45,17 +46,11 @@ class FillMissing(keras.layers.Layer):
 
     def __init__(self, default, nonfinite: str = "quarantine", missing_tokens=(), cast_to: str | None = None,
                  **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.default = default
         self.nonfinite = nonfinite
         self.missing_tokens = list(missing_tokens)
         self.cast_to = cast_to
-        # Strings are not backend tensors on JAX or PyTorch: take inputs as they come.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         if isinstance(inputs, tf.RaggedTensor):

@@ -6,10 +6,11 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import to_backend
+from skewless.layers.raw_value_layer import RawValueLayer
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class Log1p(keras.layers.Layer):
+class Log1p(RawValueLayer):
     """Casts its input to float32 then float64, takes ``log1p`` with TensorFlow's kernel, rounds to float32.
 
     The first cast is the job's: numeric transforms take their raw values as float32.
@@ -32,14 +33,8 @@ class Log1p(keras.layers.Layer):
     """
 
     def __init__(self, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
-        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         if not isinstance(inputs, tf.Tensor):

@@ -6,11 +6,12 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import as_tf, to_backend
+from skewless.layers.raw_value_layer import RawValueLayer
 from skewless.value_rules import is_present
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class MissingIndicator(keras.layers.Layer):
+class MissingIndicator(RawValueLayer):
     """The int64 indicator the job writes as ``<feature>_missing`` beside an optional feature.
 
     A sparse (or ragged) input of shape ``(batch, n)``, as ``tf.io.parse_example`` gives a
@@ -41,15 +42,9 @@ class MissingIndicator(keras.layers.Layer):
     """
 
     def __init__(self, nonfinite: str = "quarantine", missing_tokens=(), **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.nonfinite = nonfinite
         self.missing_tokens = list(missing_tokens)
-        # Strings are not backend tensors on JAX or PyTorch: take inputs as they come.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         if isinstance(inputs, tf.RaggedTensor):

@@ -7,6 +7,7 @@ import keras
 from skewless.errors import InputError
 from skewless.layers.backend_tensors import (BeyondBackendIntegers, as_tensor, as_tf, uniform_inputs,
                                              unwrapped_by_keras)
+from skewless.layers.raw_value_layer import accept_raw_inputs
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -67,9 +68,7 @@ class NativePreprocessor(keras.Model):
         self.unsupported = dict(unsupported or {})
         # String inputs cannot become JAX or PyTorch tensors: take inputs as they are (the lookup
         # layers convert them as they need).
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
+        accept_raw_inputs(self)
 
     def __call__(self, inputs, *args, **kwargs):
         # Checked before Keras' __call__, which would wrap the one-line error into a multi-line one.

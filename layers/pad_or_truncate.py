@@ -6,13 +6,14 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import to_backend
-from skewless.transforms.lists import pad_or_truncate
+from skewless.layers.raw_value_layer import RawValueLayer
+from skewless.ops.lists import pad_or_truncate
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class PadOrTruncate(keras.layers.Layer):
+class PadOrTruncate(RawValueLayer):
     """Ids (a sparse or ragged list per row) -> a dense ``(batch, length)`` tensor: each row's first `length` ids,
-    then `pad_value`, by the graph's own function (`skewless.transforms.lists.pad_or_truncate`).
+    then `pad_value`, by the graph's own function (`skewless.ops.lists.pad_or_truncate`).
 
     Args:
         length: the feature's ``max_length``.
@@ -28,15 +29,9 @@ class PadOrTruncate(keras.layers.Layer):
     """
 
     def __init__(self, length: int, pad_value=None, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.length = int(length)
         self.pad_value = pad_value
-        # Sparse and ragged tensors are not backend tensors on JAX or PyTorch: take inputs as they come.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         if isinstance(inputs, tf.RaggedTensor):

@@ -6,11 +6,12 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import as_tf
+from skewless.layers.raw_value_layer import RawValueLayer
 from skewless.value_rules import is_present
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class PresentValues(keras.layers.Layer):
+class PresentValues(RawValueLayer):
     """A ``list: true`` column as a ``tf.RaggedTensor`` of the values its transform sees.
 
     The job's graph takes the missing items out of a list before transforming it (`skewless.value_rules`:
@@ -35,15 +36,9 @@ class PresentValues(keras.layers.Layer):
     """
 
     def __init__(self, nonfinite: str = "quarantine", missing_tokens=(), **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.nonfinite = nonfinite
         self.missing_tokens = list(missing_tokens)
-        # Strings, sparse and ragged tensors are not backend tensors on JAX or PyTorch: take inputs as they come.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         if isinstance(inputs, tf.SparseTensor):

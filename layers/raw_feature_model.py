@@ -6,6 +6,7 @@ import keras
 
 from skewless.layers.backend_tensors import uniform_inputs
 from skewless.layers.native_preprocessor import NativePreprocessor
+from skewless.layers.raw_value_layer import accept_raw_inputs
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -50,9 +51,7 @@ class RawFeatureModel(keras.Model):
         self.preprocessor = preprocessor
         self.model = model
         # String inputs cannot become JAX or PyTorch tensors: the preprocessor takes them as they are.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
+        accept_raw_inputs(self)
 
     def __call__(self, inputs, *args, **kwargs):
         return super().__call__(uniform_inputs(inputs), *args, **kwargs)

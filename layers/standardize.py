@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import is_tf
+from skewless.layers.raw_value_layer import RawValueLayer
 from skewless.lazy_imports import lazy_import
 
 # on first use: only on the JAX backend, where Keras has loaded jax already
@@ -13,7 +14,7 @@ jax = lazy_import("jax")
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class Standardize(keras.layers.Layer):
+class Standardize(RawValueLayer):
     """Computes ``(float32(x) - center) / scale`` in float32 with a true division, on every backend.
 
     This is ``tft.scale_to_z_score`` (center = mean, scale = standard deviation) and
@@ -45,17 +46,11 @@ class Standardize(keras.layers.Layer):
     """
 
     def __init__(self, center: float, scale: float, positive_zero: bool = False, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
         self.center = float(center)
         self.scale = float(scale)
         self.positive_zero = bool(positive_zero)
-        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         if is_tf(inputs) or keras.backend.backend() == "tensorflow":

@@ -5,17 +5,18 @@ from __future__ import annotations
 import keras
 
 from skewless.layers.backend_tensors import as_tf
-from skewless.transforms.text import text_tokens
-from skewless.transforms.values import as_strings
+from skewless.layers.raw_value_layer import RawValueLayer
+from skewless.ops.text import text_tokens
+from skewless.ops.values import as_strings
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class TextTokens(keras.layers.Layer):
+class TextTokens(RawValueLayer):
     """A ``text_vocabulary`` column's texts as a ``tf.SparseTensor`` of their tokens (or n-grams), in text order;
     with ``is_list`` (``list: true``), the list's values as text (integers by their decimal text), as the graph
     looks them up.
 
-    It runs the graph's own tokenizer (`skewless.transforms.text.text_tokens`: UTF-8 aware lowercasing, the
+    It runs the graph's own tokenizer (`skewless.ops.text.text_tokens`: UTF-8 aware lowercasing, the
     `strip_regex` removal, a split on whitespace, ``tft.ngrams``), so the tokens are the graph's by
     construction. Keras' ``TextVectorization`` is not used: its lowercasing is ASCII only (``tf.strings.lower``
     without an encoding leaves "É" as it is, the graph gives "é") and its n-grams come in another order. A TF
@@ -38,18 +39,12 @@ class TextTokens(keras.layers.Layer):
 
     def __init__(self, lowercase: bool = True, strip_regex: str | None = None, ngram_range=(1, 1),
                  ngram_separator: str = " ", is_list: bool = False, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.lowercase = bool(lowercase)
         self.strip_regex = strip_regex
         self.ngram_range = [int(n) for n in ngram_range]
         self.ngram_separator = ngram_separator
         self.is_list = bool(is_list)
-        # Strings are not backend tensors on JAX or PyTorch: take inputs as they come.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         if self.is_list:

@@ -7,10 +7,11 @@ import keras
 import tensorflow as tf
 
 from skewless.layers.backend_tensors import as_tf, ops_for, to_backend
+from skewless.layers.raw_value_layer import RawValueLayer
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class VocabularyFirst(keras.layers.Layer):
+class VocabularyFirst(RawValueLayer):
     """Moves the OOV indices of a `StringLookup` / `IntegerLookup` after the vocabulary.
 
     Keras numbers the ``num_oov_indices`` OOV buckets first (``0 .. k-1``) and the vocabulary after
@@ -43,16 +44,10 @@ class VocabularyFirst(keras.layers.Layer):
     """
 
     def __init__(self, vocabulary_size: int, num_oov_buckets: int, default_value: int = -1, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.vocabulary_size = int(vocabulary_size)
         self.num_oov_buckets = int(num_oov_buckets)
         self.default_value = int(default_value)
-        # Inside tf.data the input is a TF tensor whatever the backend; keep it one.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         # a list's ids (a text's tokens): the same renumbering of its values
@@ -80,7 +75,7 @@ class VocabularyFirst(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="skewless")
-class VocabularyFirstColumns(keras.layers.Layer):
+class VocabularyFirstColumns(RawValueLayer):
     """Moves the OOV columns of an encoding `StringLookup` / `IntegerLookup` after the vocabulary's.
 
     What `VocabularyFirst` does to ids, this does to a lookup's ``multi_hot`` or ``count`` columns (its
@@ -117,8 +112,6 @@ class VocabularyFirstColumns(keras.layers.Layer):
 
     def __init__(self, vocabulary_size: int, num_oov_buckets: int, width: int, default_value: int = -1,
                  output_mode: str = "count", **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.vocabulary_size = int(vocabulary_size)
         self.num_oov_buckets = int(num_oov_buckets)
@@ -128,10 +121,6 @@ class VocabularyFirstColumns(keras.layers.Layer):
         if self.width < self.vocabulary_size + self.num_oov_buckets:
             raise ValueError(f"width {width} is less than {vocabulary_size} vocabulary and {num_oov_buckets} OOV "
                              "columns")
-        # Keras' lookups give TF tensors for TF inputs on every backend; inside tf.data keep them TF.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def call(self, inputs):
         columns = tf.cast(as_tf(inputs), tf.float32)

@@ -13,14 +13,18 @@ import os
 import re
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    TypeAdapter,
     ValidationError,
+    WrapSerializer,
     create_model,
     field_validator,
     model_serializer,
@@ -28,7 +32,8 @@ from pydantic import (
 )
 
 from skewless.errors import ConfigError
-from skewless.input_formats import INPUT_FORMATS, LINE_FORMATS
+from skewless.input_formats import INPUT_FORMATS, formats_taking, option_defaults
+from skewless.input_options import InputOptions, absolute_path
 from skewless.safe_names import missing_indicator_name
 from skewless.terminal_text import printable
 from skewless.transforms import COMMON_OPTIONS, TRANSFORMS, applies_to, transform_options
@@ -49,7 +54,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-_DUCKDB_URL = "duckdb://"
 # what a format's `needs` (skewless/input_formats.py) asks for, said in the error that it is missing
 _NEED_HINTS = {
     "paths": " (a list of files or globs)",
@@ -58,91 +62,66 @@ _NEED_HINTS = {
 }
 
 
-class InputConfig(_Strict):
-    format: Literal[tuple(INPUT_FORMATS)]  # skewless/input_formats.py: each format's module and what it needs
-    paths: list[str] = Field(default_factory=list)
-    # tfrecord: what each record is; a SequenceExample's feature lists are the features with `sequence: true`
-    record: Literal["example", "sequence_example"] = "example"
-    # csv
-    header: bool = False
-    columns: list[str] | None = None
-    delimiter: str = ","
-    # spaces after a delimiter are part of it (the UCI census's ", "): true | false | auto, true where every field
-    # after a delimiter in the file's first lines (its header too) starts with a space (docs/values.md)
-    skip_initial_space: bool | Literal["auto"] = "auto"
-    # quoted fields may hold line breaks (RFC 4180): each file is read whole by one worker, with Python's csv module
-    multiline: bool = False
-    list_delimiter: str = "|"  # splits the values of list columns (features with list: true)
-    # ±inf and numbers beyond their column's type (float32, int64): quarantined, or taken as missing values
-    # (filled by `default`/`fill`) like NaN always is
-    nonfinite: Literal["quarantine", "missing"] = "quarantine"
-    # text read as a missing value besides the empty string (docs/values.md): tokens for every column, or a
-    # mapping column -> tokens (pandas' na_values), e.g. ["NA", "N/A"]; at serving too
-    na_values: Union[list[str], dict[str, list[str]]] = Field(default_factory=list)
-    # a column's type where the data would be judged (csv, jsonl, python, ... without a schema): column -> int |
-    # float | string, e.g. {zip_code: string}; the others are inferred
-    types: dict[str, Literal["int", "float", "string"]] = Field(default_factory=dict)
-    # csv, jsonl: a line longer than this many bytes is quarantined unread (no value costs more: docs/errors.md)
-    max_line_bytes: int = Field(default=8 << 20, ge=1024)
-    # the analysis pass keeps the parsed rows (uncompressed Arrow, in the staging folder) for the transform pass
-    keep_parsed: bool = True
-    # sql (pipelines/reading/sql.py): a database URL (duckdb://PATH, duckdb:// in memory, postgresql://...), the
-    # rows of `query` or of `table`; `order_by`: columns ordering the rows totally, to cut them into work units
-    url: str | None = None
-    query: str | None = None
-    table: str | None = None
-    order_by: list[str] | None = None
-    # synthetic
-    rows: int | None = Field(default=None, gt=0)
-    seed: int = 0
-    # python: `module.path:function`, called as function(shard, num_shards, **args) once per work unit; it
-    # yields rows (dicts of column -> value) lazily, so the data never has to fit in memory
-    generator: str | None = None
-    args: dict[str, Any] = Field(default_factory=dict)
+def _own_options_only(raw: Any) -> Any:
+    """The `input` mapping with only the keys its format takes (the union picks the format's model by `format`).
 
-    @model_validator(mode="after")
-    def _check(self) -> "InputConfig":
-        entry = INPUT_FORMATS[self.format]
-        for need in entry.needs:
-            keys = need.split("|")
-            if not any(getattr(self, key) for key in keys):
-                wanted = " or ".join(f"input.{key}" for key in keys)
-                raise ValueError(f"input.format {self.format} needs {wanted}{_NEED_HINTS.get(need, '')}")
-        for other in INPUT_FORMATS.values():
-            for key in other.options:
-                value = getattr(self, key)
-                if other is not entry and value != type(self).model_fields[key].default:
-                    shown = str(value).lower() if isinstance(value, bool) else value
-                    raise ValueError(f"input.{key} {shown} needs input.format {other.name}, not {self.format}")
-        if self.max_line_bytes != type(self).model_fields["max_line_bytes"].default and self.format not in LINE_FORMATS:
-            raise ValueError(f"input.max_line_bytes needs input.format {' or '.join(LINE_FORMATS)}, not {self.format}")
-        if self.query and self.table:
-            raise ValueError("input.query and input.table: give one (a table is read as SELECT * FROM it)")
-        if self.generator is not None and ":" not in self.generator:
-            raise ValueError("input.generator: expected 'module.path:function'")
-        if not self.list_delimiter:
-            raise ValueError("input.list_delimiter must not be empty")
-        if len(self.delimiter) != 1:
-            raise ValueError(f"input.delimiter must be one character, got {self.delimiter!r}")
-        lists = self.na_values.values() if isinstance(self.na_values, dict) else [self.na_values]
-        if any(not token.strip() for tokens in lists for token in tokens):
-            raise ValueError("input.na_values: an empty token (the empty string is always a missing value)")
-        if self.columns is not None:
-            duplicates = sorted({name for name in self.columns if self.columns.count(name) > 1})
-            if duplicates:
-                raise ValueError(f"input.columns names {', '.join(duplicates)} more than once")
-            if not all(name.strip() for name in self.columns):
-                raise ValueError("input.columns has an empty column name")
-        return self
+    Another format's key is refused, naming the formats that take it, unless it holds that format's default:
+    a run's config.yaml lists every format's keys (`_every_format_key`), and runs written before each format
+    declared its own options said `header: false` of Parquet input too. Unknown keys stay, for the model to
+    refuse with the nearest known key."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("format"), str) or raw["format"] not in INPUT_FORMATS:
+        return raw  # a model already, or the union names the missing or unknown format (`_describe`)
+    name = raw["format"]
+    taken = INPUT_FORMATS[name].options.model_fields
+    defaults = option_defaults()
+    kept = {}
+    for key, value in raw.items():
+        if key in taken or key not in defaults:
+            kept[key] = value
+        elif value != defaults[key]:
+            shown = str(value).lower() if isinstance(value, bool) else value
+            raise ValueError(f"input.{key} {shown} needs input.format {' or '.join(formats_taking(key))}, not {name}")
+    return kept
 
-    def declared_kinds(self) -> dict[str, str]:
-        """`types` as column kinds: column -> "int" | "float" | "bytes"."""
-        return {name: "bytes" if kind == "string" else kind for name, kind in self.types.items()}
 
-    def missing_tokens(self, column: str) -> frozenset[bytes]:
-        """The NA tokens of `column` (`input.na_values`), as the bytes values are compared with."""
-        tokens = self.na_values.get(column, []) if isinstance(self.na_values, dict) else self.na_values
-        return frozenset(token.strip().encode() for token in tokens)
+def _has_what_it_needs(options: InputOptions) -> InputOptions:
+    for need in INPUT_FORMATS[options.format].needs:
+        keys = need.split("|")
+        if not any(getattr(options, key) for key in keys):
+            wanted = " or ".join(f"input.{key}" for key in keys)
+            raise ValueError(f"input.format {options.format} needs {wanted}{_NEED_HINTS.get(need, '')}")
+    return options
+
+
+# the order of the `input` keys in a dumped config before each format declared its own options (one flat model)
+_DUMPED_ORDER = ("format", "paths", "record", "header", "columns", "delimiter", "skip_initial_space", "multiline",
+                 "list_delimiter", "nonfinite", "na_values", "types", "max_line_bytes", "keep_parsed", "url", "query",
+                 "table", "order_by", "rows", "seed", "generator", "args")
+
+
+def _every_format_key(options: InputOptions, handler) -> dict:
+    """The input as a run's config.yaml has always listed it: every format's keys, the others' at their defaults,
+    in `_DUMPED_ORDER` (so that the same config writes the same bytes), then keys declared since."""
+    dumped = handler(options)
+    every = {**dumped, **{key: default for key, default in option_defaults().items() if key not in dumped}}
+    order = [*_DUMPED_ORDER, *(key for key in every if key not in _DUMPED_ORDER)]
+    return {key: every[key] for key in order if key in every}
+
+
+# The `input` section: one model per format (its options, skewless/input_formats.py), chosen by `format`.
+InputConfig = Annotated[
+    Union[tuple(entry.options for entry in INPUT_FORMATS.values())],
+    Field(discriminator="format"),
+    BeforeValidator(_own_options_only),
+    AfterValidator(_has_what_it_needs),
+    WrapSerializer(_every_format_key),
+]
+_INPUT = TypeAdapter(InputConfig)
+
+
+def parse_input(**options: Any) -> InputOptions:
+    """The `input` section from its keys, validated as a config's (ValidationError naming what is wrong)."""
+    return _INPUT.validate_python(options)
 
 
 # The options every transform kind shares (whether they apply: the kind's `lists` and `missing`).
@@ -422,11 +401,7 @@ class JobConfig(_Strict):
         # whatever the working directory of whoever reads them later.
         if "://" not in self.base_dir:
             self.base_dir = os.path.abspath(self.base_dir)
-        self.input.paths = [absolute_path(path, self.base_dir) for path in self.input.paths]
-        database = self.input.url.removeprefix(_DUCKDB_URL) if self.input.url else ""
-        if self.input.url and self.input.url.startswith(_DUCKDB_URL) and database and not database.startswith(":"):
-            # a DuckDB file is a path like input.paths: relative to the config's folder (":memory:" is none)
-            self.input.url = _DUCKDB_URL + absolute_path(database, self.base_dir)
+        self.input.resolve_paths(self.base_dir)
         self.output.dir = absolute_path(self.output.dir, self.base_dir)
         if self.schema_path is not None:
             self.schema_path = absolute_path(self.schema_path, self.base_dir)
@@ -461,7 +436,7 @@ class JobConfig(_Strict):
                     raise ValueError(f"features.{name}: cannot {use} {column!r} (shape {read.shape}: several "
                                      "values per row)")
         sequences = [name for name, feature in self.features.items() if feature.sequence]
-        if sequences and self.input.record != "sequence_example":
+        if sequences and not self.input.sequence_examples:
             raise ValueError(f"features.{sequences[0]} is a feature list (sequence: true): it needs "
                              "input.format tfrecord with input.record sequence_example")
         lists = [name for name, feature in self.features.items() if feature.is_list or feature.shape is not None]
@@ -560,13 +535,6 @@ class JobConfig(_Strict):
         if self.label is not None:
             columns.append(self.label.column)
         return columns
-
-
-def absolute_path(path: str, base_dir: str) -> str:
-    """`path` made absolute against `base_dir` (URLs and absolute paths untouched)."""
-    if "://" in path or os.path.isabs(path):
-        return path
-    return os.path.normpath(os.path.join(base_dir, path))
 
 
 def load_config(
@@ -747,7 +715,13 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int], overr
         keys = _real_keys(loc, lines)
         line = _nearest_line(keys, lines)
         message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
+        if item["type"] == "union_tag_not_found":  # the union of input formats is chosen by a missing `format`
+            keys, message = (*keys, "format"), "Field required"
+        elif item["type"] == "union_tag_invalid":
+            tags = [repr(tag) for tag in INPUT_FORMATS]
+            keys = (*keys, "format")
+            message = (f"unknown value {item['ctx']['tag']!r} (input should be {', '.join(tags[:-1])} or {tags[-1]})")
+        elif item["type"] == "extra_forbidden":
             message = "unknown key" + _did_you_mean(str(keys[-1]), keys[:-1])
         elif item["type"] == "literal_error":
             message = f"unknown value {item.get('input')!r} ({message[0].lower()}{message[1:]})"
@@ -765,6 +739,8 @@ def _describe(error: ValidationError, where: str, lines: dict[tuple, int], overr
 
 # how pydantic names a union branch or a validator in a location: `function-after[_check(), FeatureConfig]`
 _PYDANTIC_TAG = re.compile(r"[a-z][a-z_-]*\[.*\]", re.S)
+# the branch of a union chosen by a key (`input`'s by `format`), which pydantic names by that key's value
+_UNION_TAGS = {("input", name) for name in INPUT_FORMATS}
 
 
 def _real_keys(loc: tuple, lines: dict[tuple, int]) -> tuple:
@@ -772,7 +748,8 @@ def _real_keys(loc: tuple, lines: dict[tuple, int]) -> tuple:
     but with a key of the config that looks like one (a feature named "ci\x1b[2Jty" or "list[int]")."""
     keys: tuple = ()
     for part in loc:
-        if isinstance(part, str) and _PYDANTIC_TAG.fullmatch(part) and keys + (part,) not in lines:
+        tag = isinstance(part, str) and (_PYDANTIC_TAG.fullmatch(part) or keys + (part,) in _UNION_TAGS)
+        if tag and keys + (part,) not in lines:
             continue
         keys += (part,)
     return keys

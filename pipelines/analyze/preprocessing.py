@@ -26,7 +26,7 @@ from skewless.pipelines.analyze.distinct_limits import vocabulary_limit
 from skewless.pipelines.analyze.missing import fill_missing, missing_indicator
 from skewless.transforms import TRANSFORMS
 from skewless.transforms.categorical import vocabulary_ids
-from skewless.transforms.values import as_strings
+from skewless.ops.values import as_strings
 from skewless.value_rules import checked_raw_value, refuse_outside_domain
 
 # set on a function `build_preprocessing_fn` returns without a hook: the repr of everything it reads, which keys

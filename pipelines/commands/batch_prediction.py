@@ -217,7 +217,8 @@ def with_run_reading(input_config, reading: dict):
     keeps them)."""
     same_format = input_config.format == reading.get("format")
     keys = [*VALUE_OPTIONS, *(SYNTAX_OPTIONS if same_format else ())]
-    return input_config.model_copy(update={key: reading[key] for key in keys if key in reading})
+    taken = type(input_config).model_fields  # a run's config.yaml lists every format's keys
+    return input_config.model_copy(update={key: reading[key] for key in keys if key in reading and key in taken})
 
 
 def feature_columns(raw_spec: dict, lists=()) -> list[RawColumn]:

@@ -182,8 +182,7 @@ def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progre
 def reads(config: JobConfig) -> tuple[list[str], list[str]]:
     """What a job reads and its output may therefore neither be, hold nor replace: (folders: the analyzer cache;
     files and globs: the input, a DuckDB database, the schema)."""
-    database = config.input.url[len("duckdb://"):] if (config.input.url or "").startswith("duckdb://") else None
-    read = [*config.input.paths, database, config.schema_path]
+    read = [*config.input.files_read(), config.schema_path]
     return [config.cache_dir] if config.cache_dir else [], [path for path in read if path]
 
 
@@ -498,7 +497,7 @@ def _write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
     kept = config.model_dump(by_alias=True)
     # a CSV's `skip_initial_space: auto` as the plan read this input: new data read by the run's rules (verify,
     # apply, predict) is read as this input was, whatever its own first lines look like
-    if "skip_initial_space" in kept["input"]:
+    if "skip_initial_space" in type(job_plan.input_config).model_fields:
         kept["input"]["skip_initial_space"] = job_plan.input_config.skip_initial_space
     if kept["input"].get("url"):
         kept["input"]["url"] = url_without_credentials(kept["input"]["url"])

@@ -407,7 +407,8 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
         head = os.path.join(folder, "head" + os.path.splitext(rows[0].source)[1])
         if not reader_of(input_config.format).copy_head(rows[0].source, head, first[-1][0].number):
             return  # predict reads files: a database or a generator has none to give it
-        columns = None if input_config.header else input_config.columns
+        # a headerless CSV's column names (any other format names its columns itself)
+        columns = None if getattr(input_config, "header", True) else input_config.columns
         result = batch_prediction.predict(export_dir, [head], os.path.join(folder, "scored"), output_format="jsonl",
                                           input_format=input_config.format, columns=columns)
         refused = {row.line: row.reason for row in _quarantine(result.output_dir)}

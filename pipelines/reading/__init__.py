@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from skewless.config import InputConfig
+from skewless.config import InputConfig, parse_input
 from skewless.errors import ConfigError
-from skewless.input_formats import FILE_FORMATS, reader_of
+from skewless.input_formats import FILE_FORMATS, INPUT_FORMATS, reader_of
 from skewless.pipelines.reading.batches import BATCH_ROWS, SourceBatch
 from skewless.pipelines.reading.files import format_of
 
@@ -40,19 +40,17 @@ def input_config(
     delimiter: str = ",",
     skip_initial_space: bool | str = "auto",
 ) -> InputConfig:
-    """An `InputConfig` from command-line options; `format` defaults to what the file names say."""
+    """An `InputConfig` from command-line options; `format` defaults to what the file names say. The options of
+    CSV (the others) apply to CSV input: another format's model takes none of them."""
     if isinstance(columns, str):
         columns = [name.strip() for name in columns.split(",") if name.strip()]
     format = format or format_of(inputs, f"pass --format {'|'.join(FILE_FORMATS)}")
+    options = {"header": header, "columns": list(columns) if columns else None, "delimiter": delimiter,
+               "skip_initial_space": skip_initial_space}
+    taken = INPUT_FORMATS[format].options.model_fields if format in INPUT_FORMATS else options
     try:
-        return InputConfig(
-            format=format,
-            paths=list(inputs),
-            header=header,
-            columns=list(columns) if columns else None,
-            delimiter=delimiter,
-            skip_initial_space=skip_initial_space,
-        )
+        return parse_input(format=format, paths=list(inputs), **{key: value for key, value in options.items()
+                                                                 if key in taken})
     except ValueError as error:  # pydantic's ValidationError is a ValueError
         messages = [item["msg"].removeprefix("Value error, ") for item in getattr(error, "errors", lambda: [])()]
         message = "; ".join(messages) or str(error)

@@ -22,13 +22,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import tensorflow as tf
 
-from skewless.config import InputConfig, JobConfig, absolute_path, load_config
+from skewless.config import InputConfig, JobConfig, load_config
 from skewless.errors import ConfigError
 from skewless.input_formats import reader_of
+from skewless.input_options import InputOptions, absolute_path
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
 from skewless.lazy_imports import lazy_import
 from skewless.pipelines.output import object_store
 from skewless.pipelines.plan.raw_types import infer_types, resolve_columns
+from skewless.pipelines.reading import input_config
 from skewless.pipelines.reading.columns import RawColumn, column_of_spec
 from skewless.pipelines.reading.files import format_of
 from skewless.run_directory import RunDirectory
@@ -117,7 +119,7 @@ def make_raw_dataset(
     config, input_config = _input_of(source)
     split_index = _split_index(config, split)
     input_config, paths = _expanded(config, input_config)
-    if input_config.record == "sequence_example":
+    if input_config.sequence_examples:
         # its batches follow parse_example's layout, which has no place for steps of values
         raise ConfigError("make_raw_dataset reads tf.train.Example input, not SequenceExample "
                           "(input.record: sequence_example); read the records with tf.io.parse_sequence_example")
@@ -219,7 +221,7 @@ def _label_mapper(config: JobConfig, label: str):
 def _input_of(source) -> tuple[JobConfig | None, InputConfig]:
     if isinstance(source, JobConfig):
         return source, source.input
-    if isinstance(source, InputConfig):  # paths of its own are the caller's: relative to the current directory
+    if isinstance(source, InputOptions):  # paths of its own are the caller's: relative to the current directory
         return None, source.model_copy(update={"paths": _absolute(source.paths)})
     if isinstance(source, dict):
         config = load_config(source)
@@ -230,7 +232,7 @@ def _input_of(source) -> tuple[JobConfig | None, InputConfig]:
         config = load_config(paths[0])
         return config, config.input
     data_format = format_of(paths, "pass a config to read other files, one format at a time")
-    return None, InputConfig(format=data_format, paths=_absolute(paths), header=True)
+    return None, input_config(_absolute(paths), data_format, header=True)
 
 
 def _absolute(paths: list[str]) -> list[str]:

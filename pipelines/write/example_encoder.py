@@ -3,7 +3,8 @@
 tfx_bsl's `RecordBatchToExamplesEncoder` writes each Example's feature map in hash order, and that
 order changes from run to run (protobuf seeds its map hashing per process), so the same rows gave
 shards with other bytes. Here the features are written sorted by name, exactly as protobuf's
-deterministic serialization writes them, with NumPy over the whole batch (no Python step per row).
+deterministic serialization writes them, a whole batch per call: in C (`_native_records.c`, through
+native_records.py) where the package was built with it, else with NumPy (no Python step per row); the same bytes.
 
 Wire format (every field length-delimited: a tag byte ``field << 3 | 2``, a varint length, the bytes)::
 
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+
+from skewless.pipelines.write import native_records
 
 _FIELD_1 = 0x0A
 _FIELD_2 = 0x12
@@ -52,15 +55,33 @@ class Records:
 
 
 def encode_examples(batch: pa.RecordBatch) -> Records:
-    """One serialized tf.train.Example per row of `batch`, whose columns are lists of float32, int64 or binary."""
+    """One serialized tf.train.Example per row of `batch`, whose columns are lists of float32, int64 or binary: in C
+    where the package was built with it (native_records), else in Python; the same bytes."""
+    native = native_records.encode(_sorted_columns(batch), sequence=False)
+    return Records(*native) if native is not None else encode_examples_in_python(batch)
+
+
+def encode_sequence_examples(batch: pa.RecordBatch) -> Records:
+    """One serialized tf.train.SequenceExample per row of `batch`: its list columns are the context features,
+    its list<list> columns (steps of values) the feature lists. In C where built, else in Python; the same bytes."""
+    native = native_records.encode(_sorted_columns(batch), sequence=True)
+    return Records(*native) if native is not None else encode_sequence_examples_in_python(batch)
+
+
+def _sorted_columns(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The columns in protobuf's deterministic order of map keys (by name), the order the C encoder writes."""
+    return batch.select(sorted(batch.schema.names))
+
+
+def encode_examples_in_python(batch: pa.RecordBatch) -> Records:
+    """`encode_examples` with NumPy over the whole batch."""
     rows = batch.num_rows
     entries = [_map_entry(name, *_feature_message(batch.column(name)), rows) for name in sorted(batch.schema.names)]
     return _serialized(_field(_FIELD_1, entries, rows), rows)
 
 
-def encode_sequence_examples(batch: pa.RecordBatch) -> Records:
-    """One serialized tf.train.SequenceExample per row of `batch`: its list columns are the context features,
-    its list<list> columns (steps of values) the feature lists."""
+def encode_sequence_examples_in_python(batch: pa.RecordBatch) -> Records:
+    """`encode_sequence_examples` with NumPy over the whole batch."""
     rows = batch.num_rows
     context, lists = [], []
     for name in sorted(batch.schema.names):

@@ -17,8 +17,8 @@ from pydantic.fields import FieldInfo
 
 from skewless.errors import ConfigError
 from skewless.lazy_imports import lazy_import
+from skewless.ops.lists import pad_or_truncate
 from skewless.transforms.categorical import with_buckets
-from skewless.transforms.lists import pad_or_truncate
 
 # on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
 tft = lazy_import("tensorflow_transform")

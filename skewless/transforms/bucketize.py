@@ -9,9 +9,9 @@ import numpy as np
 from pydantic import Field
 
 from skewless.lazy_imports import lazy_import
+from skewless.ops.values import keys_per_value
 from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
-from skewless.transforms.values import keys_per_value
 
 # on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
 tf = lazy_import("tensorflow")

@@ -16,8 +16,8 @@ from skewless.transforms.encoded import (
     list_width,
     native_encoding,
 )
+from skewless.ops.values import as_strings
 from skewless.transforms.numeric import KEY
-from skewless.transforms.values import as_strings
 
 # on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
 tft = lazy_import("tensorflow_transform")

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from skewless.lazy_imports import lazy_import
+from skewless.ops.values import each
 from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import NumericTransform
-from skewless.transforms.values import each
 from skewless.transforms.z_score import TRANSFORM as Z_SCORE
 from skewless.transforms.z_score import mean_and_deviation, standardized, undo_z_score
 

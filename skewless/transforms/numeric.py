@@ -7,8 +7,8 @@ from pydantic import Field
 
 from skewless.errors import ConfigError
 from skewless.lazy_imports import lazy_import
+from skewless.ops.values import as_strings, each
 from skewless.transforms.base import Option, Transform, not_built_by
-from skewless.transforms.values import as_strings, each
 
 # on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
 tf = lazy_import("tensorflow")

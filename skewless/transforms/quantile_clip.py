@@ -10,9 +10,9 @@ import numpy as np
 from pydantic import Field
 
 from skewless.lazy_imports import lazy_import
+from skewless.ops.values import each
 from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import NumericTransform
-from skewless.transforms.values import each
 
 # on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
 tf = lazy_import("tensorflow")

@@ -20,8 +20,8 @@ import logging
 import re
 
 from skewless.lazy_imports import lazy_import
+from skewless.ops.lists import pad_or_truncate
 from skewless.transforms.categorical import vocabulary_ids, with_buckets
-from skewless.transforms.lists import pad_or_truncate
 
 # on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
 tf = lazy_import("tensorflow")
@@ -47,20 +47,6 @@ _TFIDF_RETRACING = re.compile(r"Analyzer \(([^()]*/)?tfidf(_\d+)?/[^()]*\) node'
 
 
 logging.getLogger("absl").addFilter(_not_tfidf_retracing_warning)
-
-
-def text_tokens(value, options: dict):
-    """(batch,) texts -> a SparseTensor (batch, n) of tokens or n-grams, in text order."""
-    text = value
-    if options["lowercase"]:
-        text = tf.strings.lower(text, encoding="utf-8")
-    if options["strip_regex"]:
-        text = tf.strings.regex_replace(text, options["strip_regex"], "")
-    words = tf.strings.split(text).to_sparse()
-    low, high = options["ngram_range"]
-    if (low, high) == (1, 1):
-        return words
-    return tft.ngrams(words, (low, high), options["ngram_separator"])
 
 
 def text_features(name: str, tokens, vocabulary, options: dict) -> dict:

@@ -11,10 +11,11 @@ from pydantic import Field
 
 from skewless.errors import ConfigError
 from skewless.lazy_imports import lazy_import
+from skewless.ops.text import text_tokens
+from skewless.ops.values import as_strings
 from skewless.transforms.base import Option, Transform
 from skewless.transforms.encoded import OUTPUT_VALUES, VAR_LEN_OUTPUT, check_encoding
-from skewless.transforms.text import text_features, text_tokens
-from skewless.transforms.values import as_strings
+from skewless.transforms.text import text_features
 from skewless.transforms.vocabulary import (FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, native_lookup,
                                             vocabulary_fields)
 

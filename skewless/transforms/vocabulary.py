@@ -19,7 +19,7 @@ from skewless.transforms.encoded import (
     list_width,
     native_encoding,
 )
-from skewless.transforms.values import as_strings
+from skewless.ops.values import as_strings
 
 # on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
 tf = lazy_import("tensorflow")

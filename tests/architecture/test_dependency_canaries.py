@@ -1,4 +1,4 @@
-"""Canaries: each internal of tf.Transform, TensorFlow or protobuf that skewless relies on, checked on its own.
+"""Canaries: each internal of tf.Transform, TensorFlow, Keras or protobuf that skewless relies on, checked on its own.
 
 A dependency upgrade that changes one of them fails here first, with a message naming the dependency, what
 changed and the skewless module that relies on it, rather than as a wrong vocabulary file, a refused native
@@ -7,6 +7,7 @@ feature or shards that differ from run to run. docs/design.md lists these relian
 
 import os
 
+import keras
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -469,3 +470,57 @@ def test_tensorflow_rewrites_a_savedmodels_fingerprint(tmp_path):
     assert after != before, ("tensorflow.python.saved_model.fingerprinting_utils.write_fingerprint no longer rewrites "
                              "fingerprint.pb from saved_model.pb: layers/api_signatures.py relies on it after setting "
                              "TF Serving's method names")
+
+
+# --- layers/raw_value_layer.py: Keras' private switches that let a layer take raw values as they come -----------------
+
+
+class _Echo(keras.layers.Layer):
+    """Keeps what its call received; `build` fails, so a call that builds it says so."""
+
+    def build(self, input_shape):
+        raise AssertionError("build() ran")
+
+    def call(self, inputs):
+        self.received = inputs
+        return keras.ops.zeros(())
+
+
+def test_keras_layers_still_have_the_private_input_switches():
+    layer = keras.layers.Layer()
+    found = (getattr(layer, "_convert_input_args", None), getattr(layer, "_allow_non_tensor_positional_args", None))
+    assert found == (True, False), (
+        f"keras.layers.Layer no longer sets _convert_input_args = True and _allow_non_tensor_positional_args = False "
+        f"(found {found}): layers/raw_value_layer.py (accept_raw_inputs) turns them to take raw values as they come")
+
+
+def test_keras_converts_inputs_and_refuses_non_tensors_by_default():
+    # what accept_raw_inputs turns off: were it no longer Keras' default, the switches would do nothing
+    echo = _Echo(dtype="float32")
+    echo.built = True  # no build(), as a layer without weights
+    with pytest.raises(ValueError, match="Only input tensors may be passed as positional arguments"):
+        echo(["a", "b"])
+    echo(np.array([1.5, 2.5], np.float64))
+    assert not isinstance(echo.received, np.ndarray)
+    assert keras.backend.standardize_dtype(echo.received.dtype) == "float32"
+
+
+def test_keras_passes_inputs_as_they_come_with_the_switches_turned():
+    from skewless.layers.raw_value_layer import accept_raw_inputs
+
+    echo = _Echo(dtype="float32")
+    accept_raw_inputs(echo)
+    why = ("layers/raw_value_layer.py (accept_raw_inputs) sets _convert_input_args = False, "
+           "_allow_non_tensor_positional_args = True and built = True: Keras {}")
+    try:
+        echo(["a", "b"])
+    except ValueError as error:
+        raise AssertionError(why.format(f"refuses a list of strings nonetheless ({error})")) from error
+    assert echo.received == ["a", "b"]
+    numbers = np.array([1.5, 2.5], np.float64)
+    echo(numbers)
+    assert echo.received is numbers, why.format("converts a float64 NumPy input nonetheless")
+    ragged = tf.ragged.constant([["x"], []])
+    echo(ragged)
+    assert echo.received is ragged, why.format("converts a ragged input nonetheless")
+

@@ -9,7 +9,10 @@
   progress callback and returns its result; the CLI draws and renders);
 - only the CLI side (skewless.cli, skewless.cli_reference, the progress display, skewless.console) imports rich
   or typer: the work of a command returns a result, the CLI prints it;
-- the modules of names those parts share import nothing of the project.
+- the modules of names those parts share import nothing of the project;
+- the TensorFlow functions the graph and the layers both run live in skewless.ops, below both: it imports neither,
+  the layers read of skewless.transforms only the registry, and the layers the transforms' native builders make
+  never reach back into skewless.transforms.
 
 A lazy import (`tf = lazy_import("tensorflow")`, skewless/lazy_imports.py) is an import: it loads the module the
 moment the code reads from it, so every rule sees it.
@@ -253,3 +256,30 @@ def test_the_modules_of_shared_names_import_nothing_of_the_project():
     shared = {"skewless.errors", "skewless.run_summary", "skewless.lazy_imports"}
     for module in ("skewless.run_directory", "skewless.run_summary"):
         assert {m for m in graph[module] if m in MODULES} <= shared, module
+
+
+def test_ops_import_neither_transforms_nor_layers():
+    broken = _broken(("skewless.ops",), ("skewless.transforms", "skewless.layers", "skewless.pipelines", "apache_beam",
+                                         "keras"))
+    assert not broken, "skewless.ops is below the transforms and the layers, and imports neither:\n" + "\n".join(broken)
+
+
+# what the layers may import of skewless.transforms: the registry of transform kinds, never a transform's code (what
+# a layer and the graph both compute is a function of skewless.ops)
+REGISTRY = {"skewless.transforms", "skewless.transforms.base"}
+
+
+def test_layers_read_only_the_registry_of_the_transforms():
+    graph = _graph()
+    reading = sorted(f"{module} imports {imported}" for module in graph if _within(module, "skewless.layers")
+                     for imported in graph[module] if _within(imported, "skewless.transforms") and imported not in REGISTRY)
+    assert not reading, "a layer shares a transform's code (move the function to skewless.ops):\n" + "\n".join(reading)
+
+
+def test_the_layers_the_native_builders_make_never_reach_the_transforms():
+    graph = _graph()
+    built = sorted({imported for module in graph if _within(module, "skewless.transforms")
+                    for imported in graph[module] if _within(imported, "skewless.layers")})
+    assert built, "the walk found no layer a native builder makes"
+    broken = _broken(tuple(built), ("skewless.transforms",))
+    assert not broken, "a layer a native builder makes imports the transforms back:\n" + "\n".join(broken)

@@ -1,13 +1,19 @@
 """The input-format registry (skewless/input_formats.py) against what reads it: a format is one module and one
 registry line, so no module outside those tests a value against a format's name, every line names a module
-with a `FORMAT`, and the config reference's formats table is the registry's."""
+with a `FORMAT`, each format's options are declared by its own model (issue 44 item 4), and the config
+reference's formats table is the registry's."""
 
 import ast
+import dataclasses
 
+import pytest
 from example_job import REPO
 from project_modules import MODULES
+from pydantic import Field
 
-from skewless.input_formats import INPUT_FORMATS, formats_table
+from skewless.config import load_config, parse_input
+from skewless.input_formats import INPUT_FORMATS, formats_table, formats_taking
+from skewless.input_options import InputOptions
 
 # the registry, the formats' base class and each format's module may name formats; nothing else branches on one
 OWNERS = {"skewless.input_formats", "skewless.pipelines.reading.format",
@@ -64,7 +70,58 @@ def test_every_registry_line_names_a_module_with_a_format_object():
         assert "FORMAT" in assigned, f"{entry.module} defines no FORMAT"
 
 
+def _declared_by(model: type, key: str) -> list[type]:
+    """The classes of `model`'s bases (itself included) whose own body annotates `key`."""
+    return [kind for kind in model.__mro__ if key in vars(kind).get("__annotations__", {})]
+
+
+def test_each_formats_options_are_declared_once_by_its_own_model():
+    """Adding an option to a format is one field of its model: each key a format takes is declared by one class,
+    its model or a base of the options (`InputOptions`: every format's keys; `LineOptions`: a line's bound), and
+    `format` alone is narrowed by each model (the union's discriminator)."""
+    for entry in INPUT_FORMATS.values():
+        assert issubclass(entry.options, InputOptions), entry
+        for key in entry.options.model_fields:
+            owners = _declared_by(entry.options, key)
+            if key == "format":
+                assert owners[0] is entry.options, f"{entry.name}'s model does not narrow format to its name"
+                continue
+            assert len(owners) == 1, f"input.{key} is declared by {owners} (once, by its format or a shared base)"
+            owner = owners[0]
+            assert owner is entry.options or (owner.__module__ == "skewless.input_options"
+                                              and owner in InputOptions.__subclasses__() + [InputOptions]), owner
+
+
+def test_the_config_declares_no_input_key_of_its_own():
+    """skewless/config.py builds `input` from the registry's models: none of its classes declares an input key."""
+    keys = {key for entry in INPUT_FORMATS.values() for key in entry.options.model_fields} - {"format"}
+    tree = ast.parse(MODULES["skewless.config"].read_text())
+    declared = {(node.name, statement.target.id) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                for statement in node.body
+                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                and statement.target.id in keys}
+    assert not declared, f"input keys declared in skewless/config.py instead of their format's model: {declared}"
+
+
 def test_the_config_reference_holds_the_registrys_formats_table():
     page = (REPO / "docs" / "config.md").read_text()
     assert formats_table() in page, ("docs/config.md's input formats table differs from "
                                      "`python -m skewless.input_formats`")
+
+
+def test_an_option_added_to_a_formats_model_is_known_everywhere_the_config_and_docs_ask(monkeypatch):
+    """One field on one model: the formats that take it, the error on another format, the dump's keys and the
+    docs' table follow (the registry line names the model; nothing else lists a format's keys)."""
+    entry = INPUT_FORMATS["parquet"]
+
+    class WithBatchSize(entry.options):
+        batch_rows: int = Field(default=1024, description="rows a read asks for at a time")
+
+    monkeypatch.setitem(INPUT_FORMATS, "parquet", dataclasses.replace(entry, options=WithBatchSize))
+    assert formats_taking("batch_rows") == ("parquet",)
+    assert "`batch_rows` (1,024): rows a read asks for at a time" in formats_table()
+    with pytest.raises(ValueError, match="input.batch_rows 8 needs input.format parquet, not csv"):
+        parse_input(format="csv", paths=["a.csv"], header=True, batch_rows=8)
+    assert "batch_rows" in load_config({"name": "t", "input": {"format": "synthetic", "rows": 3},
+                                        "features": {"a": {"transform": "z_score"}},
+                                        "output": {"dir": "o"}}).model_dump()["input"]

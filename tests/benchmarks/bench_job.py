@@ -50,6 +50,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import psutil  # noqa: E402
 import yaml  # noqa: E402
 
+from skewless.pipelines.write import native_records  # noqa: E402
+
 import goals  # noqa: E402
 from same_values import check_against_stock  # noqa: E402
 from census_data import (  # noqa: E402
@@ -230,7 +232,8 @@ def machine_line() -> str:
     return (
         f"{datetime.datetime.now().isoformat(timespec='minutes')} | {model}, {psutil.cpu_count()} logical cores, "
         f"{psutil.virtual_memory().total / 2**30:.0f} GB RAM | load average at start {load} | "
-        f"Python {platform.python_version()}, {versions}"
+        f"Python {platform.python_version()}, {versions} | "
+        f"Example encoder and framing in {native_records.IMPLEMENTATION}"
     )
 
 

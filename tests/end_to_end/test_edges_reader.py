@@ -180,12 +180,12 @@ def test_a_quoted_leading_space_is_kept_with_and_without_multiline(runs):
 def test_skip_initial_space_auto_takes_the_spaces_as_the_files_dialect(tmp_path, text, header, dialect, compressed):
     """`skip_initial_space: auto` (the default) skips the spaces after delimiters only where every field after a
     delimiter in the first lines starts with one, so a value written " NJ" among others is kept."""
-    from skewless.config import InputConfig
+    from skewless.config import parse_input
     from skewless.pipelines.reading.csv import CsvFormat
 
     path = tmp_path / "rows.csv"
     path.write_bytes(gzip.compress(text.encode()) if compressed else text.encode())
-    config = InputConfig(format="csv", paths=[str(path)], header=header, columns=None if header else ["a", "b"])
+    config = parse_input(format="csv", paths=[str(path)], header=header, columns=None if header else ["a", "b"])
     assert CsvFormat().resolved(config, [str(path)]).skip_initial_space is dialect
 
 

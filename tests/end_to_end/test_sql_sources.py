@@ -125,7 +125,7 @@ def test_postgresql_types_are_read_as_plain_values(postgres_url):
     """PostgreSQL's numeric (an opaque type to Arrow), arrays, timestamps, dates and booleans, typed and read."""
     import adbc_driver_postgresql.dbapi as postgres
 
-    from skewless.config import InputConfig
+    from skewless.config import parse_input
     from skewless.pipelines.reading.columns import RawColumn
     from skewless.pipelines.plan.raw_types import infer_types
     from skewless.pipelines.reading.sources import RowReader, input_sizes, plan_units
@@ -135,7 +135,7 @@ def test_postgresql_types_are_read_as_plain_values(postgres_url):
         cursor.execute("INSERT INTO typed VALUES (1.25, ARRAY[1, 2], '1970-01-02 00:00:03', '1970-01-11', true, 'x'),"
                        " (NULL, ARRAY[]::int[], NULL, NULL, false, '')")
         connection.commit()
-    config = InputConfig(format="sql", url=postgres_url, table="typed")
+    config = parse_input(format="sql", url=postgres_url, table="typed")
     kinds = infer_types(config, [])
     assert kinds == {"n": "float", "a": "int", "t": "int", "d": "int", "b": "int", "s": "bytes"}
     columns = [RawColumn(name, kind, optional=True, is_list=name == "a") for name, kind in kinds.items()]

@@ -199,7 +199,7 @@ JSONL_CASES = [
          2, "features.o: no column 'o'", issue=41, writes=("x.jsonl",)),
     Case("config: max_line_bytes on Parquet", lambda f: job(f, small_config(f, input={
         "format": "parquet", "paths": ["x.parquet"], "max_line_bytes": 4096})), 2,
-        "input.max_line_bytes needs input.format csv or jsonl", issue=41),
+        "input.max_line_bytes 4096 needs input.format csv or jsonl, not parquet", issue=41),
 ]
 
 

@@ -2,10 +2,14 @@
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skewless.pipelines.write.example_encoder import encode_examples
+from skewless.pipelines.write.example_encoder import encode_examples, encode_examples_in_python
+
+# the C encoder where it was built (native_records), and the Python fallback
+ENCODERS = pytest.mark.parametrize("encode", [encode_examples, encode_examples_in_python], ids=["default", "python"])
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 FLOAT32 = st.floats(width=32, allow_nan=False)
@@ -34,9 +38,10 @@ def batches(draw):
     return pa.RecordBatch.from_arrays(columns, names)
 
 
+@ENCODERS
 @settings(max_examples=200, deadline=None)
 @given(batches())
-def test_bytes_equal_deterministic_protobuf_serialization(batch):
+def test_bytes_equal_deterministic_protobuf_serialization(encode, batch):
     import tensorflow as tf
 
     expected = []
@@ -53,10 +58,11 @@ def test_bytes_equal_deterministic_protobuf_serialization(batch):
                 feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
         example = tf.train.Example(features=tf.train.Features(feature=feature))
         expected.append(example.SerializeToString(deterministic=True))
-    assert encode_examples(batch).to_list() == expected
+    assert encode(batch).to_list() == expected
 
 
-def test_features_in_byte_order_when_a_name_prefixes_another():
+@ENCODERS
+def test_features_in_byte_order_when_a_name_prefixes_another(encode):
     import tensorflow as tf
 
     batch = pa.RecordBatch.from_arrays(
@@ -64,19 +70,20 @@ def test_features_in_byte_order_when_a_name_prefixes_another():
          pa.array([[3]], pa.large_list(pa.int64()))],
         ["age_bucket", "age", "Age"],
     )
-    (encoded,) = encode_examples(batch).to_list()
+    (encoded,) = encode(batch).to_list()
     assert encoded.index(b"\x03Age") < encoded.index(b"\x03age") < encoded.index(b"\x0aage_bucket")
     parsed = tf.train.Example.FromString(encoded).features.feature
     assert {name: list(parsed[name].int64_list.value) for name in parsed} == {"age_bucket": [1], "age": [2], "Age": [3]}
 
 
-def test_sliced_and_taken_batches():
+@ENCODERS
+def test_sliced_and_taken_batches(encode):
     batch = pa.RecordBatch.from_arrays(
         [pa.array([[1.5], [2.5], [], [4.0]], pa.large_list(pa.float32())),
          pa.array([[b"a"], [b""], [b"ccc", b"d"], [b"e"]], pa.large_list(pa.binary())),
          pa.array([[-1], [300], [2**40], [0]], pa.large_list(pa.int64()))],
         ["f", "b", "i"],
     )
-    whole = encode_examples(batch).to_list()
-    assert encode_examples(batch.slice(1, 2)).to_list() == whole[1:3]
-    assert encode_examples(batch.take(pa.array(np.array([3, 0])))).to_list() == [whole[3], whole[0]]
+    whole = encode(batch).to_list()
+    assert encode(batch.slice(1, 2)).to_list() == whole[1:3]
+    assert encode(batch.take(pa.array(np.array([3, 0])))).to_list() == [whole[3], whole[0]]

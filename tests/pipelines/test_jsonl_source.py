@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from skewless.config import InputConfig
+from skewless.config import parse_input
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading import jsonl
 from skewless.pipelines.reading.sources import RowReader, input_sizes, plan_units
@@ -53,7 +53,7 @@ def _expected(lines):
 
 
 def _read(path, units: int):
-    config = InputConfig(format="jsonl", paths=[str(path)])
+    config = parse_input(format="jsonl", paths=[str(path)])
     reader = RowReader(config, COLUMNS)
     planned = plan_units(config, [str(path)], input_sizes(config, [str(path)]), units)
     good, bad, tables = [], {}, []
@@ -110,7 +110,7 @@ def test_types_are_inferred_from_the_json_types(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text('{"a": 1, "x": 2.5, "s": "v", "tags": ["t"], "n": 3}\n{"a": 2, "x": 3, "n": "4"}\n'
                     '{"a": 3, "n": "5"}\n')
-    kinds = infer_types(InputConfig(format="jsonl", paths=[str(path)]), [str(path)])
+    kinds = infer_types(parse_input(format="jsonl", paths=[str(path)]), [str(path)])
     # n mixes numbers and text: the kind most of its values parse as, as for a CSV column
     assert kinds == {"a": "int", "x": "float", "s": "bytes", "tags": "bytes", "n": "int"}
 
@@ -123,7 +123,7 @@ def test_schema_infer_reads_json_lines_as_the_job_does(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text('{"a": 1, "x": 2.5, "s": "v", "n": 3}\n{"a": 2, "x": 3, "n": "4"}\n{"a": 3,,}\n'
                     '{"a": 4, "s": "w", "n": "x"}\n{"a": 5, "n": 6}\n')
-    config = InputConfig(format="jsonl", paths=[str(path)])
+    config = parse_input(format="jsonl", paths=[str(path)])
     inferred = infer_schema(config, read_batches(config))
     assert (inferred.rows, inferred.rejected) == (4, 1)
     assert schema_types(inferred.schema) == {"a": "int", "x": "float", "s": "bytes", "n": "int"}

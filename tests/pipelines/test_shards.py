@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from example_job import REPO
 
-from skewless.config import InputConfig, load_config
+from skewless.config import parse_input, load_config
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.write.shards import MB, auto_shard_count
 from skewless.run_directory import shard_name, shard_split
@@ -59,7 +59,7 @@ def test_units_partition_the_inputs_in_order(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"  # planning reads a file's first bytes: a gzip one cannot be cut
     a.write_bytes(b"1\n" * 50)
     b.write_bytes(b"1\n" * 25)
-    config = InputConfig(format="csv", paths=[str(a), str(b)], columns=["x"])
+    config = parse_input(format="csv", paths=[str(a), str(b)], columns=["x"])
     units = plan_units(config, [str(a), str(b)], [100, 50], 3)
     assert [[(s.path, s.start, s.stop) for s in u.segments] for u in units] == [
         [(str(a), 0, 50)],
@@ -74,7 +74,7 @@ def test_a_gzip_csv_goes_whole_to_one_unit_whatever_its_name(tmp_path):
     plain, packed = tmp_path / "plain.csv.gz", tmp_path / "packed.csv"
     plain.write_bytes(b"1\n" * 50)
     packed.write_bytes(gzip.compress(b"1\n" * 500))
-    config = InputConfig(format="csv", paths=[str(plain), str(packed)], columns=["x"])
+    config = parse_input(format="csv", paths=[str(plain), str(packed)], columns=["x"])
     sizes = [plain.stat().st_size, packed.stat().st_size]
     units = plan_units(config, [str(plain), str(packed)], sizes, 4)
     segments = [(s.path, s.start, s.stop) for u in units for s in u.segments]
@@ -99,7 +99,7 @@ def test_byte_range_units_read_every_row_exactly_once(tmp_path_factory, lines, b
         text += f"{value},{index}{newline}"
     path = folder / "data.csv"
     path.write_bytes(text.encode())
-    config = InputConfig(format="csv", paths=[str(path)], columns=["value", "index"])
+    config = parse_input(format="csv", paths=[str(path)], columns=["value", "index"])
     columns = [RawColumn("value", "int"), RawColumn("index", "int")]
     reader = RowReader(config, columns)
     seen = []
@@ -153,15 +153,17 @@ def _records(lengths, seed=11) -> list[bytes]:
     _records([5, 70_000, 3]),  # a record longer than 16 bits of length
     _records(np.random.default_rng(3).integers(110, 190, 20_000)),  # census-like rows
 ], ids=["none", "one-empty", "empty-then-short", "equal-lengths", "0-600", "long", "census-like"])
-def test_tfrecord_frames_are_the_bytes_tensorflow_writes(tmp_path, records):
+@pytest.mark.parametrize("implementation", ["default", "python"])  # in C where it was built, and the fallback
+def test_tfrecord_frames_are_the_bytes_tensorflow_writes(tmp_path, records, implementation):
     import tensorflow as tf
 
+    from skewless.pipelines.write import shards
     from skewless.pipelines.write.example_encoder import Records
-    from skewless.pipelines.write.shards import tfrecord_frames
 
     with tf.io.TFRecordWriter(str(tmp_path / "tf")) as writer:
         for record in records:
             writer.write(record)
-    framed = tfrecord_frames(Records(np.frombuffer(b"".join(records), np.uint8),
+    frames = shards.tfrecord_frames if implementation == "default" else shards.tfrecord_frames_in_python
+    framed = frames(Records(np.frombuffer(b"".join(records), np.uint8),
                                      np.array([len(r) for r in records], np.int64)))
     assert framed.dtype == np.uint8 and framed.tobytes() == (tmp_path / "tf").read_bytes()

@@ -1,4 +1,4 @@
-"""Per-value helpers of the transforms: a raw column arrives dense, as a (batch, n) SparseTensor (a list
+"""Per-value helpers of the graph and the layers: a raw column arrives dense, as a (batch, n) SparseTensor (a list
 column) or as a (batch, steps, values) RaggedTensor (a feature list)."""
 
 from __future__ import annotations
