@@ -12,6 +12,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from skewless.lazy_imports import lazy_import
+
+# on first use: only on the JAX backend, where Keras has loaded jax already
+jax = lazy_import("jax")
+
 TF_TYPES = (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.Variable)
 INT32 = np.iinfo(np.int32)
 
@@ -67,9 +72,6 @@ def _backend_tensor(array: np.ndarray):
 
 
 def _jax_has_int64() -> bool:
-    # imported here: only on the JAX backend, where Keras has loaded jax already
-    import jax
-
     return jax.dtypes.canonicalize_dtype(np.int64) == np.int64
 
 

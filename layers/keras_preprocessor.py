@@ -19,6 +19,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from skewless.config import load_config
 from skewless.errors import InputError, NotPortableError
 from skewless.layers.export import parse_raw_examples, serialize_raw_examples, transform_raw_rows
 from skewless.layers.graph_analyzers import read_graph_features
@@ -29,8 +30,13 @@ from skewless.layers.native_preprocessor import NativePreprocessor
 from skewless.layers.probe_rows import probe_rows
 from skewless.layers.transform_graph import find_graph_dir
 from skewless.layers.transform_layer import TransformLayer
+from skewless.lazy_imports import lazy_import
 from skewless.run_directory import CONFIG_FILE, RunDirectory
 from skewless.safe_names import missing_indicator_name
+
+# tf.Transform (seconds to import) on first use: the functions that read a graph need it, `import skewless.layers`
+# alone does not
+tft = lazy_import("tensorflow_transform")
 
 # Besides each transform's `native_options`, the options native layers reproduce (FillMissing holds the
 # default or the fill value the graph computed, MissingIndicator the indicator); any other option set in the
@@ -118,10 +124,6 @@ def keras_preprocessor(run_dir: str | os.PathLike, strict: bool = True) -> Nativ
 
 def plan_preprocessor(run_dir: str | os.PathLike) -> dict[str, FeaturePlan]:
     """Per transformed feature (label outputs excepted): its Keras layers or why it has none."""
-    import tensorflow_transform as tft
-
-    from skewless.config import load_config
-
     run_dir = os.fspath(run_dir)
     config_path = RunDirectory(run_dir).config_file
     if not os.path.exists(config_path):

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 import keras
 import tensorflow as tf
+from tensorflow_metadata.proto.v0 import schema_pb2
 
 from skewless.encoding_advice import EMBEDDING, ONE_HOT, advise
 from skewless.errors import InputError
@@ -21,7 +22,12 @@ from skewless.layers.feature_scales import feature_scales, unit_scale_features
 from skewless.layers.raw_inputs import raw_inputs
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir
 from skewless.layers.transform_layer import TransformLayer
+from skewless.lazy_imports import lazy_import
 from skewless.safe_names import keras_layer_name
+
+# tf.Transform (seconds to import) on first use: the functions that read a graph need it, `import skewless.layers`
+# alone does not
+tft = lazy_import("tensorflow_transform")
 
 # A text's bag_of_words / tfidf output pairs its ids `<name>` with their weights `<name>_weights`.
 WEIGHTS_SUFFIX = "_weights"
@@ -98,9 +104,6 @@ def encoding_plan(
     features: Sequence[str] | None = None,
 ) -> list[dict]:
     """`FeatureEncoder`'s plan for the transformed features of `transform`'s graph (see `model_inputs`)."""
-    import tensorflow_transform as tft
-    from tensorflow_metadata.proto.v0 import schema_pb2
-
     spec = transform.transformed_feature_spec
     servable = sorted(name for name in spec if name != transform.label and name not in transform.label_outputs)
     domains = tft.TFTransformOutput(find_graph_dir(transform.graph_dir)).transformed_domains()

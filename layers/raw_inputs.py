@@ -9,7 +9,12 @@ import tensorflow as tf
 
 from skewless.errors import InputError
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
+from skewless.lazy_imports import lazy_import
 from skewless.safe_names import keras_layer_name
+
+# tf.Transform (seconds to import) on first use: the functions that read a graph need it, `import skewless.layers`
+# alone does not
+tft = lazy_import("tensorflow_transform")
 
 
 def raw_inputs(
@@ -41,8 +46,6 @@ def raw_inputs(
         >>> model.count_params()   # a weight for age, one for fnlwgt, a bias
         3
     """
-    import tensorflow_transform as tft
-
     graph_root = find_graph_dir(graph_dir)
     label = label_column(graph_dir, label)
     spec = tft.TFTransformOutput(graph_root).raw_feature_spec()

@@ -7,6 +7,10 @@ import tensorflow as tf
 
 from skewless.layers.backend_tensors import is_tf
 from skewless.layers.raw_value_layer import RawValueLayer
+from skewless.lazy_imports import lazy_import
+
+# on first use: only on the JAX backend, where Keras has loaded jax already
+jax = lazy_import("jax")
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -56,8 +60,6 @@ class Standardize(RawValueLayer):
         centered = keras.ops.convert_to_tensor(inputs, dtype="float32") - self.center
         divisor = keras.ops.full_like(centered, self.scale)
         if keras.backend.backend() == "jax":
-            import jax
-
             divisor = jax.lax.optimization_barrier(divisor)
         scaled = centered / divisor
         return keras.ops.where(scaled == 0, 0.0, scaled) if self.positive_zero else scaled

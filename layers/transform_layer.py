@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from skewless.errors import InputError
+from skewless.lazy_imports import lazy_import
 from skewless.run_directory import GRAPH_DIR
 from skewless.layers.transform_graph import (
     FROM_RUN,
@@ -23,6 +24,10 @@ from skewless.layers.transform_graph import (
     specs_from_json,
     specs_to_json,
 )
+
+# tf.Transform (seconds to import) on first use: the functions that read a graph need it, `import skewless.layers`
+# alone does not
+tft = lazy_import("tensorflow_transform")
 
 
 @keras.saving.register_keras_serializable(package="skewless")
@@ -194,8 +199,6 @@ class TransformLayer(keras.layers.Layer):
         self._load_graph(owned)
 
     def _load_graph(self, graph_root: str) -> None:
-        import tensorflow_transform as tft
-
         self._graph_root = graph_root
         self._tft_output = tft.TFTransformOutput(graph_root)
         # tf.init_scope: loading may first happen while tracing a tf.function (fit, export); the

@@ -4,7 +4,7 @@
 Names are imported on first use for that reason.
 """
 
-from skewless.lazy_exports import lazy_exports
+from skewless.lazy_imports import lazy_exports
 from skewless.runtime import import_tensorflow_quietly
 
 _EXPORTS = {

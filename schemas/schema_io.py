@@ -13,6 +13,11 @@ from google.protobuf import text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 from skewless.errors import SchemaError
+from skewless.lazy_imports import lazy_import
+
+# TensorFlow on first use: `import skewless.schemas` (schema infer/validate, the CLI before its heavy import) stays
+# light
+tf = lazy_import("tensorflow")
 
 # The short names skewless uses for the three tf.Example value kinds.
 TYPE_NAMES = {
@@ -122,8 +127,6 @@ def _read_text(path: str) -> str:
 
 
 def _read_url(path: str) -> bytes:
-    import tensorflow as tf
-
     try:
         if not tf.io.gfile.exists(path):
             raise SchemaError(f"{path}: schema file not found")
@@ -134,8 +137,6 @@ def _read_url(path: str) -> bytes:
 
 
 def _write_url(path: str, text: str) -> None:
-    import tensorflow as tf
-
     try:
         with tf.io.gfile.GFile(path, "w") as handle:
             handle.write(text)

@@ -12,7 +12,7 @@ import skewless.command_clock
 from pathlib import Path
 
 from skewless.keras_registry import register_lazily
-from skewless.lazy_exports import lazy_exports
+from skewless.lazy_imports import lazy_exports
 from skewless.source_folders import map_checkout_folders
 
 __version__ = "0.1.0"

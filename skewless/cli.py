@@ -10,10 +10,14 @@ import _thread
 import contextlib
 import errno
 import functools
+import importlib.metadata
+import json
 import os
+import pathlib
 import signal
 import sys
 import threading
+import webbrowser
 from inspect import Parameter, Signature
 from typing import Callable, List, Optional
 
@@ -22,10 +26,42 @@ from typer.core import TyperCommand, TyperGroup
 
 from skewless import runtime
 from skewless.errors import SkewlessError, one_line, output_exists, own_message
+from skewless.export_target import check_export_folder, check_model_file
 from skewless.input_formats import FILE_FORMATS, reader_of
+from skewless.lazy_imports import lazy_import
 from skewless.output_formats import PREDICTION_FORMATS
 from skewless.staged_folder import check_not_input
 from skewless.terminal_text import fitted, line_width, shown, shown_lines
+
+# Each command's work loads on first use: `skewless export` must work in a serving container that has TensorFlow
+# and no Apache Beam, `--help` and a config error must not pay for importing either (tests/cli/test_cli_startup.py),
+# and even pydantic (the config, the run directory: 0.1-0.3 s) and the report's NumPy (1 s) wait for the command
+# that needs them
+configuration = lazy_import("skewless.config")
+run_directory = lazy_import("skewless.run_directory")
+preflight = lazy_import("skewless.pipelines.plan.preflight")
+progress_display = lazy_import("skewless.progress")
+job = lazy_import("skewless.pipelines.commands.run")
+apply_graph = lazy_import("skewless.pipelines.commands.apply")
+batch_prediction = lazy_import("skewless.pipelines.commands.predict")
+verify_run = lazy_import("skewless.pipelines.commands.verify")
+raw_types = lazy_import("skewless.pipelines.plan.raw_types")
+reading = lazy_import("skewless.pipelines.reading")
+staging = lazy_import("skewless.pipelines.output.staging")
+object_store = lazy_import("skewless.pipelines.output.object_store")
+schemas = lazy_import("skewless.schemas")
+schema_inference = lazy_import("skewless.schemas.infer")
+schema_validation = lazy_import("skewless.schemas.validate")
+layers = lazy_import("skewless.layers")
+report_page = lazy_import("skewless.report")
+drift = lazy_import("skewless.drift")
+statistics_files = lazy_import("skewless.statistics_files")
+inspect_run = lazy_import("skewless.inspect_run")
+validation_table = lazy_import("skewless.console.validation_table")
+verify_tables = lazy_import("skewless.console.verify_tables")
+drift_tables = lazy_import("skewless.console.drift_tables")
+inspect_tables = lazy_import("skewless.console.inspect_tables")
+text_format = lazy_import("google.protobuf.text_format")
 
 # Every command's, in its --help; docs/errors.md says more
 EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, schema validate), 2 a usage or input "
@@ -87,11 +123,9 @@ app = typer.Typer(
 def _print_version(asked: bool) -> None:
     if not asked:
         return
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
-        typer.echo(f"skewless {version('skewless')}")
-    except PackageNotFoundError:
+        typer.echo(f"skewless {importlib.metadata.version('skewless')}")
+    except importlib.metadata.PackageNotFoundError:
         fail("skewless has no package metadata: install it (pip install -e .) to run it")
     raise typer.Exit()
 
@@ -281,8 +315,6 @@ def run(
     Arguments after `--` go to Beam's PipelineOptions, e.g. `-- --direct_num_workers=2`.
     """
     process_started = runtime.process_start_time()
-    from skewless.config import load_config
-
     overrides = list(set_)
     if max_bad_fraction is not None:
         overrides.append(f"output.max_bad_fraction={max_bad_fraction}")
@@ -290,7 +322,7 @@ def run(
         overrides.append(f"cache_dir={os.path.abspath(cache_dir)}")
     if output is not None and "://" not in output:
         output = os.path.abspath(output)  # a command-line path is the shell's: relative to the current directory
-    job_config = load_config(config, overrides=overrides, output_dir=output)
+    job_config = configuration.load_config(config, overrides=overrides, output_dir=output)
     output_dir = job_config.output.dir
     # said before TensorFlow is imported, as the next check; the job checks what the config reads again
     check_not_input(output_dir, files=[os.path.abspath(config)])
@@ -298,23 +330,16 @@ def run(
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
     # so are the input paths and columns, where that needs no Beam (a CSV header is read in milliseconds)
-    from skewless.pipelines.plan.preflight import check_inputs
-
-    check_inputs(job_config)
+    preflight.check_inputs(job_config)
     # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
     say(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
-    from skewless.pipelines.commands.run import run as run_job
-    from skewless.progress import show_progress
-    from skewless.report import render_report
-
     title = f"skewless run {job_config.name}"
-    result = run_job(job_config, overwrite=overwrite, beam_args=list(ctx.args),
-                     progress=lambda poll: show_progress(poll, title=title, interrupted=_interrupted),
+    result = job.run(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=_progress_of(title),
                      process_started=process_started)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
-    page = render_report(result.output_dir)
+    page = report_page.render_report(result.output_dir)
     say(result.summary())
     say(f"report: {page}")
 
@@ -350,10 +375,8 @@ def apply(
         fail(f"--format {format}: not one of {', '.join(FILE_FORMATS)}")
     if splits is not None and splits != "all":
         fail(f"--splits {splits}: only 'all' (one split of every row) can replace the run's splits")
-    from skewless.run_directory import CONFIG_FILE, RunDirectory
-
-    if "://" not in run_dir and not os.path.exists(RunDirectory(run_dir).config_file):
-        fail(f"{run_dir}: not a run directory of `skewless run` (no {CONFIG_FILE})")
+    if "://" not in run_dir and not os.path.exists(run_directory.RunDirectory(run_dir).config_file):
+        fail(f"{run_dir}: not a run directory of `skewless run` (no {run_directory.CONFIG_FILE})")
     if "://" not in output:
         output = os.path.abspath(output)
         check_not_input(output, folders=[run_dir])  # said before TensorFlow is imported; the job checks again
@@ -362,17 +385,13 @@ def apply(
     _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
-    from skewless.pipelines.commands.apply import apply as apply_graph
-    from skewless.progress import show_progress
-    from skewless.report import render_report
-
     title = f"skewless apply {os.path.basename(os.path.normpath(run_dir))}"
-    result = apply_graph(run_dir, output, inputs=inputs or None, input_format=format,
-                         columns=columns.split(",") if columns else None, header=header, one_split=splits == "all",
-                         overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started,
-                         max_bad_fraction=max_bad_fraction,
-                         progress=lambda poll: show_progress(poll, title=title, interrupted=_interrupted))
-    page = render_report(result.output_dir)
+    result = apply_graph.apply(run_dir, output, inputs=inputs or None, input_format=format,
+                               columns=columns.split(",") if columns else None, header=header,
+                               one_split=splits == "all", overwrite=overwrite, beam_args=list(ctx.args),
+                               process_started=process_started, max_bad_fraction=max_bad_fraction,
+                               progress=_progress_of(title))
+    page = report_page.render_report(result.output_dir)
     say(result.summary())
     say(f"report: {page}")
 
@@ -413,20 +432,21 @@ def predict(
     _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")
-    from skewless.pipelines.commands.predict import predict as predict_rows
-
-    result = predict_rows(export_dir, inputs, output, output_format=format, keys=keys, input_format=input_format,
-                          columns=columns.split(",") if columns else None, overwrite=overwrite,
-                          beam_args=list(ctx.args), process_started=process_started)
+    result = batch_prediction.predict(export_dir, inputs, output, output_format=format, keys=keys,
+                                      input_format=input_format, columns=columns.split(",") if columns else None,
+                                      overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started)
     say(result.summary())
+
+
+def _progress_of(title: str) -> Callable:
+    """The job's progress watcher: the live display, which Ctrl-C interrupts."""
+    return lambda poll: progress_display.show_progress(poll, title=title, interrupted=_interrupted)
 
 
 def _check_input_paths(inputs: List[str]) -> None:
     """An --input that matches no file (or names a folder) is refused before TensorFlow and Beam are imported,
     with the job's own error (`pipelines/plan/preflight.py`)."""
-    from skewless.pipelines.plan.preflight import local_inputs
-
-    local_inputs([os.path.abspath(path) for path in inputs if "://" not in path])
+    preflight.local_inputs([os.path.abspath(path) for path in inputs if "://" not in path])
 
 
 schema_app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode=None,
@@ -460,23 +480,17 @@ def schema_infer(
     max_domain_size: int = typer.Option(100, "--max-domain-size", help="Most distinct values of a categorical."),
 ) -> None:
     """Infer a schema from data: types, presence, categorical domains, value counts."""
-    from google.protobuf import text_format
-
-    from skewless.pipelines.plan.raw_types import infer_types
-    from skewless.pipelines.reading import input_config, read_batches
-    from skewless.schemas import write_schema
-    from skewless.schemas.infer import infer_schema
-
-    config = input_config(inputs, format, header, columns, delimiter,
-                          "auto" if skip_initial_space is None else skip_initial_space)
+    config = reading.input_config(inputs, format, header, columns, delimiter,
+                                  "auto" if skip_initial_space is None else skip_initial_space)
     input_format = reader_of(config.format)
     paths = input_format.inputs(config)
     # the job's own inference types the columns: the schema says what a job without one reads (a column of a type
     # the job cannot read is left to infer_schema, which says so)
-    kinds = infer_types(input_format.resolved(config, paths), paths, wanted=())
-    inferred = infer_schema(config, read_batches(config), max_domain_size=max_domain_size, kinds=kinds)
+    kinds = raw_types.infer_types(input_format.resolved(config, paths), paths, wanted=())
+    inferred = schema_inference.infer_schema(config, reading.read_batches(config), max_domain_size=max_domain_size,
+                                             kinds=kinds)
     if out:
-        write_schema(inferred.schema, out)
+        schemas.write_schema(inferred.schema, out)
     else:
         typer.echo(text_format.MessageToString(inferred.schema), nl=False)
     skipped = f", skipped {inferred.rejected} rows that do not split into columns" if inferred.rejected else ""
@@ -497,24 +511,17 @@ def schema_validate(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Check data against a schema; exit code 1 when any anomaly is found."""
-    from skewless.pipelines.reading import input_config, read_batches
-    from skewless.schemas import load_schema
-    from skewless.console.validation_table import print_report
-    from skewless.schemas.validate import validate
-
-    loaded = load_schema(schema)
+    loaded = schemas.load_schema(schema)
     if columns is None and not header:
         # Headerless CSV: the schema's features, in order, are the columns (other formats ignore this).
         columns = ",".join(feature.name for feature in loaded.feature)
-    config = input_config(inputs, format, header, columns, delimiter,
-                          "auto" if skip_initial_space is None else skip_initial_space)
-    report = validate(read_batches(config), loaded, max_examples=examples)
+    config = reading.input_config(inputs, format, header, columns, delimiter,
+                                  "auto" if skip_initial_space is None else skip_initial_space)
+    report = schema_validation.validate(reading.read_batches(config), loaded, max_examples=examples)
     if as_json:
-        import json
-
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        print_report(report)
+        validation_table.print_report(report)
     if not report.clean:
         raise typer.Exit(1)
 
@@ -529,21 +536,16 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing export directory."),
 ) -> None:
     """Write a TF Serving SavedModel: raw tf.Example in, the run's transform graph, then the model."""
-    from skewless.export_target import check_export_folder, check_model_file
-
     # said before TensorFlow and Keras are imported; export_serving_model checks again, on any filesystem
     if "://" not in out:
         check_not_input(out, folders=[run_dir], files=[model])
         check_export_folder(out, overwrite)
     check_model_file(model)
     runtime.import_frozen("tensorflow", "keras")
-    from skewless.layers import export_serving_model, read_spec_file
-    from skewless.pipelines.output import object_store
-
     if not object_store.tensorflow_opens(out):
         fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
-    export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
-    api = read_spec_file(out)["api_signature"] or {}
+    layers.export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
+    api = layers.read_spec_file(out)["api_signature"] or {}
     signatures = ", ".join(["serving_default", "predict_raw", "transform_features"] + [api["name"]] * ("name" in api))
     left_out = f"; no Classify/Regress API signature: {api['left_out']}" if "left_out" in api else ""
     say(f"exported {out} (signatures: {signatures}){left_out}")
@@ -570,11 +572,8 @@ def verify(
     could not run (each is printed as "could not check: ...").
     """
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
-    from skewless.console.verify_tables import print_result
-    from skewless.pipelines.commands.verify import verify as run_verify
-
-    result = run_verify(run_dir, sample=sample, export_dir=export_dir)
-    print_result(result)
+    result = verify_run.verify(run_dir, sample=sample, export_dir=export_dir)
+    verify_tables.print_result(result)
     if result.exit_code:
         raise typer.Exit(result.exit_code)
 
@@ -589,14 +588,9 @@ def report(
 ) -> None:
     """Re-render RUN_DIR/report.html: run summary, train vs eval per feature, warnings, quarantine reasons; for an
     output of `skewless apply`, the graph it used and its statistics compared with the training run's."""
-    from skewless.report import render_report
-
-    path = render_report(run_dir)
+    path = report_page.render_report(run_dir)
     say(path)
     if open_:
-        import pathlib
-        import webbrowser
-
         webbrowser.open(pathlib.Path(path).resolve().as_uri())
 
 
@@ -624,44 +618,38 @@ def validate(
 ) -> None:
     """Compare statistics: L-infinity for strings, Jensen-Shannon over bins that follow the baseline's data for
     numbers (docs/statistics.md); exit 1 when a threshold is crossed."""
-    import json
-
-    from skewless.console.drift_tables import print_comparisons
-    from skewless.drift import DRIFT, SKEW, baseline_split, compare, drift_exclusions, validation_thresholds
-    from skewless.run_directory import RunDirectory
-    from skewless.statistics_files import statistics_splits
-
-    with_statistics = statistics_splits(run_dir)
+    with_statistics = statistics_files.statistics_splits(run_dir)
     if not with_statistics:
         fail(f"{run_dir}: no statistics/Split-*/FeatureStats.pb; is it a run directory of `skewless run` or `apply`?")
     for run in (run_dir, against):  # a run this skewless cannot read is refused, as every command refuses it
         if run is not None:
-            RunDirectory(run).read_summary()
-    config = RunDirectory(run_dir).read_config()
+            run_directory.RunDirectory(run).read_summary()
+    config = run_directory.RunDirectory(run_dir).read_config()
     # the config's order where it has one (an applied run's is the run's): the first split is the others' baseline
     configured = [split for split in (config.get("output") or {}).get("splits") or {} if split in with_statistics]
     ordered = configured + [split for split in with_statistics if split not in configured]
-    thresholds = validation_thresholds(run_dir, against, threshold, schema)
-    exclude = drift_exclusions(run_dir, against)
+    thresholds = drift.validation_thresholds(run_dir, against, threshold, schema)
+    exclude = drift.drift_exclusions(run_dir, against)
     named = [split for split in (splits or "").split(",") if split]
     if against is not None:
-        baselines = statistics_splits(against)
+        baselines = statistics_files.statistics_splits(against)
         chosen = (named or ordered) if baselines else []
-        comparisons = [compare(against, baseline_split(baselines, split), run_dir, split, thresholds, DRIFT, exclude)
-                       for split in chosen]
+        comparisons = [drift.compare(against, drift.baseline_split(baselines, split), run_dir, split, thresholds,
+                                     drift.DRIFT, exclude) for split in chosen]
     else:
         chosen = named or ordered
         if len(chosen) < 2:
             fail(f"{run_dir}: give --against OTHER_RUN, or --splits with two splits or more (splits with "
                  f"statistics: {', '.join(with_statistics) or 'none'})")
-        comparisons = [compare(run_dir, chosen[0], run_dir, split, thresholds, SKEW, exclude) for split in chosen[1:]]
+        comparisons = [drift.compare(run_dir, chosen[0], run_dir, split, thresholds, drift.SKEW, exclude)
+                       for split in chosen[1:]]
     if not comparisons:
         fail(f"{run_dir}: no split with statistics in both runs")
     if as_json:
         crossed = sum(len(c.crossed) for c in comparisons)
         typer.echo(json.dumps({"comparisons": [c.to_json() for c in comparisons], "crossed": crossed}, indent=2))
     else:
-        print_comparisons(comparisons)
+        drift_tables.print_comparisons(comparisons)
     if any(c.crossed for c in comparisons):
         raise typer.Exit(1)
 
@@ -674,16 +662,11 @@ def inspect(
     top: int = typer.Option(10, "--top", min=0, help="Vocabulary entries to show per feature."),
 ) -> None:
     """Show a run: schema, transformed spec, statistics, vocabularies, top values, shards."""
-    import json
-
-    from skewless.console.inspect_tables import print_run
-    from skewless.inspect_run import describe_run
-
-    description = describe_run(run_dir, top=top)
+    description = inspect_run.describe_run(run_dir, top=top)
     if as_json:
         typer.echo(json.dumps(description, indent=2))
     else:
-        print_run(description)
+        inspect_tables.print_run(description)
 
 
 @_command()
@@ -695,11 +678,9 @@ def clean(
     each only when its owner record proves a skewless run made it and that run is gone. Anything else (someone's
     OUTPUT.staging-backup, a file) and OUTPUT itself are never touched; refused while a running skewless writes
     OUTPUT."""
-    from skewless.pipelines.output.staging import clean as clean_staging
-
     if "://" not in output:
         output = os.path.abspath(output)
-    removed = clean_staging(output)
+    removed = staging.clean(output)
     say("\n".join(f"removed {path}" for path in removed) or f"nothing left beside {output}")
 
 

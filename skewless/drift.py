@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from skewless.errors import ConfigError
+from skewless.run_directory import RunDirectory
+from skewless.schemas import load_schema
 from skewless.significance import CHI_SQUARE, KS_WELCH, SIGNIFICANCE, chi_square_p, ks_welch_p
 from skewless.statistics_files import APPROXIMATE, DISTRIBUTION, feature_name, read_statistics
 
@@ -144,9 +146,6 @@ def validation_thresholds(run_dir: str, against: str | None = None, flags: list[
     """The thresholds `skewless validate RUN_DIR [--against BASELINE]` judges with: the flags, and the schema given,
     else RUN_DIR's config's `schema:`, else the baseline's (an applied output has no config of its own); the
     applied page judges with the same."""
-    from skewless.run_directory import RunDirectory
-    from skewless.schemas import load_schema
-
     schema = schema or RunDirectory(run_dir).read_config().get("schema") or (
         against and RunDirectory(against).read_config().get("schema"))
     return Thresholds.from_flags(flags or [], load_schema(schema) if schema else None)
@@ -155,8 +154,6 @@ def validation_thresholds(run_dir: str, against: str | None = None, flags: list[
 def drift_exclusions(run_dir: str, against: str | None = None) -> frozenset[str]:
     """The columns `skewless validate RUN_DIR [--against BASELINE]` leaves out: RUN_DIR's config's `drift.exclude`,
     else the baseline's (an applied output has no config of its own)."""
-    from skewless.run_directory import RunDirectory
-
     for run in (run_dir, against):
         if run is not None:
             drift = RunDirectory(run).read_config().get("drift") or {}

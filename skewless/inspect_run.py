@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import os
 
+from google.protobuf import text_format
+from tensorflow_metadata.proto.v0 import schema_pb2
+
 from skewless.errors import InputError
+from skewless.lazy_imports import lazy_import
+from skewless.pipelines.output import files, object_store
 from skewless.report.run_files import (
     oov_rate,
     run_statistics,
@@ -21,6 +26,11 @@ from skewless.report.run_files import (
 from skewless.run_directory import RunDirectory
 from skewless.safe_names import vocabulary_filename
 from skewless.statistics_files import describe_statistics, read_statistics, statistics_splits
+
+# on first use: `skewless inspect` reads a plain run from its files; only a run with lists or sequences needs
+# tf.Transform
+tft = lazy_import("tensorflow_transform")
+transform_graph = lazy_import("skewless.layers.transform_graph")
 
 # The statistics of run.json that `describe_run` passes through for each feature.
 _STATISTICS = ("count", "missing", "missing_fraction", "mean", "std", "min", "max", "quantiles", "distinct",
@@ -37,8 +47,6 @@ def describe_run(run_dir: str | os.PathLike, top: int = 10) -> dict:
     split_statistics (per split, `statistics_files.describe_statistics` of its FeatureStats.pb), compression,
     seconds, versions.
     """
-    from skewless.pipelines.output import files, object_store
-
     shown = os.fspath(run_dir) if not files.is_local(os.fspath(run_dir)) else os.path.abspath(run_dir)
     run_dir = object_store.local_run(run_dir)
     run = RunDirectory.of(run_dir)
@@ -95,16 +103,12 @@ def _specs(run: RunDirectory) -> tuple[dict, dict]:
     if not os.path.isdir(run.transform_fn_dir):
         # said before importing TensorFlow, whose start-up lines would come before the one-line error
         raise InputError(f"{run.graph_dir}: the run's transform graph is missing (no transform_fn/ folder)")
-    import tensorflow_transform as tft
-
-    from skewless.layers.transform_graph import find_graph_dir, specs_to_json
-
-    graph = tft.TFTransformOutput(find_graph_dir(run.path))
+    graph = tft.TFTransformOutput(transform_graph.find_graph_dir(run.path))
     try:
         raw_spec = graph.raw_feature_spec()
     except Exception as error:  # tf.Transform raises plain errors when metadata/ is missing or unreadable
         raise InputError(f"{run.path}: cannot read the raw schema of the graph: {error}") from None
-    return specs_to_json(raw_spec), specs_to_json(graph.transformed_feature_spec())
+    return transform_graph.specs_to_json(raw_spec), transform_graph.specs_to_json(graph.transformed_feature_spec())
 
 
 # tf.metadata's feature types -> the dtype tf.Transform parses them as
@@ -115,9 +119,6 @@ def _plain_specs(schema_path: str) -> dict | None:
     """The specs of a schema whose features are all plain: a fixed shape (FixedLenFeature, no default) or
     none (VarLenFeature), as tf.Transform reads them (tests/cli/test_inspect.py compares). None for anything
     else (no file, feature lists, sparse or ragged tensors): those take tf.Transform's own conversion."""
-    from google.protobuf import text_format
-    from tensorflow_metadata.proto.v0 import schema_pb2
-
     try:
         with open(schema_path, encoding="utf-8") as handle:
             schema = text_format.Parse(handle.read(), schema_pb2.Schema())

@@ -32,6 +32,14 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, TextIO
 
+from rich.cells import cell_len
+from rich.console import Console
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
 from skewless.progress_snapshot import Snapshot  # also imported from here, with the display that draws it
 from skewless.terminal_text import fitted, line_width, shown
 
@@ -72,10 +80,6 @@ class ProgressDisplay:
     def start(self) -> None:
         self._started = self._last_seen = self._clock()
         if self.interactive:
-            from rich.console import Console
-            from rich.live import Live
-            from rich.spinner import Spinner
-
             self._console = Console(file=self.stream, force_terminal=True)
             self._spinner = Spinner("dots")
             # transient: the live line is replaced by the final summary line at the end
@@ -153,8 +157,6 @@ class ProgressDisplay:
 
     def _emit(self, line: str) -> None:
         if self._console is not None:
-            from rich.text import Text
-
             # printed above the live line; Text so that job data is never read as rich markup
             self._console.print(Text(shown(line)))
         else:
@@ -163,11 +165,6 @@ class ProgressDisplay:
     def __rich_console__(self, console, options):
         """The live line, rendered afresh at every refresh so the elapsed time moves between snapshots. It fits the
         terminal on one line: the bar shrinks, then goes, then the clock, the rate and the counts; no number is cut."""
-        from rich.cells import cell_len
-        from rich.progress_bar import ProgressBar
-        from rich.table import Table
-        from rich.text import Text
-
         with self._lock:
             now = self._clock()
             snapshot = self._snapshot

@@ -29,7 +29,12 @@ from dataclasses import dataclass
 import yaml
 
 from skewless.errors import InputError
+from skewless.lazy_imports import lazy_import
 from skewless.run_summary import RunSummary
+
+# on first use: only a run on a store TensorFlow opens (gs://) needs it; the CLI and the report read local runs
+# without it
+tf = lazy_import("tensorflow")
 
 GRAPH_DIR = "transform_graph"
 DATA_DIR = "data"
@@ -286,16 +291,12 @@ def _is_remote(path: str) -> bool:
 
 def _exists(path: str) -> bool:
     if _is_remote(path):
-        import tensorflow as tf  # a store TensorFlow opens (gs://): the serving side may load a graph from there
-
         return tf.io.gfile.exists(path)
     return os.path.exists(path)
 
 
 def _read_bytes(path: str) -> bytes:
     if _is_remote(path):
-        import tensorflow as tf
-
         with tf.io.gfile.GFile(path, "rb") as handle:
             return handle.read()
     with open(path, "rb") as handle:

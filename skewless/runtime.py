@@ -11,6 +11,7 @@ import ctypes
 import ctypes.util
 import gc
 import importlib
+import logging
 import os
 import re
 import sys
@@ -177,8 +178,6 @@ def keep_freed_memory() -> None:
 def quiet_pipeline_errors() -> None:
     """Keeps Beam's runners from logging a failed step's traceback: the CLI reports the error in one line
     (the traceback with --debug)."""
-    import logging
-
     logging.getLogger("apache_beam.runners").setLevel(logging.CRITICAL)
 
 

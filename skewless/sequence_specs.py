@@ -14,27 +14,28 @@ TensorFlow is imported: the training reader and the serving layers use this with
 
 from __future__ import annotations
 
+import numpy as np
+
+from skewless.lazy_imports import lazy_import
+
+# on first use: config validation reads these modules before the CLI imports TensorFlow
+tf = lazy_import("tensorflow")
+
 # The column tfx_bsl's SequenceExample decoder gathers the feature lists in (a STRUCT in tf.metadata)
 SEQUENCE_COLUMN = "##SEQUENCE##"
 
 
 def is_raw_feature_list(spec) -> bool:
-    import tensorflow as tf
-
     return isinstance(spec, tf.io.RaggedFeature) and not spec.partitions
 
 
 def is_transformed_feature_list(spec) -> bool:
-    import tensorflow as tf
-
     return (isinstance(spec, tf.io.RaggedFeature) and len(spec.partitions) == 1
             and isinstance(spec.partitions[0], tf.io.RaggedFeature.RowLengths))
 
 
 def feature_list_spec(name: str, spec):
     """The `parse_sequence_example` spec of a feature list: a (batch, steps, values) ragged tensor."""
-    import tensorflow as tf
-
     return tf.io.RaggedFeature(spec.dtype, value_key=name, row_splits_dtype=spec.row_splits_dtype)
 
 
@@ -61,8 +62,6 @@ def parse_sequence_examples(serialized, context_spec: dict, sequence_spec: dict)
     records ("Inconsistent max number of elements"), so an empty batch is parsed with zero defaults, which
     fill nothing there.
     """
-    import tensorflow as tf
-
     serialized = tf.convert_to_tensor(serialized, tf.string)
     positions = tf.strings.as_string(tf.range(tf.size(serialized)))
     names = tf.strings.join(["batch position ", positions])
@@ -82,9 +81,6 @@ def parse_sequence_examples(serialized, context_spec: dict, sequence_spec: dict)
 
 def _with_zero_default(spec):
     """A required dense feature with zeros as its default (others as they are)."""
-    import numpy as np
-    import tensorflow as tf
-
     if not isinstance(spec, tf.io.FixedLenFeature) or spec.default_value is not None:
         return spec
     return spec._replace(default_value=np.full(spec.shape, "" if spec.dtype == tf.string else 0).tolist())

@@ -9,6 +9,9 @@ from __future__ import annotations
 import glob
 import os
 
+from google.protobuf.message import DecodeError
+from tensorflow_metadata.proto.v0 import statistics_pb2
+
 from skewless.errors import InputError
 from skewless.run_directory import STATISTICS_DIR, statistics_name, statistics_split
 
@@ -29,9 +32,6 @@ def statistics_splits(run_dir: str) -> list[str]:
 
 def read_statistics(run_dir: str, split: str):
     """The split's DatasetFeatureStatistics (the one dataset of its file); InputError naming what is wrong."""
-    from google.protobuf.message import DecodeError
-    from tensorflow_metadata.proto.v0 import statistics_pb2
-
     path = statistics_path(run_dir, split)
     if not os.path.exists(path):
         known = ", ".join(statistics_splits(run_dir)) or "none"
@@ -54,8 +54,6 @@ def feature_name(feature) -> str:
 
 def describe_statistics(dataset) -> dict:
     """A split's statistics as plain JSON-ready data: num_examples and, per feature, the figures people read."""
-    from tensorflow_metadata.proto.v0 import statistics_pb2
-
     features = {}
     for feature in dataset.features:
         kind = feature.WhichOneof("stats")

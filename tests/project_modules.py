@@ -1,8 +1,9 @@
 """The project's modules by name, found on disk with pyproject.toml's package-dir mapping (no module is imported):
-the architecture tests read their source."""
+the architecture tests read their source, and with `lazily_imported` the modules it names in `lazy_import("M")`."""
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 
@@ -24,3 +25,11 @@ def _project_modules() -> dict[str, Path]:
 
 
 MODULES = _project_modules()
+
+
+def lazily_imported(node: ast.AST) -> str | None:
+    """The module a `lazy_import("M")` call names, or None for any other node."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)):
+        return None
+    called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+    return node.args[0].value if called == "lazy_import" and isinstance(node.args[0].value, str) else None

@@ -22,11 +22,18 @@ from typing import Callable
 
 import apache_beam as beam
 import pyarrow as pa
+import tensorflow_transform.beam as tft_beam
+from apache_beam.io.filesystems import FileSystems
+from tensorflow_transform.beam import analysis_graph_builder, analyzer_cache
+from tfx_bsl.tfxio import tensor_adapter
 
 from skewless.pipelines.analyze.distinct_limits import DistinctValuesFn
 from skewless.pipelines.analyze.stats import ColumnStats, RawStatsFn
+from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.columns import tensor_adapter_config, to_record_batch
 from skewless.pipelines.output.files import read_json, write_json
+from skewless.pipelines.reading.parsed_units import in_input_order, kept, stream_path
+from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
 
 STATS_CACHE = "skewless-stats"
@@ -34,8 +41,6 @@ COLUMN_STATES = "column_states"  # the analysis's RawStatsFn state of the input,
 
 
 def cached_stats(cache_dir: str, name: str) -> dict | None:
-    from apache_beam.io.filesystems import FileSystems
-
     path = FileSystems.join(cache_dir, STATS_CACHE, f"{name}.json")
     if not FileSystems.exists(path):
         return None
@@ -44,10 +49,6 @@ def cached_stats(cache_dir: str, name: str) -> dict | None:
 
 def _read_chunks(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str | None):
     """The unit's chunks read from the input, counted (and kept for the transform pass under `parsed_dir`)."""
-    from skewless.pipelines.reading.parsed_units import kept, stream_path
-    from skewless.pipelines.output.progress import RowCounter, counted
-    from skewless.pipelines.reading.read_ahead import read_ahead
-
     counter = RowCounter(staging_dir, "analyze", f"{dataset}-{unit.index:05d}")
     chunks = reader.read(unit)
     if parsed_dir is not None:
@@ -73,8 +74,6 @@ def canonical_tables(_ready, units: list[WorkUnit], reader: RowReader, staging_d
     takes this one stream in one bundle. The units' kept streams are read back when there are (`_ready`: their
     parsing is done); else the units are read from the input here, one after the other.
     """
-    from skewless.pipelines.reading.parsed_units import in_input_order
-
     def read(unit: WorkUnit):
         return _read_chunks(unit, reader, staging_dir, dataset, None)
 
@@ -150,8 +149,6 @@ class AnalyzeInputs(beam.PTransform):
         self._parsed_dir = spec.parsed_dir if spec.cache_dir is None else None
 
     def expand(self, pipeline):
-        import tensorflow_transform.beam as tft_beam
-
         spec = self._spec
         self._statistics = []
         if spec.cache_dir is None:
@@ -200,9 +197,6 @@ class AnalyzeInputs(beam.PTransform):
             pa.RecordBatch)
 
     def _analyze_with_cache(self, pipeline):
-        import tensorflow_transform.beam as tft_beam
-        from tensorflow_transform.beam import analyzer_cache
-
         spec = self._spec
         keys = {name: analyzer_cache.DatasetKey(name) for name in spec.datasets}
         input_cache = pipeline | "ReadAnalyzerCache" >> analyzer_cache.ReadAnalysisCacheFromFS(
@@ -226,9 +220,6 @@ class AnalyzeInputs(beam.PTransform):
 
     def _datasets_to_read(self, keys: dict, input_cache) -> set[str]:
         """The datasets whose analyzer results or raw statistics are not all in the cache."""
-        from tensorflow_transform.beam import analysis_graph_builder
-        from tfx_bsl.tfxio import tensor_adapter
-
         spec = self._spec
         type_specs = tensor_adapter.TensorAdapter(self._adapter_config).OriginalTypeSpecs()
         with _without_inspection_table_warnings():

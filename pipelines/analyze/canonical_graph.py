@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import re
 
+from apache_beam.io.filesystems import FileSystems
+from tensorflow.core.protobuf import saved_model_pb2
+
 from skewless.pipelines.output.files import read_bytes, write_bytes
 
 # `stem_N`, N written without leading zeros as TensorFlow's counters and name uniquifiers write it
@@ -32,9 +35,6 @@ _NUMBERED = re.compile(r"^(.*)_(0|[1-9][0-9]*)$")
 
 
 def canonicalize(saved_model_dir: str) -> None:
-    from apache_beam.io.filesystems import FileSystems
-    from tensorflow.core.protobuf import saved_model_pb2
-
     model_path = FileSystems.join(saved_model_dir, "saved_model.pb")
     model = saved_model_pb2.SavedModel.FromString(read_bytes(model_path))
     for graph in model.meta_graphs:

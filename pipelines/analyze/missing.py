@@ -20,7 +20,12 @@ A float NaN is a missing value here too (serving gets tf.Examples the job never 
 
 from __future__ import annotations
 
+import tensorflow as tf
+import tensorflow_transform as tft
+from tensorflow_transform import analyzers as tft_analyzers
+
 from skewless.pipelines.analyze.distinct_limits import DistinctLimit
+from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.safe_names import most_frequent_filename
 from skewless.value_rules import is_value
@@ -36,9 +41,6 @@ def fill_missing(value, column: RawColumn, options: dict, nonfinite: str = "quar
     `nonfinite` is the job's ``input.nonfinite``: with "missing", ±inf are filled as NaN is. `limit`: the most
     distinct values a `most_frequent` fill may count (analysis.max_vocabulary).
     """
-    import tensorflow as tf
-    import tensorflow_transform as tft
-
     if not isinstance(value, tf.SparseTensor) or options.get("is_list"):
         return value
     fill = options.get("fill")
@@ -64,9 +66,6 @@ def fill_missing(value, column: RawColumn, options: dict, nonfinite: str = "quar
 
 def missing_indicator(value, nonfinite: str = "quarantine"):
     """1 where the row of an optional (sparse) raw feature has no value (or NaN), else 0 (int64, shape (batch,))."""
-    import tensorflow as tf
-    import tensorflow_transform as tft
-
     present = tf.ones_like(value.indices[:, 0])
     if value.values.dtype.is_floating:
         present = tf.cast(is_value(value.values, nonfinite), tf.int64)
@@ -77,10 +76,6 @@ def missing_indicator(value, nonfinite: str = "quarantine"):
 
 def _most_frequent(tf, tft, value, column: RawColumn, limit: DistinctLimit | None):
     """The most frequent present value, read from a top_k=1 vocabulary asset (its first line)."""
-    from skewless.pipelines.analyze.vocabularies import VocabularySpec, shared_vocabularies
-
-    from tensorflow_transform import analyzers as tft_analyzers
-
     values = value.values
     if column.kind == "float":
         keys = tf.strings.as_string(tf.bitcast(values, tf.int32))  # exact: the bits, not a rounded decimal

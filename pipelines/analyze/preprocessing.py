@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+import tensorflow as tf
+import tensorflow_transform as tft
+
 from skewless.config import JobConfig
 from skewless.errors import ConfigError
+from skewless.pipelines.analyze.vocabularies import VocabularySpec, share_vocabulary, shared_vocabularies
 from skewless.references import import_function
 from skewless.safe_names import missing_indicator_name, shared_vocabulary_filename, vocabulary_filename
 from skewless.pipelines.reading.columns import RawColumn
@@ -133,8 +137,6 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
     `max_vocabulary` distinct tokens (the others are counted on their raw column: distinct_limits.py). The
     features of a `shared_vocabulary` give their tokens to one vocabulary, whose path is each one's.
     """
-    from skewless.pipelines.analyze.vocabularies import VocabularySpec, share_vocabulary, shared_vocabularies
-
     tokens, specs, after_fill, alone = {}, [], set(), []
     # a shared vocabulary's file -> the tokens of each of its features, and the features' own file names
     shared_tokens: dict[str, list] = {}
@@ -189,9 +191,6 @@ def _vocabularies(features: dict, filled: dict, inputs: dict, label: dict | None
 def _label(value, label: dict, vocabulary=None):
     """The label's output: `map`ped ids, ids from its vocabulary (`value` is then its tokens), its numeric
     transform, or itself."""
-    import tensorflow as tf
-    import tensorflow_transform as tft
-
     if label["map"] is not None:
         value = as_strings(value)
         keys = tf.constant(list(label["map"]))

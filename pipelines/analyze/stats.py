@@ -33,6 +33,8 @@ import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import tensorflow as tf
+from tfx_bsl import sketches
 
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.transforms.datetime_parts import wall_clock
@@ -54,8 +56,6 @@ class ColumnStats:
     """One column's mergeable statistics."""
 
     def __init__(self, kind: str, count_exactly: bool = True, timezone: str | None = None):
-        from tfx_bsl import sketches
-
         self.kind = kind
         # a datetime column's: the zone whose wall clock its date range is read on (None: no date range), and the
         # earliest and latest values as that wall clock's seconds since 1970 (the graph's `<name>` output)
@@ -100,8 +100,6 @@ class ColumnStats:
 
     @classmethod
     def from_state(cls, state: dict) -> "ColumnStats":
-        from tfx_bsl import sketches
-
         stats = cls(state["kind"])
         stats._restore(state, sketches)
         return stats
@@ -130,8 +128,6 @@ class ColumnStats:
         return self.state()
 
     def __setstate__(self, state):
-        from tfx_bsl import sketches
-
         self.kind = state["kind"]
         if self.kind == "bytes":
             self.top = self.distinct = None
@@ -140,8 +136,6 @@ class ColumnStats:
         self._restore(state, sketches)
 
     def _sketch_points(self) -> tuple[list[float], list[float]]:
-        from tfx_bsl import sketches
-
         if self.count == 0:
             return [], []
         # reading quantiles finalizes a sketch: read a copy, so this one can still take values
@@ -190,8 +184,6 @@ class ColumnStats:
     def _add_seconds(self, present: pa.Array) -> None:
         """Widens the date range by these values (text or epoch seconds), as the graph reads them; a value it
         cannot read went to quarantine before statistics."""
-        import tensorflow as tf  # a datetime column's statistics only: the graph's parser is a TensorFlow function
-
         if pa.types.is_integer(present.type):
             values = tf.constant(present.to_numpy(zero_copy_only=False).astype(np.int64))
         else:

@@ -35,7 +35,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import apache_beam as beam
+import numpy as np
+import tensorflow as tf
 import tensorflow_transform as tft
+from tensorflow_transform import analyzer_nodes, nodes
 from tensorflow_transform.beam.experimental import PTransformAnalyzer
 
 from skewless.pipelines.analyze.distinct_limits import DistinctLimit
@@ -56,8 +59,6 @@ class VocabularySpec:
 def shared_vocabularies(tokens: dict, specs: list[VocabularySpec]) -> dict:
     """{spec.name: string tokens (dense, sparse or ragged), or a list of such counted together} -> {spec.name:
     deferred path of its vocabulary file}."""
-    import tensorflow as tf
-
     if not specs:
         return {}
     inputs = []
@@ -86,8 +87,6 @@ def _analyzer(tf, inputs: list, specs: list[VocabularySpec]) -> list:
     caches only single-output steps ("Cacheable OperationDefs must have exactly 1 output"), so through
     `ptransform_analyzer` an analyzer with several outputs could not use the analyzer cache.
     """
-    from tensorflow_transform import analyzer_nodes, nodes
-
     accumulator = [analyzer_nodes.TensorInfo(tf.string, [], None)]  # never a tensor: only the count matters
     placeholder = analyzer_nodes.TemporaryAssetInfo(_empty_vocabulary(), "text")  # the file while tracing
     vocabulary_file = analyzer_nodes.TensorInfo(tf.string, [], placeholder)
@@ -131,8 +130,6 @@ def _flat(tf, tokens):
 
 def _empty_vocabulary() -> bytes:
     """What tf.Transform writes for a vocabulary with no entries (a lookup table cannot be empty)."""
-    import tensorflow as tf
-
     return tft.analyzers.get_empy_vocabulary_dummy_value(tf.string)[1]
 
 
@@ -232,8 +229,6 @@ class WriteVocabularies(PTransformAnalyzer):
 
 
 def _write_all(specs: list[VocabularySpec], counts: list[dict], folder: str) -> list:
-    import numpy as np
-
     paths = []
     for spec, token_counts in zip(specs, counts or [{}] * len(specs)):
         path = os.path.join(folder, safe_file_name(spec.name))  # never outside `folder`, whatever the name

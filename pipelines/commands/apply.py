@@ -25,6 +25,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Callable
 
+import tensorflow_transform as tft
+from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
+
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import VALUE_OPTIONS, reader_of
@@ -34,6 +37,8 @@ from skewless.pipelines.assemble.launch import pipeline_options, reads, work_sta
 from skewless.pipelines.assemble.summary import shared_summary_fields, sum_parts, unit_parts
 from skewless.pipelines.plan.plan import JobPlan, plan
 from skewless.pipelines.output.progress import snapshot
+from skewless.pipelines.reading.sources import RowReader
+from skewless.pipelines.runner import runners
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
 from skewless.pipelines.statistics.assembly import assemble_statistics
 from skewless.pipelines.statistics.in_input_order import CountSplitStatistics
@@ -42,6 +47,7 @@ from skewless.pipelines.output.staging import StagedOutput
 from skewless.progress_snapshot import Snapshot
 from skewless.run_directory import CONFIG_FILE, GRAPH_DIR, RunDirectory
 from skewless.run_summary import Applied, AppliedInput, RunSummary
+from skewless.schemas.schema_io import schema_types
 # --splits all: every row in one split of this name
 ALL_SPLIT = "all"
 
@@ -213,10 +219,6 @@ def _with_run_types(job_plan: JobPlan, graph_dir: str) -> JobPlan:
     """The plan with each raw column typed as the run typed it (its raw schema beside the graph), not as
     the new input's values suggest: the graph takes the run's types, and a value that does not parse as
     one goes to quarantine, as in the run."""
-    import tensorflow_transform as tft
-
-    from skewless.schemas.schema_io import schema_types
-
     kinds = schema_types(tft.TFTransformOutput(graph_dir).raw_metadata.schema)
     columns = [dataclasses.replace(column, kind=kinds[column.name]) for column in job_plan.columns]
     return dataclasses.replace(job_plan, columns=columns)
@@ -227,9 +229,6 @@ def _run_label(run_dir: str) -> str | None:
 
 
 def _run_pipeline(config: JobConfig, job_plan: JobPlan, graph_dir: str, staging: str, beam_args: list[str]) -> None:
-    from skewless.pipelines.runner import runners
-    from skewless.pipelines.reading.sources import RowReader
-
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging)
     with runners.pipeline(pipeline_options(config, beam_args), config.runner.start_timeout,
@@ -264,9 +263,6 @@ def _copy_graph(run_dir: str, staging: str, format_name: str, left_out_label: st
 
 
 def _drop_from_transformed_metadata(graph_dir: str, name: str) -> None:
-    import tensorflow_transform as tft
-    from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
-
     schema = tft.TFTransformOutput(graph_dir).transformed_metadata.schema
     kept = [feature for feature in schema.feature if feature.name != name]
     del schema.feature[:]

@@ -21,12 +21,29 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
+import apache_beam as beam
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import tensorflow as tf
+import tensorflow_transform as tft
+from apache_beam.options.pipeline_options import PipelineOptions
 
+from skewless.config import load_config
 from skewless.errors import ConfigError, InputError
+from skewless.layers import (
+    check_preprocessor,
+    transform_raw_rows,
+    transform_raw_rows_dense,
+    transform_raw_rows_exported,
+)
+from skewless.layers.export import padded
 from skewless.pipelines.commands.verify_source import SourceCheck, check_source_rows, one_line_reason
 from skewless.pipelines.output import object_store
+from skewless.pipelines.plan.plan import plan, sample_rows
+from skewless.pipelines.runner import runners
+from skewless.pipelines.tfdata.dataset import record_parser
+from skewless.pipelines.write.transform import TransformTablesFn
 from skewless.run_directory import CONFIG_FILE, RunDirectory
 from skewless.safe_names import missing_indicator_name
 
@@ -105,9 +122,6 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         >>> all(check.rows == 200 + result.unseen_rows for check in result.features)
         True
     """
-    from skewless.config import load_config
-    from skewless.pipelines.plan.plan import plan, sample_rows
-
     run_dir = object_store.local_run(run_dir)
     run = RunDirectory.of(run_dir)
     if not os.path.exists(run.config_file):
@@ -163,8 +177,6 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
         except Exception as error:  # noqa: BLE001 - any failure of a check is reported, not raised
             unchecked["rows as the source holds them"] = one_line_reason(error)
     if native:
-        from skewless.layers import check_preprocessor
-
         rows = pa.concat_tables([sampled, missing]).to_pylist()
         try:  # real rows only (sample=0): no synthetic probe a user's preprocessing_fn could reject
             result.native = check_preprocessor(run_dir, rows=rows, sample=0)
@@ -175,8 +187,6 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
 
 def _check_graph(run: RunDirectory) -> None:
     """InputError naming the graph when the run's transform graph is missing or does not load."""
-    import tensorflow as tf
-
     if not os.path.isdir(run.transform_fn_dir):
         raise InputError(f"{run.graph_dir}: the run's transform graph is missing (no transform_fn/ folder)")
     try:
@@ -200,9 +210,6 @@ def _compare_paths(title, batch, served, rows: pa.Table, left_out: set, unchecke
 
 
 def _optional_columns(graph_dir: str, label: str | None) -> list[str]:
-    import tensorflow as tf
-    import tensorflow_transform as tft
-
     spec = tft.TFTransformOutput(graph_dir).raw_feature_spec()
     return [name for name, feature in spec.items() if isinstance(feature, tf.io.VarLenFeature) and name != label]
 
@@ -221,8 +228,6 @@ def _with_missing(table: pa.Table, columns: list[str]) -> pa.Table:
 
 def _without_missing(table: pa.Table, columns: set) -> pa.Table:
     """The rows with a value in each of `columns` (predict_raw has no missing int or string)."""
-    import pyarrow.compute as pc
-
     keep = pa.array([True] * table.num_rows, pa.bool_())
     for name in columns & set(table.column_names):
         keep = pc.and_(keep, pc.is_valid(table[name]))
@@ -236,8 +241,6 @@ def _has_lists(config) -> bool:
 
 def _dense_path(graph_dir: str):
     def transform(rows: pa.Table):
-        from skewless.layers import transform_raw_rows_dense
-
         return transform_raw_rows_dense(graph_dir, rows.to_pylist())
 
     return transform
@@ -263,16 +266,6 @@ def _list_depth(arrow_type: pa.DataType) -> int:
 
 
 def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> dict[str, np.ndarray]:
-    import apache_beam as beam
-    import tensorflow as tf
-    import tensorflow_transform as tft
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    from skewless.layers.export import padded
-    from skewless.pipelines.runner import runners
-    from skewless.pipelines.tfdata.dataset import record_parser
-    from skewless.pipelines.write.transform import TransformTablesFn
-
     graph_dir = RunDirectory.of(run_dir).graph_dir
 
     with tempfile.TemporaryDirectory() as folder:
@@ -293,8 +286,6 @@ def _batch_path(run_dir: str, columns, table: pa.Table, output_format: str) -> d
 
 
 def _serving_path(graph_dir: str, export_dir: str | None, table: pa.Table) -> dict[str, np.ndarray]:
-    from skewless.layers import transform_raw_rows, transform_raw_rows_exported
-
     rows = table.to_pylist()
     if export_dir is not None:
         return transform_raw_rows_exported(export_dir, rows)

@@ -23,8 +23,20 @@ import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
+import tensorflow as tf
+import tensorflow_transform as tft
 
 from skewless.input_formats import reader_of
+from skewless.lazy_imports import lazy_import
+from skewless.layers import (
+    TransformLayer,
+    keras_preprocessor,
+    parse_raw_examples,
+    raw_feature_batch,
+    read_spec_file,
+    serialize_raw_examples,
+    transform_raw_rows_dense,
+)
 from skewless.pipelines.commands.source_rows import (
     AlignmentError,
     RefusedValue,
@@ -34,8 +46,13 @@ from skewless.pipelines.commands.source_rows import (
     source_rows,
 )
 from skewless.pipelines.reading.held_rows import HeldRow
+from skewless.pipelines.reading.sources import BadRow
+from skewless.pipelines.tfdata.dataset import record_parser
 from skewless.run_directory import RunDirectory
 from skewless.run_summary import RunSummary
+
+# on first use: `skewless predict` (Beam's RunInference, tensorflow_hub) runs only when verify checks an --export
+batch_prediction = lazy_import("skewless.pipelines.score.batch_prediction")
 
 # quarantined rows served one by one (each a request of its own)
 QUARANTINED_ROWS = 50
@@ -73,8 +90,6 @@ class SourceCheck:
 def check_source_rows(run_dir: str, config, job_plan, limit: int, export_dir: str | None = None,
                       native: bool = True) -> SourceCheck:
     """The shards against every serving path on the input's first `limit` rows as the source holds them."""
-    from skewless.layers import TransformLayer
-
     rows = source_rows(job_plan, limit)
     verdicts = job_verdicts(config, job_plan, rows)
     layer = TransformLayer(run_dir)
@@ -151,11 +166,6 @@ def one_line_reason(error: Exception) -> str:
 
 def _shard_rows(run_dir: str, verdicts: list[Verdict]) -> dict[str, list]:
     """{transformed feature: per row, its values as the run's shards hold them} for rows the job wrote."""
-    import tensorflow as tf
-    import tensorflow_transform as tft
-
-    from skewless.pipelines.tfdata.dataset import record_parser
-
     run = RunDirectory.of(run_dir)
     summary = RunSummary.from_json(open(run.summary_file, "rb").read(), run.summary_file)
     spec = tft.TFTransformOutput(run.graph_dir).transformed_feature_spec()
@@ -174,8 +184,6 @@ def _shard_rows(run_dir: str, verdicts: list[Verdict]) -> dict[str, list]:
 
 def _per_row(tensors: dict) -> dict[str, list]:
     """Each feature's values row by row (a var-len row: its values only), as NumPy arrays."""
-    import tensorflow as tf
-
     rows = {}
     for name, value in tensors.items():
         if isinstance(value, tf.SparseTensor):
@@ -191,10 +199,6 @@ def _per_row(tensors: dict) -> dict[str, list]:
 
 
 def _layer_outputs(layer, spec: dict, requests: list[dict]) -> dict[str, list]:
-    import tensorflow as tf
-
-    from skewless.layers import parse_raw_examples, serialize_raw_examples
-
     examples = tf.constant(serialize_raw_examples(requests, spec), tf.string)
     return _per_row(layer(parse_raw_examples(examples, spec)))
 
@@ -209,10 +213,6 @@ def _each_alone(transform, requests: list[dict]) -> dict[str, list]:
 
 
 def _exported_outputs(export_dir: str, requests: list[dict]) -> dict[str, list]:
-    import tensorflow as tf
-
-    from skewless.layers import read_spec_file, serialize_raw_examples
-
     loaded = _loaded(export_dir)
     examples = tf.constant(serialize_raw_examples(requests, read_spec_file(export_dir)["raw"]), tf.string)
     return _per_row(loaded.signatures["transform_features"](examples=examples))
@@ -235,8 +235,6 @@ def _one_value_each(request: dict, spec: dict) -> dict | None:
 
 
 def _predict_raw(layer, requests: list[dict]) -> dict[str, list]:
-    from skewless.layers import transform_raw_rows_dense
-
     return {name: list(values) for name, values in transform_raw_rows_dense(layer, requests).items()}
 
 
@@ -244,8 +242,6 @@ _LOADED: dict = {}
 
 
 def _loaded(export_dir: str):
-    import tensorflow as tf
-
     if export_dir not in _LOADED:
         _LOADED.clear()
         _LOADED[export_dir] = tf.saved_model.load(export_dir)
@@ -254,8 +250,6 @@ def _loaded(export_dir: str):
 
 def _served_rows(transform, requests: list[dict], wheres: list[str], check: SourceCheck, path: str) -> list:
     """Per row, the path's outputs ({feature: values}); None for a row the path refused (reported)."""
-    import tensorflow as tf
-
     if not requests:
         return []
     try:
@@ -316,8 +310,6 @@ def _show(values) -> str:
 def _check_native(check: SourceCheck, run_dir: str, spec: dict, requests, wheres, batch, compare) -> None:
     """The native layers fed the rows as dense arrays (NaN for a missing float, "" for a missing string: what
     NumPy and pandas hold) and as sparse tensors (a serving request's parse)."""
-    from skewless.layers import keras_preprocessor, raw_feature_batch
-
     try:
         preprocessor = keras_preprocessor(run_dir, strict=False)
     except Exception as error:  # noqa: BLE001 - reported, the other paths still run
@@ -360,10 +352,6 @@ def dense_inputs(rows: list[dict], spec: dict) -> dict[str, np.ndarray]:
 
 def _check_refused(check: SourceCheck, layer, spec: dict, export_dir, quarantined, lists, input_config) -> None:
     """Each row the job quarantined, served alone, must be refused (by the request or by serving)."""
-    import tensorflow as tf
-
-    from skewless.layers import parse_raw_examples, serialize_raw_examples
-
     for row, verdict in quarantined[:QUARANTINED_ROWS]:
         if not row.values:
             continue  # a line that did not split into columns: there is no request to make of it
@@ -384,10 +372,6 @@ def _check_refused(check: SourceCheck, layer, spec: dict, export_dir, quarantine
 
 def _check_predict_raw(check: SourceCheck, export_dir: str, requests: list[dict], wheres: list[str]) -> None:
     """An export's predict_raw (one tensor per feature, NaN for a missing float) against its serving_default."""
-    import tensorflow as tf
-
-    from skewless.layers import read_spec_file, serialize_raw_examples
-
     signatures = _loaded(export_dir).signatures
     if "predict_raw" not in signatures:
         return
@@ -416,11 +400,6 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
                    requests: dict[str, dict]) -> None:
     """`skewless predict` on the first input file's first rows (copied as the file holds them) against
     serving_default on the same rows' requests: it scores what the job wrote, as serving does, and nothing else."""
-    import tensorflow as tf
-
-    from skewless.layers import read_spec_file, serialize_raw_examples
-    from skewless.pipelines.score.batch_prediction import score
-
     if not rows:
         return
     first = [(row, verdict) for row, verdict in zip(rows, verdicts) if row.source == rows[0].source]
@@ -430,8 +409,9 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
             return  # predict reads files: a database or a generator has none to give it
         # a headerless CSV's column names (any other format names its columns itself)
         columns = None if getattr(input_config, "header", True) else input_config.columns
-        scored_dir, _ = score(export_dir, [head], os.path.join(folder, "scored"), output_format="jsonl",
-                              input_format=input_config.format, columns=columns)
+        scored_dir, _ = batch_prediction.score(export_dir, [head], os.path.join(folder, "scored"),
+                                               output_format="jsonl", input_format=input_config.format,
+                                               columns=columns)
         refused = {row.line: row.reason for row in _quarantine(scored_dir)}
         scored = [json.loads(line) for path in sorted(tf.io.gfile.glob(os.path.join(scored_dir,
                                                                                    "predictions-*.jsonl")))
@@ -463,8 +443,6 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
 
 
 def _quarantine(output_dir: str) -> list:
-    from skewless.pipelines.reading.sources import BadRow
-
     found = []
     for path in RunDirectory.of(output_dir).quarantine_files:
         with open(path, encoding="utf-8") as handle:
@@ -477,10 +455,6 @@ def _quarantine(output_dir: str) -> list:
 
 def _check_alone_vs_batched(check: SourceCheck, export_dir: str, requests: list[dict], wheres: list[str]) -> None:
     """An export's serving_default: each row's output alone equals its output among the others."""
-    import tensorflow as tf
-
-    from skewless.layers import read_spec_file, serialize_raw_examples
-
     if len(requests) < 2:
         return
     loaded = _loaded(export_dir)

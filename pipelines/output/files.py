@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import json
 
+from skewless.lazy_imports import lazy_import
+
+# Beam's filesystems on first use: `skewless inspect`/`report` read a local run through this module without Beam
+filesystems = lazy_import("apache_beam.io.filesystems")
+
 
 def is_local(path: str) -> bool:
     """A path on this machine's filesystem (no scheme): the only kind with atomic renames and process ids."""
@@ -15,16 +20,12 @@ def is_local(path: str) -> bool:
 
 
 def read_bytes(path: str) -> bytes:
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+    with filesystems.FileSystems.open(path, compression_type=filesystems.CompressionTypes.UNCOMPRESSED) as handle:
         return handle.read()
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+    with filesystems.FileSystems.create(path, compression_type=filesystems.CompressionTypes.UNCOMPRESSED) as handle:
         handle.write(data)
 
 
@@ -38,27 +39,21 @@ def write_json(value, path: str) -> None:
 
 def files_under(folder: str) -> list[str]:
     """Every file below `folder`, at any depth, sorted; [] when there is none."""
-    from apache_beam.io.filesystems import FileSystems
-
-    pattern = FileSystems.join(folder, "**")
-    return sorted(metadata.path for metadata in FileSystems.match([pattern])[0].metadata_list)
+    pattern = filesystems.FileSystems.join(folder, "**")
+    return sorted(metadata.path for metadata in filesystems.FileSystems.match([pattern])[0].metadata_list)
 
 
 def exists(path: str) -> bool:
     """A file, or a folder with a file in it."""
-    from apache_beam.io.filesystems import FileSystems
-
-    return FileSystems.exists(path) or bool(files_under(path))
+    return filesystems.FileSystems.exists(path) or bool(files_under(path))
 
 
 def remove_tree(folder: str) -> None:
     """Deletes `folder` and everything in it; nothing to do when it is absent."""
-    from apache_beam.io.filesystems import FileSystems
-
     if is_local(folder):
-        if FileSystems.exists(folder):
-            FileSystems.delete([folder])  # recursive on a local disk, empty folders included
+        if filesystems.FileSystems.exists(folder):
+            filesystems.FileSystems.delete([folder])  # recursive on a local disk, empty folders included
         return
     paths = files_under(folder)
     if paths:
-        FileSystems.delete(paths)
+        filesystems.FileSystems.delete(paths)

@@ -22,8 +22,17 @@ import tempfile
 import uuid
 
 from skewless.errors import InputError
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.output import files
 from skewless.run_directory import DATA_DIR, GRAPH_DIR, RUN_FILE
+
+# on first use: the report and `skewless export` read local runs through this module without Beam (a training or
+# serving container has none), and boto3 is needed only for s3://
+tf = lazy_import("tensorflow")
+boto3 = lazy_import("boto3")
+pipeline_options = lazy_import("apache_beam.options.pipeline_options")
+botocore_config = lazy_import("botocore.config")
+filesystems = lazy_import("apache_beam.io.filesystems")
 
 STAGING_ROOT = "skewless-staging"
 CACHE_ROOT = "skewless-runs"
@@ -45,8 +54,6 @@ def local_stand_in(output_dir: str, beam_args: list[str]) -> str | None:
 
 def tensorflow_opens(path: str) -> bool:
     """TensorFlow (tf.io.gfile, tf.data) reads and writes `path` itself."""
-    import tensorflow as tf
-
     return files.is_local(path) or path.split("://", 1)[0] in tf.io.gfile.get_registered_schemes()
 
 
@@ -56,15 +63,11 @@ def check_reachable(path: str, beam_args: list[str]) -> None:
     """
     if not path.startswith("s3://"):
         return
-    import boto3
-    from apache_beam.options.pipeline_options import PipelineOptions, S3Options
-    from botocore.config import Config
-
-    options = PipelineOptions(list(beam_args)).view_as(S3Options)
+    options = pipeline_options.PipelineOptions(list(beam_args)).view_as(pipeline_options.S3Options)
     client = boto3.session.Session().client(
         "s3", endpoint_url=options.s3_endpoint_url, region_name=options.s3_region_name,
         aws_access_key_id=options.s3_access_key_id, aws_secret_access_key=options.s3_secret_access_key,
-        config=Config(connect_timeout=5, read_timeout=20, retries={"max_attempts": 1}))
+        config=botocore_config.Config(connect_timeout=5, read_timeout=20, retries={"max_attempts": 1}))
     bucket = path[len("s3://") :].split("/", 1)[0]
     try:
         client.head_bucket(Bucket=bucket)
@@ -74,10 +77,7 @@ def check_reachable(path: str, beam_args: list[str]) -> None:
 
 def use_options(beam_args: list[str]) -> None:
     # Beam's S3 filesystem refuses to open anything until it has pipeline options, even empty ones
-    from apache_beam.io.filesystems import FileSystems
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    FileSystems.set_options(PipelineOptions(list(beam_args)))
+    filesystems.FileSystems.set_options(pipeline_options.PipelineOptions(list(beam_args)))
 
 
 def upload(local_dir: str, target: str) -> None:
@@ -86,11 +86,9 @@ def upload(local_dir: str, target: str) -> None:
 
     The new run.json is copied last, so `target` never passes for a complete run while it holds parts of two.
     """
-    from apache_beam.io.filesystems import FileSystems
-
     sources = sorted(os.path.relpath(path, local_dir) for path in _local_files(local_dir))
     for name in sorted(sources, key=lambda name: name == RUN_FILE):
-        copy_file(os.path.join(local_dir, name), FileSystems.join(target, *name.split(os.sep)))
+        copy_file(os.path.join(local_dir, name), filesystems.FileSystems.join(target, *name.split(os.sep)))
 
 
 def local_run(run_dir: str | os.PathLike, data: bool = False) -> str:
@@ -107,9 +105,7 @@ def local_run(run_dir: str | os.PathLike, data: bool = False) -> str:
         return os.path.join(local_run(head, data), GRAPH_DIR)
     use_options([])
     check_reachable(run_dir, [])
-    from apache_beam.io.filesystems import FileSystems
-
-    marker = FileSystems.join(run_dir, RUN_FILE)
+    marker = filesystems.FileSystems.join(run_dir, RUN_FILE)
     try:
         summary = files.read_bytes(marker)
     except Exception as error:  # Beam wraps a missing key, refused credentials and an unreachable endpoint alike
@@ -128,13 +124,11 @@ def local_run(run_dir: str | os.PathLike, data: bool = False) -> str:
 
 def _download(run_dir: str, names: list[str], into: str, strip: str = "") -> None:
     """Copies `names` (relative to `run_dir`) into `into`, which appears whole or not at all."""
-    from apache_beam.io.filesystems import FileSystems
-
     partial = f"{into}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     for name in names:
         local = os.path.join(partial, *name[len(strip) :].split("/"))
         os.makedirs(os.path.dirname(local), exist_ok=True)
-        copy_file(FileSystems.join(run_dir, name), local)
+        copy_file(filesystems.FileSystems.join(run_dir, name), local)
     os.makedirs(partial, exist_ok=True)
     try:
         os.rename(partial, into)
@@ -144,10 +138,9 @@ def _download(run_dir: str, names: list[str], into: str, strip: str = "") -> Non
 
 def copy_file(source: str, target: str) -> None:
     """Streams one file between any two of Beam's filesystems, its bytes unchanged."""
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    raw = CompressionTypes.UNCOMPRESSED
-    with FileSystems.open(source, compression_type=raw) as reader, FileSystems.create(target, compression_type=raw) as writer:
+    raw = filesystems.CompressionTypes.UNCOMPRESSED
+    beam_files = filesystems.FileSystems
+    with beam_files.open(source, compression_type=raw) as reader, beam_files.create(target, compression_type=raw) as writer:
         shutil.copyfileobj(reader, writer, 8 << 20)
 
 

@@ -14,14 +14,13 @@ from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
 from skewless.errors import ConfigError
 from skewless.input_formats import INPUT_FORMATS, reader_of
 from skewless.pipelines.reading.columns import RawColumn
+from skewless.schemas import load_schema, schema_types
+from skewless.schemas.schema_io import feature_list_names
 
 
 def resolve_columns(config: JobConfig, input_config: InputConfig, paths: list[str]) -> list[RawColumn]:
     feature_lists = None  # the feature lists the schema declares, when there is one
     if config.schema_path:
-        from skewless.schemas import load_schema, schema_types
-        from skewless.schemas.schema_io import feature_list_names
-
         schema = load_schema(config.schema_path)
         types = schema_types(schema)
         feature_lists = set(feature_list_names(schema))

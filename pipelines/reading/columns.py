@@ -21,6 +21,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from tensorflow_metadata.proto.v0 import schema_pb2
+
+from skewless.lazy_imports import lazy_import
+from skewless.sequence_specs import SEQUENCE_COLUMN
+
+# on first use: the CLI reads input heads with this module before it imports TensorFlow (issue 42 item 2)
+tf = lazy_import("tensorflow")
+tft_metadata = lazy_import("tensorflow_transform.tf_metadata")
+tfxio = lazy_import("tfx_bsl.tfxio")
 
 KINDS = ("int", "float", "bytes")
 ARROW_TYPES = {"int": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
@@ -39,13 +48,9 @@ class RawColumn:
     shape: tuple[int, ...] | None = None
 
     def tf_dtype(self):
-        import tensorflow as tf
-
         return {"int": tf.int64, "float": tf.float32, "bytes": tf.string}[self.kind]
 
     def feature_spec(self):
-        import tensorflow as tf
-
         if self.sequence:
             return tf.io.RaggedFeature(self.tf_dtype(), value_key=self.name, row_splits_dtype=tf.int64)
         if self.shape is not None:
@@ -58,8 +63,6 @@ class RawColumn:
 def column_of_spec(name: str, spec) -> RawColumn:
     """The raw column an entry of a raw feature spec reads (a run's graph or an export names them): optional for
     a `VarLenFeature`, a fixed shape for a `FixedLenFeature` of one (read as a list of its values)."""
-    import tensorflow as tf
-
     kind = {"int64": "int", "float32": "float", "string": "bytes"}[spec.dtype.name]
     shape = tuple(spec.shape) if isinstance(spec, tf.io.FixedLenFeature) and list(spec.shape) else None
     return RawColumn(name, kind, optional=isinstance(spec, tf.io.VarLenFeature), is_list=shape is not None,
@@ -94,18 +97,12 @@ def raw_schema(columns: list[RawColumn]):
     With feature lists it is TFX's SequenceExample schema: the context columns, a STRUCT holding the
     feature lists, and a TensorRepresentation per feature (a ragged tensor for each feature list).
     """
-    from tensorflow_metadata.proto.v0 import schema_pb2
-    from tensorflow_transform.tf_metadata import schema_utils
-    from tfx_bsl.tfxio import tensor_representation_util
-
-    from skewless.sequence_specs import SEQUENCE_COLUMN
-
     context = [c for c in columns if not c.sequence]
-    schema = schema_utils.schema_from_feature_spec(raw_feature_spec(context))
+    schema = tft_metadata.schema_utils.schema_from_feature_spec(raw_feature_spec(context))
     sequences = [c for c in columns if c.sequence]
     if not sequences:
         return schema
-    representations = tensor_representation_util.InferTensorRepresentationsFromSchema(schema)
+    representations = tfxio.tensor_representation_util.InferTensorRepresentationsFromSchema(schema)
     struct = schema.feature.add(name=SEQUENCE_COLUMN, type=schema_pb2.STRUCT)
     types = {"int": schema_pb2.INT, "float": schema_pb2.FLOAT, "bytes": schema_pb2.BYTES}
     for column in sequences:
@@ -115,17 +112,15 @@ def raw_schema(columns: list[RawColumn]):
                 feature_path={"step": [SEQUENCE_COLUMN, column.name]}
             )
         )
-    tensor_representation_util.SetTensorRepresentationsInSchema(schema, representations)
+    tfxio.tensor_representation_util.SetTensorRepresentationsInSchema(schema, representations)
     return schema
 
 
 def tensor_adapter_config(columns: list[RawColumn]):
     """How tfx_bsl turns `to_record_batch` batches into the graph's input tensors."""
-    from tfx_bsl.tfxio import tensor_adapter, tensor_representation_util
-
-    return tensor_adapter.TensorAdapterConfig(
+    return tfxio.tensor_adapter.TensorAdapterConfig(
         arrow_schema(columns),
-        tensor_representation_util.InferTensorRepresentationsFromMixedSchema(raw_schema(columns)),
+        tfxio.tensor_representation_util.InferTensorRepresentationsFromMixedSchema(raw_schema(columns)),
     )
 
 
@@ -149,8 +144,6 @@ def to_record_batch(table: pa.Table, columns: list[RawColumn]) -> pa.RecordBatch
 
     Feature lists go into one struct column, as tfx_bsl's SequenceExample decoder gives them.
     """
-    from skewless.sequence_specs import SEQUENCE_COLUMN
-
     context = [c for c in columns if not c.sequence]
     arrays = [table.column(c.name).combine_chunks() if c.is_list else to_list_array(table.column(c.name).combine_chunks())
               for c in context]
@@ -165,8 +158,6 @@ def to_record_batch(table: pa.Table, columns: list[RawColumn]) -> pa.RecordBatch
 
 
 def arrow_schema(columns: list[RawColumn]) -> pa.Schema:
-    from skewless.sequence_specs import SEQUENCE_COLUMN
-
     fields = [pa.field(c.name, pa.list_(ARROW_TYPES[c.kind])) for c in columns if not c.sequence]
     sequences = [pa.field(c.name, pa.list_(pa.list_(ARROW_TYPES[c.kind]))) for c in columns if c.sequence]
     if sequences:

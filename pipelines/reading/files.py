@@ -22,7 +22,11 @@ from typing import BinaryIO, Sequence
 
 from skewless.errors import ConfigError, InputError
 from skewless.input_formats import INPUT_FORMATS
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.output.files import is_local
+
+# Beam's filesystems on first use: the CLI checks input paths with this module before it imports Beam
+filesystems = lazy_import("apache_beam.io.filesystems")
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_SUFFIXES = (".gz", ".gzip")
@@ -50,14 +54,12 @@ def format_of(paths: Sequence[str], remedy: str) -> str:
 def expand_paths(patterns: Sequence[str]) -> list[str]:
     """The files `patterns` name: each glob's matches sorted, globs in pattern order, as the user spelled
     them (a JobConfig's paths are absolute since it was loaded)."""
-    from apache_beam.io.filesystems import FileSystems
-
     paths: list[str] = []
     for resolved in patterns:
         if is_local(resolved) and os.path.isdir(resolved):
             raise a_folder(resolved)
         try:
-            matches = FileSystems.match([resolved])[0].metadata_list
+            matches = filesystems.FileSystems.match([resolved])[0].metadata_list
         except Exception as error:  # Beam raises BeamIOError subclasses per filesystem
             raise InputError(f"{resolved}: cannot list input: {error}") from None
         # a local glob matches folders too; on an object store a name ending in "/" is a folder marker
@@ -103,9 +105,7 @@ def file_sizes(paths: Sequence[str]) -> list[int]:
     """Each file's size in bytes."""
     if all(map(is_local, paths)):
         return [os.path.getsize(path) for path in paths]
-    from apache_beam.io.filesystems import FileSystems  # Beam is imported when a job reads, not with the CLI
-
-    return [FileSystems.match([path])[0].metadata_list[0].size_in_bytes for path in paths]
+    return [filesystems.FileSystems.match([path])[0].metadata_list[0].size_in_bytes for path in paths]
 
 
 def open_input(path: str, gunzip: bool = True) -> BinaryIO:
@@ -122,9 +122,7 @@ def open_input(path: str, gunzip: bool = True) -> BinaryIO:
 
 
 def _open_remote(path: str) -> BinaryIO:
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems  # only for a store Beam reaches
-
-    return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+    return filesystems.FileSystems.open(path, compression_type=filesystems.CompressionTypes.UNCOMPRESSED)
 
 
 def is_gzip(path: str) -> bool:

@@ -18,8 +18,13 @@ from typing import Iterator
 from skewless.config import InputConfig
 from skewless.errors import ConfigError
 from skewless.input_formats import FILE_FORMATS
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.reading.batches import SourceBatch
 from skewless.pipelines.reading.files import expand_paths
+from skewless.pipelines.reading.held_rows import typed_rows
+
+# Beam's filesystems on first use: the CLI checks input paths with this module before it imports Beam
+filesystems = lazy_import("apache_beam.io.filesystems")
 
 # Rows a reader hands on at a time (`sources.RowReader.read` regroups every format's rows into chunks of it).
 ROW_CHUNK = 65_536
@@ -94,9 +99,7 @@ class InputFormat:
 
     def fingerprint(self, config: InputConfig, path: str) -> str:
         """What makes an input's analyzer cache stale: by default the file's name, size and modification time."""
-        from apache_beam.io.filesystems import FileSystems  # Beam is imported when a job reads, not with the CLI
-
-        metadata = FileSystems.match([path])[0].metadata_list[0]
+        metadata = filesystems.FileSystems.match([path])[0].metadata_list[0]
         return f"{path}:{metadata.size_in_bytes}:{metadata.last_updated_in_seconds}"
 
     def read(self, reader, segment: Segment) -> Iterator:
@@ -118,8 +121,6 @@ class InputFormat:
     def held_rows(self, config: InputConfig, units: list[WorkUnit]) -> Iterator:
         """The input's rows as the source holds them (`held_rows.HeldRow`), in the job's order, for `skewless
         verify`: by default the values `batches` reads (ConfigError where there is no source but a generator)."""
-        from skewless.pipelines.reading.held_rows import typed_rows  # it reads files through this module's formats
-
         return typed_rows(self, config, self.inputs(config))
 
     def copy_head(self, path: str, target: str, rows: int) -> bool:

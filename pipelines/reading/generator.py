@@ -23,6 +23,7 @@ from skewless.errors import InputError
 from skewless.pipelines.reading.columns import ARROW_TYPES
 from skewless.pipelines.reading.batches import row_as_json
 from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment, WorkUnit
+from skewless.pipelines.reading.held_rows import HeldRow
 from skewless.references import import_function
 
 GENERATOR_SOURCE = "generator"  # the segments' path: there is no file
@@ -80,8 +81,6 @@ class GeneratorFormat(InputFormat):
 
     def held_rows(self, config: InputConfig, units: list[WorkUnit]):
         """What the generator yields for each unit's shard, in unit order."""
-        from skewless.pipelines.reading.held_rows import HeldRow
-
         generator = import_function(config.generator, "input.generator")
         for unit in units:
             for segment in unit.segments:

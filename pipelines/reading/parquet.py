@@ -11,6 +11,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
@@ -23,8 +24,6 @@ from skewless.pipelines.reading.format import ROW_CHUNK, InputFormat, Segment
 @contextmanager
 def parquet_file(path: str):
     """The file as a `pyarrow.parquet.ParquetFile`; Arrow's errors while reading it are `InputError`s."""
-    import pyarrow.parquet as pq
-
     with open_input(path, gunzip=False) as handle:
         try:
             yield pq.ParquetFile(handle)
@@ -149,8 +148,6 @@ class ParquetFormat(InputFormat):
         return kinds
 
     def copy_head(self, path: str, target: str, rows: int) -> bool:
-        import pyarrow.parquet as pq
-
         with parquet_file(path) as parquet:
             pq.write_table(parquet.read().slice(0, rows), target)
         return True

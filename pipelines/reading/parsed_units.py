@@ -21,8 +21,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
+from apache_beam.io.filesystems import FileSystems
 
 from skewless.pipelines.reading.format import ROW_CHUNK
+from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import BadRow, Chunk, regrouped
 from skewless.run_directory import parsed_unit_name
 
@@ -32,16 +34,12 @@ _UNLABELED = b"skewless.unlabeled_rows"
 
 
 def stream_path(folder: str, unit: int) -> str:
-    from apache_beam.io.filesystems import FileSystems
-
     return FileSystems.join(folder, parsed_unit_name(unit))
 
 
 def kept(chunks: Iterator[Chunk], path: str) -> Iterator[Chunk]:
     """Passes `chunks` through, writing them to `path`; the stream is complete (renamed to `path`) only
     once the last chunk went through."""
-    from apache_beam.io.filesystems import FileSystems
-
     temp = f"{path}.partial"
     writer = None
     with FileSystems.create(temp) as handle:
@@ -61,8 +59,6 @@ def kept(chunks: Iterator[Chunk], path: str) -> Iterator[Chunk]:
 
 def read_kept(path: str) -> Iterator[Chunk] | None:
     """The chunks `kept` wrote to `path`, or None when it wrote no complete stream there."""
-    from apache_beam.io.filesystems import FileSystems
-
     if not FileSystems.exists(path):
         return None
     return _chunks(path)
@@ -73,8 +69,6 @@ def in_input_order(units: list, parsed_dir: str | None, read: Callable, overlap:
     units end: the same rows give the same chunks from every format and every cut into units. A unit's kept
     stream is read back where there is one (on a thread of its own with `overlap`: `runner.overlap_stages`),
     else `read(unit)` reads it from the input."""
-    from skewless.pipelines.reading.read_ahead import read_ahead
-
     def unit_chunks(unit):
         stream = read_kept(stream_path(parsed_dir, unit.index)) if parsed_dir is not None else None
         if stream is None:
@@ -86,8 +80,6 @@ def in_input_order(units: list, parsed_dir: str | None, read: Callable, overlap:
 
 
 def _chunks(path: str) -> Iterator[Chunk]:
-    from apache_beam.io.filesystems import FileSystems
-
     with FileSystems.open(path) as handle:
         reader = pa.ipc.open_stream(handle)
         while True:

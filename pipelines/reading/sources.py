@@ -26,13 +26,18 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from tensorflow_metadata.proto.v0 import schema_pb2
 
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
+from skewless.pipelines.reading.sequence_input import values_per_row
+from skewless.schemas import load_schema
+from skewless.schemas.row_checks import RowProblem, check_batch, missing_as_null, parse_text, string_domain_values
+from skewless.schemas.schema_io import value_features
 from skewless.transforms import TRANSFORMS
 from skewless.errors import InputError
 from skewless.input_formats import reader_of
 from skewless.pipelines.reading.columns import ARROW_TYPES, RawColumn, to_list_array
-from skewless.pipelines.reading.format import ROW_CHUNK, Segment, WorkUnit
+from skewless.pipelines.reading.format import ROW_CHUNK, WorkUnit
 from skewless.pipelines.reading.nested_shape import nesting_problems
 from skewless.pipelines.reading.split_rule import row_keys
 
@@ -71,13 +76,7 @@ def job_schema(columns: list[RawColumn], schema=None, allowed: dict[str, list[st
     (which every image column gets). `allowed` (column -> values, e.g. a label map's keys) narrows a
     string column's domain further.
     """
-    from tensorflow_metadata.proto.v0 import schema_pb2
-
-    from skewless.schemas.row_checks import string_domain_values
-
     types = {"int": schema_pb2.INT, "float": schema_pb2.FLOAT, "bytes": schema_pb2.BYTES}
-    from skewless.schemas.schema_io import value_features
-
     declared = {feature.name: feature for feature in value_features(schema)} if schema is not None else {}
     result = schema_pb2.Schema()
     for column in columns:
@@ -112,8 +111,6 @@ def judged_schema(config: JobConfig, columns: list[RawColumn], allowed: dict[str
     what `skewless run` judges rows by, and what the graph refuses at serving (`value_domains`)."""
     schema = None
     if config.schema_path:
-        from skewless.schemas import load_schema
-
         schema = load_schema(config.schema_path)
     judged = job_schema(columns, schema, allowed)
     bounds = {}
@@ -149,8 +146,6 @@ def value_domains(schema) -> dict[str, dict]:
 def _above(feature, bound: float) -> None:
     """Narrows a column's domain to values above `bound` (its transform's `raw_above`; log: -1, where log1p
     is finite), as float32 values, as the graph computes them: the float32 next to `bound` rounds there."""
-    from tensorflow_metadata.proto.v0 import schema_pb2
-
     if feature.type == schema_pb2.INT:
         lowest_int = math.floor(bound) + 1
         feature.int_domain.min = (max(feature.int_domain.min, lowest_int) if feature.int_domain.HasField("min")
@@ -248,9 +243,6 @@ class RowReader:
         are the rows the reader could not split into columns (`pipelines.reading.batches.RejectedRow`); `problems`
         (row -> `RowProblem`s) those the reader found wrong already (a feature list in the wrong place).
         """
-        from skewless.pipelines.reading.sequence_input import values_per_row
-        from skewless.schemas.row_checks import RowProblem, check_batch, missing_as_null, parse_text
-
         names = [c.name for c in self.columns]
         nonfinite = self.config.nonfinite
         tokens = self.tokens
@@ -410,8 +402,6 @@ def numbers_as_text(column: pa.Array) -> pa.Array:
 
 def _as_kind(values: pa.Array, kind: str) -> pa.Array:
     """Values check_batch accepted -> the Arrow type of the column's kind (text is parsed as it parsed it)."""
-    from skewless.schemas.row_checks import parse_text
-
     target = ARROW_TYPES[kind]
     if pa.types.is_null(values.type):
         return pa.nulls(len(values), target)
@@ -435,8 +425,6 @@ def as_list_kind(column: pa.Array, kind: str) -> pa.Array:
 def flat_values(column: pa.Array) -> pa.Array:
     """A column of a fixed shape -> list<T>: each row's values in row-major order, however nested (a column of
     single values: a list of one, or none for a null, so that row_checks counts them against the shape)."""
-    from skewless.pipelines.reading.sequence_input import values_per_row
-
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
     if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):

@@ -141,9 +141,9 @@ def connection(config: InputConfig) -> Iterator[Callable[[str], _Rows]]:
     try:
         # optional dependencies (the `sql` extra): imported only when a job reads a database
         if scheme == "duckdb":
-            import duckdb as driver
+            import duckdb as driver  # a boundary: the ImportError of a missing extra is caught right here
         else:
-            import adbc_driver_postgresql.dbapi as driver
+            import adbc_driver_postgresql.dbapi as driver  # as duckdb: caught here when the extra is missing
     except ImportError as error:
         raise InputError(f"input.url {source}: {error.name} is not installed ({_SQL_EXTRA})") from None
     errors = (driver.Error,)

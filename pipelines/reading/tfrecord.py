@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from skewless.config import InputConfig
 from skewless.errors import InputError
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.reading.columns import arrow_kind, values_type
 from skewless.pipelines.reading.batches import RejectedRow, SourceBatch
 from skewless.pipelines.reading.files import GunzippedFile, open_input
@@ -29,6 +30,10 @@ from skewless.pipelines.reading.sequence_input import lift_feature_lists
 from skewless.pipelines.output.tfrecord_crc import masked_crc
 from skewless.schemas.row_checks import RowProblem
 from skewless.sequence_specs import SEQUENCE_COLUMN
+
+# on first use: the CLI reads input heads with this module before it imports TensorFlow (issue 42 item 2)
+coders = lazy_import("tfx_bsl.coders")
+tf = lazy_import("tensorflow")
 
 READ_BYTES = 1 << 20
 _HEADER = 12
@@ -134,12 +139,9 @@ def record_decoder(record: str = "example"):
     list<list> columns of one struct column, ``skewless.sequence_specs.SEQUENCE_COLUMN``.
     """
     if record == "sequence_example":
-        from tfx_bsl.coders import sequence_example_coder
-
-        return sequence_example_coder.SequenceExamplesToRecordBatchDecoder(SEQUENCE_COLUMN), "tf.train.SequenceExample"
-    from tfx_bsl.coders import example_coder
-
-    return example_coder.ExamplesToRecordBatchDecoder(), "tf.train.Example"
+        decoder = coders.sequence_example_coder.SequenceExamplesToRecordBatchDecoder(SEQUENCE_COLUMN)
+        return decoder, "tf.train.SequenceExample"
+    return coders.example_coder.ExamplesToRecordBatchDecoder(), "tf.train.Example"
 
 
 def decode_examples(decoder, serialized: list[bytes], path: str, first: int,
@@ -238,8 +240,6 @@ class TfrecordFormat(InputFormat):
 
 
     def copy_head(self, path: str, target: str, rows: int) -> bool:
-        import tensorflow as tf  # only `skewless verify` copies records; reading them needs no TensorFlow
-
         with tf.io.TFRecordWriter(target) as writer:
             for record in read_records(path, 0, rows):
                 writer.write(record)

@@ -24,6 +24,9 @@ from typing import Callable
 import apache_beam as beam
 import apache_beam.pipeline as beam_pipeline
 from apache_beam.options.pipeline_options import PortableOptions, StandardOptions
+from apache_beam.portability.api import beam_provision_api_pb2
+from apache_beam.runners.portability.fn_api_runner import fn_runner
+from apache_beam.runners.portability.portable_runner import JobServiceHandle
 from apache_beam.runners.runner import PipelineRunner, PipelineState
 
 from skewless.errors import RunnerError
@@ -156,10 +159,6 @@ def _wait_for_first_work(result, start_timeout: float, started: Callable[[], boo
 
 
 def _in_process_runner(options):
-    from apache_beam.portability.api import beam_provision_api_pb2
-    from apache_beam.runners.portability.fn_api_runner import fn_runner
-    from apache_beam.runners.portability.portable_runner import JobServiceHandle
-
     # the workers read the pipeline options from the provision info, as under the DirectRunner
     encoded = JobServiceHandle.encode_pipeline_options(options.get_all_options())
     info = beam_provision_api_pb2.ProvisionInfo(pipeline_options=encoded)

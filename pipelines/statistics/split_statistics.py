@@ -24,6 +24,7 @@ import base64
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from tensorflow_metadata.proto.v0 import statistics_pb2
 
 from skewless.pipelines.output import files
 from skewless.pipelines.reading.columns import RawColumn
@@ -190,8 +191,6 @@ def merge_states(states: list[dict]) -> tuple[int, dict[str, ColumnStats], dict[
 
 def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn]):
     """One split's units' states -> a DatasetFeatureStatisticsList holding that split's dataset."""
-    from tensorflow_metadata.proto.v0 import statistics_pb2
-
     rows, stats, per_row, as_text = merge_states(states)
     candidates = candidate_counts(states)
     result = statistics_pb2.DatasetFeatureStatisticsList()
@@ -233,8 +232,6 @@ def dataset_statistics(split: str, states: list[dict], columns: list[RawColumn])
 def _common_statistics(rows: int, counts: ValuesPerRow):
     """TFDV's CommonStatistics, with its num_values_histogram: QUANTILES buckets of the values per row (as TFDV,
     `NUM_VALUES_BUCKETS` of equal rows, boundaries that rows have)."""
-    from tensorflow_metadata.proto.v0 import statistics_pb2
-
     present = counts.present
     common = statistics_pb2.CommonStatistics(num_non_missing=present, num_missing=rows - present,
                                              tot_num_values=counts.total)
@@ -250,8 +247,6 @@ def _common_statistics(rows: int, counts: ValuesPerRow):
 
 
 def _numeric(numeric, common, stats: ColumnStats) -> None:
-    from tensorflow_metadata.proto.v0 import statistics_pb2
-
     numeric.common_stats.CopyFrom(common)
     result = stats.result()
     if not stats.count:
@@ -273,8 +268,6 @@ def _distribution(feature, stats: ColumnStats) -> None:
     """The custom statistic `skewless validate` bins numeric values with (`statistics_files.DISTRIBUTION`):
     `ColumnStats.distribution`'s values as buckets (previous value, value] holding their rows, the first
     [min, min]."""
-    from tensorflow_metadata.proto.v0 import statistics_pb2
-
     values, rows = stats.distribution()
     histogram = feature.custom_stats.add(name=DISTRIBUTION).histogram
     histogram.type = statistics_pb2.Histogram.STANDARD

@@ -18,9 +18,13 @@ import tensorflow as tf
 
 from skewless.errors import ConfigError, InputError
 from skewless.layers.transform_graph import FROM_RUN, label_column
+from skewless.lazy_imports import lazy_import
 from skewless.output_formats import DEFAULT_FORMAT, output_format
 from skewless.pipelines.output import object_store
 from skewless.run_directory import SHARD_GLOB, RunDirectory, shard_split
+
+# tf.Transform on first use: importing skewless.pipelines (make_dataset) does not load it
+tft = lazy_import("tensorflow_transform")
 
 # More files in flight than this buys nothing on a few cores and costs a read buffer per file.
 _MAX_PARALLEL_FILES = 16
@@ -213,9 +217,6 @@ def _globbed_shards(run: RunDirectory) -> dict[str, list[tuple[str, int | None]]
 
 def _parse_spec(run_dir: str, label: str | None, features: Sequence[str] | None) -> dict:
     """The transformed feature spec, cut down to the requested features and the label."""
-    # Imported here so that importing skewless.pipelines does not load tf.Transform.
-    import tensorflow_transform as tft
-
     _require_run_dir(run_dir)
     run = RunDirectory.of(run_dir)
     graph_dir = run.graph_dir

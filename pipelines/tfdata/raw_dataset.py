@@ -27,11 +27,21 @@ from skewless.errors import ConfigError
 from skewless.input_formats import reader_of
 from skewless.input_options import InputOptions, absolute_path
 from skewless.layers.transform_graph import FROM_RUN, find_graph_dir, label_column
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.output import object_store
+from skewless.pipelines.plan.raw_types import infer_types, resolve_columns
 from skewless.pipelines.reading import input_config
 from skewless.pipelines.reading.columns import RawColumn, column_of_spec
 from skewless.pipelines.reading.files import format_of
 from skewless.run_directory import RunDirectory
+
+# on first use: the row reader, the plan and the split rule load the job's reading stage and pandas, the
+# TransformLayer Keras 3, which a training container that only parses a run's records never loads
+sources = lazy_import("skewless.pipelines.reading.sources")
+plan = lazy_import("skewless.pipelines.plan.plan")
+split_rule = lazy_import("skewless.pipelines.reading.split_rule")
+tft = lazy_import("tensorflow_transform")
+transform_layer = lazy_import("skewless.layers.transform_layer")
 
 _log = logging.getLogger(__name__)
 
@@ -124,15 +134,12 @@ def make_raw_dataset(
         known = ", ".join(column.name for column in columns)
         raise ConfigError(f"label {label!r} is not a raw column (columns: {known})")
 
-    from skewless.pipelines.plan.plan import input_sizes, plan_units
-    from skewless.pipelines.reading.sources import RowReader
-    from skewless.pipelines.reading.split_rule import split_of
-
     # The job's reader judges rows by the config (label map, schema domains) when there is one.
-    reader = RowReader.for_job(config, input_config, columns) if config else RowReader(input_config, columns)
+    reader = (sources.RowReader.for_job(config, input_config, columns) if config
+              else sources.RowReader(input_config, columns))
     cheap = reader_of(input_config.format).cheap_to_split
     units_wanted = max(len(paths), 1) * (_UNITS_PER_INPUT if cheap else 1)
-    units = plan_units(input_config, paths, input_sizes(input_config, paths), units_wanted)
+    units = plan.plan_units(input_config, paths, plan.input_sizes(input_config, paths), units_wanted)
     shuffle = shuffle_buffer > 0
     fractions = list(config.output.splits.values()) if split_index is not None else []
 
@@ -141,7 +148,7 @@ def make_raw_dataset(
         for chunk in reader.read(unit):
             table = chunk.table
             if split_index is not None:
-                table = table.filter(pa.array(split_of(chunk.keys, fractions) == split_index))
+                table = table.filter(pa.array(split_rule.split_of(chunk.keys, fractions) == split_index))
             if chunk.bad:
                 first = chunk.bad[0]
                 _log.warning(
@@ -242,16 +249,10 @@ def _expanded(config: JobConfig | None, input_config: InputConfig) -> tuple[Inpu
 def _columns(config: JobConfig | None, input_config: InputConfig, paths: list[str], graph_dir) -> list[RawColumn]:
     """The raw columns to read, typed by the graph's raw feature spec, the config, or the data."""
     if graph_dir is not None:
-        import tensorflow_transform as tft
-
         spec = tft.TFTransformOutput(find_graph_dir(graph_dir)).raw_feature_spec()
         return [column_of_spec(name, feature) for name, feature in spec.items()]
     if config is not None:
-        from skewless.pipelines.plan.raw_types import resolve_columns
-
         return resolve_columns(config, input_config, paths)
-    from skewless.pipelines.plan.raw_types import infer_types
-
     return [RawColumn(name, kind) for name, kind in infer_types(input_config, paths).items()]
 
 
@@ -315,9 +316,7 @@ def _features_of(columns: list[RawColumn]):
 
 
 def _transformer(graph_dir, label: str | None):
-    from skewless.layers.transform_layer import TransformLayer
-
-    layer = TransformLayer(graph_dir, label=label)
+    layer = transform_layer.TransformLayer(graph_dir, label=label)
     if label is not None and label not in layer.transformed_feature_spec:
         known = ", ".join(sorted(layer.transformed_feature_spec))
         raise ConfigError(f"{graph_dir}: no transformed feature named like the label {label!r} (features: {known})")

@@ -14,6 +14,7 @@ import zlib
 
 import google_crc32c
 import numpy as np
+from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
 from skewless.pipelines.output.tfrecord_crc import masked
 from skewless.pipelines.write import native_records
@@ -76,8 +77,6 @@ class ShardWriter:
     MAX_PENDING = 2
 
     def __init__(self, path: str, compression: str, threaded: bool = True):
-        from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
         self.path = path
         self._temp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
         self._file = FileSystems.create(self._temp, compression_type=CompressionTypes.UNCOMPRESSED)
@@ -98,8 +97,6 @@ class ShardWriter:
 
     def close(self) -> None:
         """Flushes and moves the file under its final name."""
-        from apache_beam.io.filesystems import FileSystems
-
         self._compressing.drain()
         if self._gzip is not None:
             tail = self._gzip.flush()
@@ -111,8 +108,6 @@ class ShardWriter:
         FileSystems.rename([self._temp], [self.path])
 
     def abort(self) -> None:
-        from apache_beam.io.filesystems import FileSystems
-
         self._compressing.abort()
         self._file.close()
         FileSystems.delete([self._temp])

@@ -18,10 +18,14 @@ from dataclasses import dataclass, field
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
+import tensorflow as tf
+import tensorflow_transform as tft
+from apache_beam.io.filesystems import FileSystems
 
 from skewless.errors import InputError
 from skewless.output_formats import DEFAULT_FORMAT, output_format
 from skewless.pipelines.reading.columns import RawColumn
+from skewless.pipelines.reading.parsed_units import read_kept, stream_path
 from skewless.pipelines.write.distinct_values import DistinctFeed
 from skewless.pipelines.write.example_encoder import Records
 from skewless.pipelines.output.progress import RowCounter, counted
@@ -48,8 +52,6 @@ def tensors_to_record_batch(tensors: dict) -> pa.RecordBatch:
 
     A (batch, steps, values) ragged tensor, a transformed feature list, is a list<list> column.
     """
-    import tensorflow as tf
-
     names, arrays = [], []
     for name in sorted(tensors):
         tensor = tensors[name]
@@ -86,8 +88,6 @@ def refuse_nonfinite(tensors: dict) -> None:
     values and every value a transform refuses (log: -1 and below), so one here is the transform's float32
     arithmetic overflowing on the data (scale_0_1 of values spanning -3e38..3e38: max - min is inf); no config
     asks for one, and a row of it is never written (docs/values.md)."""
-    import tensorflow as tf
-
     for name in sorted(tensors):
         tensor = tensors[name]
         values = tensor.values if isinstance(tensor, tf.SparseTensor) else (
@@ -107,8 +107,6 @@ def _oov_rows(ids, vocabulary_size: int, unseen_id: int | None = None) -> int:
     """Rows with a value the vocabulary lacks: an id past the vocabulary (in an OOV bucket) or, without OOV
     buckets, `unseen_id` (the vocabulary's `unseen_id`). `ids` is dense (a padded list: (batch, n)), or sparse
     for a list column, or the ids encoded (skewless/transforms/encoded.py)."""
-    import tensorflow as tf
-
     def unseen(values):
         found = values >= vocabulary_size
         return found if unseen_id is None else found | (values == unseen_id)
@@ -133,8 +131,6 @@ class ChunkTransformer:
 
     def __init__(self, graph_dir: str, columns: list[RawColumn], format_name: str = DEFAULT_FORMAT,
                  row_wise: dict[str, tuple[str, ...]] | None = None):
-        import tensorflow_transform as tft
-
         self.columns = columns
         self._format = output_format(format_name)
         self.output = tft.TFTransformOutput(graph_dir)
@@ -236,8 +232,6 @@ class TransformUnitFn(beam.DoFn):
                             UnitClock(started=started, finished=unit_clock()))
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
-        from apache_beam.io.filesystems import FileSystems
-
         spec = self._spec
         return {
             split: ShardWriter(
@@ -291,8 +285,6 @@ class TransformUnitFn(beam.DoFn):
 
     def _chunks(self, unit: WorkUnit):
         """The unit's chunks as the analysis pass kept them, or read from the input if it kept none."""
-        from skewless.pipelines.reading.parsed_units import read_kept, stream_path
-
         if self._spec.parsed_dir is not None:
             chunks = read_kept(stream_path(self._spec.parsed_dir, unit.index))
             if chunks is not None:
@@ -308,8 +300,6 @@ def unit_clock() -> Moment:
 
 def write_quarantine(staging_dir: str, index: int, unit_count: int, rows: list[dict]) -> None:
     """Unit `index`'s bad rows (`BadRow.to_json()`), one JSON object a line, under quarantine/."""
-    from apache_beam.io.filesystems import FileSystems
-
     path = FileSystems.join(staging_dir, QUARANTINE_DIR, quarantine_name(index, unit_count))
     with FileSystems.create(path) as handle:
         handle.write("".join(json.dumps(row) + "\n" for row in rows).encode())

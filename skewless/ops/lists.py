@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from skewless.lazy_imports import lazy_import
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+
 
 def pad_or_truncate(values, length: int, pad_value=None):
     """A (batch, n) SparseTensor -> a dense (batch, length) tensor: the first `length` values, then padding.
 
     `pad_value` defaults to -1 for ids (int64: no id is negative), 0 for floats and "" for strings.
     """
-    import tensorflow as tf
-
     if values.dtype == tf.string:
         pad_value = "" if pad_value is None else str(pad_value)
     elif pad_value is None:

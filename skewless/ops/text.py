@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from skewless.lazy_imports import lazy_import
+
+# on first use: loading a config imports this module (through the transforms' registry) without TensorFlow
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
+
 
 def text_tokens(value, options: dict):
     """(batch,) texts -> a SparseTensor (batch, n) of tokens or n-grams, in text order."""
-    import tensorflow as tf
-    import tensorflow_transform as tft
-
     text = value
     if options["lowercase"]:
         text = tf.strings.lower(text, encoding="utf-8")

@@ -3,11 +3,14 @@ column) or as a (batch, steps, values) RaggedTensor (a feature list)."""
 
 from __future__ import annotations
 
+from skewless.lazy_imports import lazy_import
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+
 
 def each(function, value, *args):
     """`function` applied to each value of a dense, sparse or ragged tensor."""
-    import tensorflow as tf
-
     if isinstance(value, tf.SparseTensor):
         return tf.sparse.map_values(function, value, *args)
     if isinstance(value, tf.RaggedTensor):
@@ -17,16 +20,12 @@ def each(function, value, *args):
 
 def as_strings(value):
     """Values as tf.Transform's vocabularies and hashes take them: strings (numbers as their decimal text)."""
-    import tensorflow as tf
-
     return value if value.dtype == tf.string else each(tf.strings.as_string, value)
 
 
 def keys_per_value(value, key):
     """`key`, one per row (batch,), repeated for every value of the row: a tensor of the structure of `value` (a
     SparseTensor of its indices, a RaggedTensor of its splits, or dense of its shape)."""
-    import tensorflow as tf
-
     if isinstance(value, tf.SparseTensor):
         return tf.SparseTensor(value.indices, tf.gather(key, value.indices[:, 0]), value.dense_shape)
     if isinstance(value, tf.RaggedTensor):

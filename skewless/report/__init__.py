@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from skewless.pipelines.output import files
+from skewless.pipelines.output import object_store
 from skewless.redaction import without_credentials
 from skewless.report.applied_page import render_applied_page
 from skewless.report.page import render_page
@@ -57,8 +58,6 @@ def render_report(run_dir: str | os.PathLike) -> str:
 
 
 def _render_remote(run_dir: str) -> str:
-    from skewless.pipelines.output import object_store  # Beam, imported only for a run on a store
-
     path = _render(object_store.local_run(run_dir), run_dir)
     target = f"{run_dir.rstrip('/')}/{REPORT_FILE}"
     object_store.copy_file(path, target)

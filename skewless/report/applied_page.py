@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from html import escape
+from pathlib import Path
 
 from skewless.drift import (
     DRIFT, Comparison, baseline_split, compare, drift_exclusions, unseen_values, validation_thresholds,
@@ -165,6 +166,4 @@ def _unseen(comparison: Comparison) -> str:
 
 
 def _file_uri(path: str) -> str:
-    from pathlib import Path
-
     return Path(os.path.abspath(path)).as_uri()

@@ -16,6 +16,12 @@ from typing import Any
 from pydantic.fields import FieldInfo
 
 from skewless.errors import ConfigError
+from skewless.lazy_imports import lazy_import
+from skewless.ops.lists import pad_or_truncate
+from skewless.transforms.categorical import with_buckets
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tft = lazy_import("tensorflow_transform")
 
 
 def not_built_by(transform: str) -> str:
@@ -177,13 +183,8 @@ class Transform:
         `reads` names, filled where they are features."""
         output = self.transform(value, options, vocabulary, columns)
         if options.get("max_length") is not None:
-            from skewless.ops.lists import pad_or_truncate
-            from skewless.transforms.categorical import with_buckets
-
             padded = pad_or_truncate(output, options["max_length"], options["pad_value"])
             if self.ids:  # the ids' domain, lost by padding
-                import tensorflow_transform as tft
-
                 padded = with_buckets(padded, tft.get_num_buckets_for_transformed_feature(output))
             output = padded
         return {name: output}

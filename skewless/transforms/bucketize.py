@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from pydantic import Field
 
+from skewless.lazy_imports import lazy_import
 from skewless.ops.values import keys_per_value
 from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
+keras = lazy_import("keras")
+cast_layers = lazy_import("skewless.layers.cast")
 
 NUM_BUCKETS = Option("num_buckets", int | None, Field(default=None, ge=1),
                      "how many buckets, cut at quantiles (this or `boundaries`)")
@@ -57,9 +65,6 @@ class Bucketize(NumericTransform):
         return None
 
     def scale(self, value, options: dict, key=None):
-        import tensorflow as tf
-        import tensorflow_transform as tft
-
         if options.get("boundaries") is not None:
             # the boundaries as float32, the values' type, as tft.bucketize's own are
             return tft.apply_buckets(value, [[float(b) for b in options["boundaries"]]])
@@ -80,11 +85,6 @@ class Bucketize(NumericTransform):
 
     def native_scale(self, plan, graph) -> str | None:
         """Discretization(bin_boundaries) counts the boundaries <= x as tf.Transform's UpperBound does."""
-        import keras
-        import numpy as np
-
-        from skewless.layers.cast import Cast
-
         boundaries = graph.constant("Reshape", 0)
         if plan.options.get("boundaries") is not None and boundaries is None and "UpperBound" in graph.op_types:
             # fixed boundaries are a constant of the graph's own, not an analyzer's: the config's, as float32
@@ -98,7 +98,7 @@ class Bucketize(NumericTransform):
             keras.layers.Discretization(bin_boundaries=boundaries, output_mode="int",
                                         name=f"{plan.layer_name}_discretization"),
             # Discretization's indices are int32; tf.Transform's are int64.
-            Cast("int64", name=f"{plan.layer_name}_int64"),
+            cast_layers.Cast("int64", name=f"{plan.layer_name}_int64"),
         ]
         spread = (boundaries[-1] - boundaries[0]) if len(boundaries) > 1 else 1.0
         plan.probe = {"points": boundaries, "scale": spread or 1.0}

@@ -12,6 +12,14 @@ bucket (as padding is none): the domain here stays [0, buckets), and the model m
 
 from __future__ import annotations
 
+from skewless.lazy_imports import lazy_import
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
+schema_inference = lazy_import("tensorflow_transform.schema_inference")
+tf_utils = lazy_import("tensorflow_transform.tf_utils")
+
 
 def with_buckets(ids, num_buckets):
     """`ids` (an int64 Tensor, SparseTensor or RaggedTensor), recorded as ids in [0, `num_buckets`).
@@ -19,9 +27,6 @@ def with_buckets(ids, num_buckets):
     `num_buckets` is an int or a scalar tensor (a vocabulary's size is known only after analysis).
     Padding of fixed-length lists (-1 by default) lies outside the domain on purpose: it is no id.
     """
-    import tensorflow as tf
-    from tensorflow_transform import schema_inference, tf_utils
-
     schema_inference.set_tensor_schema_override(
         tf_utils.get_values(ids), tf.constant(0, tf.int64), tf.cast(num_buckets, tf.int64) - 1)
     return ids
@@ -30,6 +35,4 @@ def with_buckets(ids, num_buckets):
 def vocabulary_ids(ids):
     """`ids` from `tft.apply_vocabulary`, recorded as ids from 0: its domain's max + 1 buckets (the vocabulary's
     size, its OOV buckets, and a `default_value` past them), a negative default value left outside."""
-    import tensorflow_transform as tft
-
     return with_buckets(ids, tft.get_num_buckets_for_transformed_feature(ids))

@@ -5,8 +5,15 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.lazy_imports import lazy_import
 from skewless.transforms.base import Option, Transform, not_built_by
+from skewless.transforms.categorical import with_buckets
 from skewless.transforms.hash import HASH_BUCKETS
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
+keras = lazy_import("keras")
 
 
 class Cross(Transform):
@@ -44,11 +51,6 @@ class Cross(Transform):
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
         """One id per row from the crossed `columns`' (filled) values: `tf.sparse.cross_hashed` fingerprints
         the values of a row together (FarmHash of each, combined in order) modulo hash_buckets."""
-        import tensorflow as tf
-        import tensorflow_transform as tft
-
-        from skewless.transforms.categorical import with_buckets
-
         buckets = options["hash_buckets"]
         crossed = tf.sparse.cross_hashed([tf.expand_dims(columns[column], 1) for column in options["columns"]],
                                          num_buckets=buckets)
@@ -57,8 +59,6 @@ class Cross(Transform):
 
     def native(self, plan, graph) -> str | None:
         """Keras' `HashedCrossing` runs the same `tf.sparse.cross_hashed` on the (filled) columns."""
-        import keras
-
 
         if "SparseCross" not in graph.op_types:
             return not_built_by("cross_hashed")

@@ -12,15 +12,24 @@ where no row can be set aside, it fails the request with an InvalidArgumentError
 
 from __future__ import annotations
 
+import datetime
 import functools
 import math
+import zoneinfo
 from typing import Literal
 
 import numpy as np
+import pyarrow as pa
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.lazy_imports import lazy_import
 from skewless.transforms.base import Option, Transform
+from skewless.transforms.categorical import with_buckets
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+value_rules = lazy_import("skewless.value_rules")
 
 PART_NAMES = ("year", "month", "day", "day_of_week", "day_of_year", "hour", "minute", "days")
 # the parts `cyclical` turns into sin/cos pairs, each with its period (day: that month's days, day_of_year: that
@@ -60,8 +69,6 @@ class Datetime(Transform):
     report_options = ("parts",)
 
     def check(self, feature) -> str | None:
-        import zoneinfo
-
         if len(set(feature.parts)) != len(feature.parts):
             return "datetime parts must be distinct"
         if feature.timezone != "UTC":
@@ -91,15 +98,11 @@ class Datetime(Transform):
         return True  # integer parts of each value; sin and cos in float64 for that (`build`)
 
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
-        import tensorflow as tf
-
-        from skewless.transforms.categorical import with_buckets
-        from skewless.value_rules import refuse_where  # imports TensorFlow, as this method's other imports do
-
         valid, wall = wall_clock(value, options["timezone"])
         # the job quarantines such rows (`raw_check`); serving, where no row can be set aside, refuses the request
-        wall = refuse_where(wall, tf.logical_not(valid), f"raw feature {name!r}: a value is not an ISO-8601 date or "
-                            "time, or lies outside the years 0001-9999, which the job quarantines; got", raw=value)
+        wall = value_rules.refuse_where(wall, tf.logical_not(valid), f"raw feature {name!r}: a value is not an "
+                                        "ISO-8601 date or time, or lies outside the years 0001-9999, which the job "
+                                        "quarantines; got", raw=value)
         days = tf.math.floordiv(wall, DAY)
         year, month, day = _civil_from_days(days)
         second_of_day = wall - days * DAY
@@ -156,8 +159,6 @@ def _part_outputs(name: str, part: str, cyclical: bool) -> list[str]:
 
 def wall_clock(value, timezone: str):
     """(valid, wall-clock seconds since 1970-01-01 in `timezone`) of text or epoch seconds (dense, int64)."""
-    import tensorflow as tf
-
     if value.dtype != tf.string:
         utc = tf.cast(value, tf.int64)
         return (utc >= FIRST_SECOND) & (utc <= LAST_SECOND), utc + _offset(utc, timezone)
@@ -187,8 +188,6 @@ def wall_clock(value, timezone: str):
 
 def _offset(utc, timezone: str):
     """`timezone`'s UTC offset (seconds) at each instant."""
-    import tensorflow as tf
-
     if timezone == "UTC":
         return tf.zeros_like(utc)
     starts, offsets = _offset_table(timezone)
@@ -203,9 +202,6 @@ def _offset_table(timezone: str) -> tuple[list[int], list[int]]:
     Python's zoneinfo answers for one instant at a time: the table walks the years a day at a time and finds
     each change to the second (no zone changes its offset twice within a day).
     """
-    import datetime
-    import zoneinfo
-
     zone = zoneinfo.ZoneInfo(timezone)
 
     def offset(second: int) -> int:
@@ -227,23 +223,17 @@ def _offset_table(timezone: str) -> tuple[list[int], list[int]]:
 
 
 def _is_leap(year):
-    import tensorflow as tf
-
     leap = tf.equal(year % 4, 0) & (tf.not_equal(year % 100, 0) | tf.equal(year % 400, 0))
     return tf.cast(leap, tf.int64)
 
 
 def _days_in_month(year, month):
-    import tensorflow as tf
-
     lengths = tf.constant([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], tf.int64)
     return tf.gather(lengths, month - 1) + tf.where(tf.equal(month, 2), _is_leap(year), 0)
 
 
 def _days_from_civil(year, month, day):
     """Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`, int64)."""
-    import tensorflow as tf
-
     year = year - tf.cast(month <= 2, tf.int64)
     era = tf.math.floordiv(year, 400)
     year_of_era = year - era * 400
@@ -254,8 +244,6 @@ def _days_from_civil(year, month, day):
 
 def _civil_from_days(days):
     """(year, month, day) of days since 1970-01-01 (Howard Hinnant's `civil_from_days`, int64)."""
-    import tensorflow as tf
-
     shifted = days + 719468
     era = tf.math.floordiv(shifted, 146097)
     day_of_era = shifted - era * 146097
@@ -269,9 +257,6 @@ def _civil_from_days(days):
 
 def _unreadable(values) -> dict[int, str]:
     """{row: why} of the present values of an Arrow column that `wall_clock` finds invalid (whatever the zone)."""
-    import pyarrow as pa
-    import tensorflow as tf
-
     present = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))
     if not len(present):
         return {}

@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+from skewless.lazy_imports import lazy_import
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+keras = lazy_import("keras")
+
 ENCODINGS = ("one_hot", "multi_hot", "count")
 # why the native preprocessor refuses an output of var-len lists
 VAR_LEN_OUTPUT = "which the native preprocessor does not give (one dense tensor per feature)"
@@ -41,8 +47,6 @@ def check_encoding(feature, allowed: tuple[str, ...]) -> str | None:
 
 def encode(ids, width: int, mode: str):
     """`ids` (int64: one per row, or a sparse/ragged list per row) as float32 columns `[batch, width]`."""
-    import tensorflow as tf
-
     if isinstance(ids, tf.SparseTensor):
         ids = tf.RaggedTensor.from_sparse(ids)
     if not isinstance(ids, tf.RaggedTensor):
@@ -60,8 +64,6 @@ def native_encoding(plan, graph) -> str | None:
     encodes them; the reason it cannot otherwise. One id per row is encoded alike by `one_hot`, `multi_hot` and
     `count`: `CategoryEncoding(output_mode="one_hot")` gives tf.one_hot's rows, an id of -1 all zeros on every
     backend. Lists take `list_width` instead."""
-    import keras
-
     if not graph.one_hot_depths:
         return None
     if len(graph.one_hot_depths) != 1 or graph.one_hot_depths[0] is None:

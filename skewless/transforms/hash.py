@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from skewless.lazy_imports import lazy_import
 from skewless.transforms.base import Option, Transform, not_built_by
+from skewless.transforms.categorical import with_buckets
 from skewless.transforms.encoded import (
     ENCODINGS,
     OUTPUT_VALUES,
@@ -16,6 +18,10 @@ from skewless.transforms.encoded import (
 )
 from skewless.ops.values import as_strings
 from skewless.transforms.numeric import KEY
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tft = lazy_import("tensorflow_transform")
+keras = lazy_import("keras")
 
 HASH_BUCKETS = Option("hash_buckets", int | None, Field(default=None, ge=1), "how many ids (required)")
 # the per-key statistics' `key` field (numeric.py), here two numbers: TensorFlow takes them as int64
@@ -55,10 +61,6 @@ class Hash(Transform):
         return True  # a hash of each value; one_hot: 0.0 and 1.0
 
     def transform(self, value, options: dict, vocabulary=None, columns=None):
-        import tensorflow_transform as tft
-
-        from skewless.transforms.categorical import with_buckets
-
         buckets = options["hash_buckets"]
         ids = with_buckets(tft.hash_strings(as_strings(value), buckets, key=options["key"]), buckets)
         return encode(ids, buckets, options["output"]) if options["output"] in ENCODINGS else ids
@@ -67,8 +69,6 @@ class Hash(Transform):
         """Hashing(num_bins) hashes strings, and integers' decimal text, with FarmHash64 as tft.hash_strings does;
         with `salt`, keyed SipHash (`to_hash_bucket_strong`) as tft.hash_strings(key=...) does. A list's
         `PresentValues` (plan_feature's) go through Hashing(output_mode=multi_hot | count)."""
-        import keras
-
         if len(graph.hash_buckets) != 1 or len(graph.hash_keys) > 1:
             return not_built_by("hash_strings")
         if plan.raw_dtype.is_floating:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from skewless.transforms.base import Option, Transform
+from skewless.transforms.images import decode_images
 
 
 class Image(Transform):
@@ -31,8 +32,6 @@ class Image(Transform):
         return None
 
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
-        from skewless.transforms.images import decode_images
-
         return {name: decode_images(value, options["size"], options["channels"])}
 
 

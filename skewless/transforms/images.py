@@ -8,11 +8,14 @@ ops run at serving, on the raw bytes of a request.
 
 from __future__ import annotations
 
+from skewless.lazy_imports import lazy_import
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+
 
 def decode_images(value, size: list[int], channels: int):
     """(batch,) encoded images -> (batch, height, width, channels) float32 pixels in [0, 1]."""
-    import tensorflow as tf
-
     height, width = size
 
     def decode(data):

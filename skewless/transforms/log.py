@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
+
+from skewless.lazy_imports import lazy_import
 from skewless.ops.values import each
 from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import NumericTransform
 from skewless.transforms.z_score import TRANSFORM as Z_SCORE
 from skewless.transforms.z_score import mean_and_deviation, standardized, undo_z_score
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
+log1p_layers = lazy_import("skewless.layers.log1p")
 
 
 class Log(NumericTransform):
@@ -27,9 +35,6 @@ class Log(NumericTransform):
         return -1.0 if clip is None or clip[0] <= -1 else None
 
     def scale(self, value, options: dict, key=None):
-        import tensorflow as tf
-        import tensorflow_transform as tft
-
         # float32 log1p gives values an ulp apart depending on where a row sits in the batch (SIMD lanes
         # against the scalar tail), so serving one row would skew; float64 rounded to float32 does not
         def log1p(x):
@@ -41,22 +46,16 @@ class Log(NumericTransform):
         return mean_and_deviation(graph)  # of log1p(x)
 
     def original_units(self, value, statistics: dict):
-        import tensorflow as tf
-
         return tf.math.expm1(undo_z_score(value, statistics))
 
 
     def native_scale(self, plan, graph) -> str | None:
         """`Log1p` (float64 inside, TensorFlow's kernel on every backend) then `Standardize`."""
-        import numpy as np
-
-        from skewless.layers.log1p import Log1p
-
         if "Log1p" not in graph.op_types:
             return not_built_by("log1p")
         reason = standardized(plan, graph, "z_score")
         if reason is None:
-            plan.layers = [Log1p(name=f"{plan.layer_name}_log1p"), *plan.layers]
+            plan.layers = [log1p_layers.Log1p(name=f"{plan.layer_name}_log1p"), *plan.layers]
             # the probes are raw values: around the values whose log1p is the mean
             mean = plan.probe["points"][0]
             plan.probe = {"points": [0.0, float(np.expm1(mean))], "scale": float(np.expm1(mean)) or 1.0}

@@ -6,8 +6,13 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.lazy_imports import lazy_import
 from skewless.ops.values import as_strings, each
 from skewless.transforms.base import Option, Transform, not_built_by
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+clip_layers = lazy_import("skewless.layers.clip")
 
 # the ops tf.clip_by_value emits: `clip` in the graph
 CLIP_OPS = frozenset({"Minimum", "Maximum"})
@@ -57,8 +62,6 @@ class NumericTransform(Transform):
                                   "or strings (bucketize it, or key by a categorical column)")
 
     def transform(self, value, options: dict, vocabulary=None, columns=None):
-        import tensorflow as tf
-
         value = each(tf.cast, value, tf.float32)
         if options.get("clip") is not None:
             low, high = options["clip"]
@@ -86,14 +89,12 @@ class NumericTransform(Transform):
 
     def native(self, plan, graph) -> str | None:
         """`native_scale`'s layers, after `Clip` when the config clips (the graph's clip_by_value)."""
-        from skewless.layers.clip import Clip
-
         clip = plan.options.get("clip")
         if clip is None and CLIP_OPS & graph.op_types:
             return not_built_by(self.name)
         reason = self.native_scale(plan, graph)
         if reason is None and clip is not None:
-            plan.layers = [Clip(*clip, name=f"{plan.layer_name}_clip"), *plan.layers]
+            plan.layers = [clip_layers.Clip(*clip, name=f"{plan.layer_name}_clip"), *plan.layers]
             plan.probe = {**plan.probe, "points": [*plan.probe.get("points", []), *clip]}
         return reason
 

@@ -6,11 +6,18 @@ the registry, its Keras layer layers/clip.py and tests/transforms/test_quantile_
 
 from __future__ import annotations
 
+import numpy as np
 from pydantic import Field
 
+from skewless.lazy_imports import lazy_import
 from skewless.ops.values import each
 from skewless.transforms.base import Option, not_built_by
 from skewless.transforms.numeric import NumericTransform
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
+clip_layers = lazy_import("skewless.layers.clip")
 
 # tf.Transform's quantiles are approximate: each boundary's rank is within EPSILON * rows of the exact one
 EPSILON = 0.001
@@ -37,19 +44,12 @@ class QuantileClip(NumericTransform):
         return None
 
     def scale(self, value, options: dict, key=None):
-        import tensorflow as tf
-        import tensorflow_transform as tft
-
         # the quantiles at 1/n, 2/n, ..., (n-1)/n: the first and the last are q and 1 - q
         boundaries = tf.reshape(tft.quantiles(value, round(1 / options["quantile"]), EPSILON), [-1])
         return each(tf.clip_by_value, value, boundaries[0], boundaries[-1])
 
     def native(self, plan, graph) -> str | None:
         """`Clip` with the first and last of the boundaries the graph holds."""
-        import numpy as np
-
-        from skewless.layers.clip import Clip
-
         boundaries = graph.constant("Reshape", 0)
         if boundaries is None or not {"Minimum", "Maximum"} <= graph.op_types:
             return not_built_by("quantiles")
@@ -57,7 +57,7 @@ class QuantileClip(NumericTransform):
         low, high = boundaries[0], boundaries[-1]
         if not (np.isfinite(low) and np.isfinite(high) and low <= high):
             return f"its quantiles [{low}, {high}] are not finite and ordered"
-        plan.layers = [Clip(low, high, name=f"{plan.layer_name}_quantile_clip")]
+        plan.layers = [clip_layers.Clip(low, high, name=f"{plan.layer_name}_quantile_clip")]
         plan.probe = {"points": [float(low), float(high)], "scale": float(high - low) or 1.0}
         return None
 

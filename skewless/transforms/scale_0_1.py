@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from skewless.lazy_imports import lazy_import
 from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tft = lazy_import("tensorflow_transform")
+standardize_layers = lazy_import("skewless.layers.standardize")
 
 
 class Scale01(NumericTransform):
@@ -19,8 +26,6 @@ class Scale01(NumericTransform):
     native_options = ("clip",)
 
     def scale(self, value, options: dict, key=None):
-        import tensorflow_transform as tft
-
         if key is not None:
             return tft.scale_to_0_1_per_key(value, key, elementwise=options.get("elementwise", False))
         return tft.scale_to_0_1(value, elementwise=options.get("elementwise", False))
@@ -29,8 +34,6 @@ class Scale01(NumericTransform):
         return min_max_scaled(plan, graph, "scale_0_1", positive_zero=True)
 
     def label_statistics(self, graph) -> dict[str, float] | None:
-        import numpy as np
-
         negated_min, maximum = graph.constant("Sub", 1), graph.constant("Less", 1)
         if negated_min is None or maximum is None:
             return None
@@ -48,10 +51,6 @@ def min_max_scaled(plan, graph, layer: str, positive_zero: bool) -> str | None:
     tf.Transform's scale_to_0_1 and scale_by_min_max compute ``(x - min) / (max - min)`` then
     ``* (high - low) + low``; `positive_zero` stands for the ``* 1 + 0`` of [0, 1], which turns -0.0 into +0.0.
     """
-    import numpy as np
-
-    from skewless.layers.standardize import Standardize
-
     negated_min, maximum = graph.constant("Sub", 1), graph.constant("Less", 1)
     if negated_min is None or maximum is None or "Sigmoid" not in graph.op_types:
         return not_built_by("scale_by_min_max")
@@ -67,7 +66,8 @@ def min_max_scaled(plan, graph, layer: str, positive_zero: bool) -> str | None:
     span = maximum - minimum
     if not np.isfinite(span):
         return f"its range max - min overflows float32 ({maximum} - {minimum})"
-    plan.layers = [Standardize(minimum, span, positive_zero=positive_zero, name=f"{plan.layer_name}_{layer}")]
+    plan.layers = [standardize_layers.Standardize(minimum, span, positive_zero=positive_zero,
+                                                  name=f"{plan.layer_name}_{layer}")]
     plan.probe = {"points": [float(minimum), float(maximum)], "scale": float(span)}
     return None
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from skewless.lazy_imports import lazy_import
 from skewless.transforms.base import Option
 from skewless.transforms.numeric import CLIP, ELEMENTWISE, KEY, NumericTransform
 from skewless.transforms.scale_0_1 import TRANSFORM as SCALE_0_1
 from skewless.transforms.scale_0_1 import min_max_scaled
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tft = lazy_import("tensorflow_transform")
+keras = lazy_import("keras")
 
 RANGE = Option("output_range", list[float] | None, Field(default=None, min_length=2, max_length=2, alias="range"),
                "`[lo, hi]`: the output range (none: `[0, 1]`)")
@@ -32,8 +37,6 @@ class ScaleByMinMax(NumericTransform):
         return problem
 
     def scale(self, value, options: dict, key=None):
-        import tensorflow_transform as tft
-
         low, high = options["output_range"] or (0.0, 1.0)
         if key is None:
             return tft.scale_by_min_max(value, output_min=low, output_max=high,
@@ -45,8 +48,6 @@ class ScaleByMinMax(NumericTransform):
     def native_scale(self, plan, graph) -> str | None:
         """`Standardize` as for scale_0_1, then Keras' `Rescaling`: ``* (high - low) + low`` as the graph
         multiplies and adds (two float32 roundings; the float32 of Python's high - low)."""
-        import keras
-
         low, high = plan.options.get("output_range") or (0.0, 1.0)
         reason = min_max_scaled(plan, graph, "scale_by_min_max", positive_zero=False)
         if reason is None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from skewless.lazy_imports import lazy_import
 from skewless.transforms.numeric import NumericTransform
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
 
 
 class ScaleToGaussian(NumericTransform):
@@ -18,9 +23,6 @@ class ScaleToGaussian(NumericTransform):
                      "computes it bit for bit")
 
     def scale(self, value, options: dict, key=None):
-        import tensorflow as tf
-        import tensorflow_transform as tft
-
         # float64, then float32: the inverse Tukey HH transform in float32 gives values an ulp apart depending on
         # where a row sits in the batch (SIMD lanes against the scalar tail), so a row served alone, or written
         # from another work unit, would differ; rounded from float64 it does not

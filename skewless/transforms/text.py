@@ -19,8 +19,13 @@ from __future__ import annotations
 import logging
 import re
 
+from skewless.lazy_imports import lazy_import
 from skewless.ops.lists import pad_or_truncate
 from skewless.transforms.categorical import vocabulary_ids, with_buckets
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
 
 
 def _not_tfidf_retracing_warning(record: logging.LogRecord) -> bool:
@@ -47,9 +52,6 @@ logging.getLogger("absl").addFilter(_not_tfidf_retracing_warning)
 def text_features(name: str, tokens, vocabulary, options: dict) -> dict:
     """The transformed features of a text column from its `text_tokens` and the deferred path of their
     vocabulary: {name: ids} and, for a bag of words, {name_weights: ...}."""
-    import tensorflow as tf
-    import tensorflow_transform as tft
-
     ids = vocabulary_ids(tft.apply_vocabulary(tokens, vocabulary, num_oov_buckets=options["num_oov_buckets"]))
     num_buckets = tft.get_num_buckets_for_transformed_feature(ids)
     if options["output"] == "ids":
@@ -73,7 +75,5 @@ def text_features(name: str, tokens, vocabulary, options: dict) -> dict:
 
 def _per_row(matrix, values):
     """`values` (one per entry of a (batch, vocabulary) SparseTensor) as a (batch, n) list per row."""
-    import tensorflow as tf
-
     ragged = tf.RaggedTensor.from_value_rowids(values, matrix.indices[:, 0], nrows=matrix.dense_shape[0])
     return ragged.to_sparse()

@@ -10,12 +10,19 @@ from __future__ import annotations
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.lazy_imports import lazy_import
 from skewless.ops.text import text_tokens
 from skewless.ops.values import as_strings
 from skewless.transforms.base import Option, Transform
 from skewless.transforms.encoded import OUTPUT_VALUES, VAR_LEN_OUTPUT, check_encoding
+from skewless.transforms.text import text_features
 from skewless.transforms.vocabulary import (FREQUENCY_THRESHOLD, NUM_OOV_BUCKETS, TOP_K, native_lookup,
                                             vocabulary_fields)
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+pad_or_truncate_layers = lazy_import("skewless.layers.pad_or_truncate")
+text_token_layers = lazy_import("skewless.layers.text_tokens")
+vocabulary_first_layers = lazy_import("skewless.layers.vocabulary_first")
 
 # the default strip_regex: ASCII punctuation (RE2 syntax, as tf.strings.regex_replace takes it)
 TEXT_STRIP_REGEX = "[[:punct:]]"
@@ -107,8 +114,6 @@ class TextVocabulary(Transform):
         return text_tokens(value, options)
 
     def build(self, name: str, value, options: dict, vocabulary=None, columns=None) -> dict:
-        from skewless.transforms.text import text_features
-
         return text_features(name, value, vocabulary, options)
 
     def run_fields(self, name: str, feature, graph) -> dict:
@@ -117,10 +122,6 @@ class TextVocabulary(Transform):
     def native(self, plan, graph) -> str | None:
         """Output ids with max_length: the graph's tokens (`TextTokens`, after a list's `PresentValues` from
         plan_feature), `native_lookup`, `VocabularyFirst`, `PadOrTruncate`. Other outputs are var-len."""
-        from skewless.layers.pad_or_truncate import PadOrTruncate
-        from skewless.layers.text_tokens import TextTokens
-        from skewless.layers.vocabulary_first import VocabularyFirst
-
         options = plan.options
         if options["output"] != "ids":
             return self.native_reason
@@ -132,10 +133,12 @@ class TextVocabulary(Transform):
             return found
         lookup, size, num_oov, default = found
         name = plan.layer_name
-        tokens = TextTokens(options["lowercase"], options["strip_regex"], options["ngram_range"],
+        tokens = text_token_layers.TextTokens(options["lowercase"], options["strip_regex"], options["ngram_range"],
                             options["ngram_separator"], is_list=options["is_list"], name=f"{name}_tokens")
-        plan.layers = [tokens, lookup, VocabularyFirst(size, num_oov, default, name=f"{name}_vocabulary_first"),
-                       PadOrTruncate(options["max_length"], options["pad_value"], name=f"{name}_pad_or_truncate")]
+        plan.layers = [tokens, lookup,
+                       vocabulary_first_layers.VocabularyFirst(size, num_oov, default, name=f"{name}_vocabulary_first"),
+                       pad_or_truncate_layers.PadOrTruncate(options["max_length"], options["pad_value"],
+                                                            name=f"{name}_pad_or_truncate")]
         return None
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 from pydantic import Field
 
 from skewless.errors import ConfigError
+from skewless.lazy_imports import lazy_import
 from skewless.references import import_function
+from skewless.safe_names import shared_vocabulary_filename, vocabulary_filename
 from skewless.transforms.base import Option, Transform, not_built_by
 from skewless.transforms.categorical import vocabulary_ids
 from skewless.transforms.encoded import (
@@ -17,6 +20,12 @@ from skewless.transforms.encoded import (
     native_encoding,
 )
 from skewless.ops.values import as_strings
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tf = lazy_import("tensorflow")
+tft = lazy_import("tensorflow_transform")
+vocabulary_first_layers = lazy_import("skewless.layers.vocabulary_first")
+keras = lazy_import("keras")
 
 TOP_K = Option("top_k", int | None, Field(default=None, ge=1), "keep the k most frequent values")
 FREQUENCY_THRESHOLD = Option("frequency_threshold", int | None, Field(default=None, ge=0),
@@ -152,9 +161,6 @@ class Vocabulary(Transform):
         """The deferred path of the vocabulary file `file` of `tokens` ordered by mutual information with
         `labels` (int64 class ids, one per row), counted with `weights` (one per row) and/or with a coverage arm:
         an analyzer of its own (`own_analyzer`)."""
-        import tensorflow as tf
-        import tensorflow_transform as tft
-
         return tft.vocabulary(
             tokens, top_k=options["top_k"], frequency_threshold=options["frequency_threshold"], vocab_filename=file,
             weights=None if weights is None else tf.cast(weights, tf.float32),
@@ -169,8 +175,6 @@ class Vocabulary(Transform):
         return as_strings(value)
 
     def transform(self, value, options: dict, vocabulary=None, columns=None):
-        import tensorflow_transform as tft
-
         # tf.Transform's own default, -1, when the config names none
         default = -1 if options["default_value"] is None else options["default_value"]
         ids = vocabulary_ids(tft.apply_vocabulary(value, vocabulary, default_value=default,
@@ -187,8 +191,6 @@ class Vocabulary(Transform):
         """`native_lookup`, then `VocabularyFirst` (tf.Transform's index order). A list's `PresentValues`
         (plan_feature's) go through the lookup with ``output_mode`` multi_hot or count, then
         `VocabularyFirstColumns`."""
-        from skewless.layers.vocabulary_first import VocabularyFirst, VocabularyFirstColumns
-
         width, mode = None, "int"
         if plan.options.get("is_list"):
             width, reason = list_width(plan, graph)
@@ -202,10 +204,11 @@ class Vocabulary(Transform):
         if width is not None:
             if width < size + num_oov:
                 return not_built_by("compute_and_apply_vocabulary")
-            plan.layers = [lookup, VocabularyFirstColumns(size, num_oov, width, default, mode,
-                                                          name=f"{plan.layer_name}_vocabulary_first")]
+            plan.layers = [lookup, vocabulary_first_layers.VocabularyFirstColumns(
+                size, num_oov, width, default, mode, name=f"{plan.layer_name}_vocabulary_first")]
             return None
-        plan.layers = [lookup, VocabularyFirst(size, num_oov, default, name=f"{plan.layer_name}_vocabulary_first")]
+        plan.layers = [lookup, vocabulary_first_layers.VocabularyFirst(size, num_oov, default,
+                                                                       name=f"{plan.layer_name}_vocabulary_first")]
         return native_encoding(plan, graph)
 
 
@@ -230,10 +233,6 @@ def native_lookup(plan, graph, mode: str = "int", text_keys: bool = False):
     tf.Transform looks up their as_string text, which no Keras lookup does. With `text_keys` the values come as
     text whatever the raw column holds (a text_vocabulary's tokens): a StringLookup. Sets ``plan.probe["tokens"]``
     (the raw column's values)."""
-    import keras
-    import numpy as np
-    import tensorflow as tf
-
     if len(graph.tables) != 1:
         return not_built_by("compute_and_apply_vocabulary")
     keys, ids = graph.tables[0]
@@ -273,8 +272,6 @@ def native_lookup(plan, graph, mode: str = "int", text_keys: bool = False):
 def vocabulary_fields(name: str, feature, graph) -> dict:
     """run.json's fields of a feature with a vocabulary: its file (in transform_graph/transform_fn/assets/),
     its size and OOV buckets."""
-    from skewless.safe_names import shared_vocabulary_filename, vocabulary_filename
-
     shared = getattr(feature, "shared_vocabulary", None)  # a text_vocabulary has none
     file = vocabulary_filename(name) if shared is None else shared_vocabulary_filename(shared)
     return {"vocabulary_file": file, "vocabulary_size": graph.vocabulary_size_by_name(file),

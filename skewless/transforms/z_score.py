@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from skewless.lazy_imports import lazy_import
 from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
+
+# on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
+tft = lazy_import("tensorflow_transform")
+standardize_layers = lazy_import("skewless.layers.standardize")
 
 
 class ZScore(NumericTransform):
@@ -18,8 +25,6 @@ class ZScore(NumericTransform):
     native_options = ("clip",)
 
     def scale(self, value, options: dict, key=None):
-        import tensorflow_transform as tft
-
         if key is not None:
             return tft.scale_to_z_score_per_key(value, key, elementwise=options.get("elementwise", False))
         return tft.scale_to_z_score(value, elementwise=options.get("elementwise", False))
@@ -36,8 +41,6 @@ class ZScore(NumericTransform):
 
 def mean_and_deviation(graph) -> dict[str, float] | None:
     """{"mean", "std"} of a z-scored output, as the graph's float32 constants hold them (None if not there)."""
-    import numpy as np
-
     mean, variance = graph.constant("Sub", 1), graph.constant("Sqrt", 0)
     if mean is None or variance is None:
         return None
@@ -56,10 +59,6 @@ def standardized(plan, graph, layer: str) -> str | None:
     Standardize keeps the graph's float32 rounding on every backend; Keras' Normalization does not (XLA
     turns its division into a multiplication by a reciprocal, and it divides by max(std, epsilon)).
     """
-    import numpy as np
-
-    from skewless.layers.standardize import Standardize
-
     mean, variance = graph.constant("Sub", 1), graph.constant("Sqrt", 0)
     if mean is None or variance is None or not {"RealDiv", "SelectV2"} <= graph.op_types:
         return not_built_by("scale_to_z_score")
@@ -68,7 +67,7 @@ def standardized(plan, graph, layer: str) -> str | None:
         return f"its mean ({mean}) or standard deviation ({deviation}) is not finite"
     # A deviation of 0 leaves x - mean undivided in tf.Transform; dividing by 1 is the same.
     scale = deviation if deviation != 0 else np.float32(1)
-    plan.layers = [Standardize(mean, scale, name=f"{plan.layer_name}_{layer}")]
+    plan.layers = [standardize_layers.Standardize(mean, scale, name=f"{plan.layer_name}_{layer}")]
     plan.probe = {"points": [float(mean)], "scale": float(scale)}
     return None
 

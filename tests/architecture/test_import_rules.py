@@ -15,6 +15,9 @@
   the layers read of skewless.transforms only the registry, and the layers the transforms' native builders make
   never reach back into skewless.transforms.
 
+A lazy import (`tf = lazy_import("tensorflow")`, skewless/lazy_imports.py) is an import: it loads the module the
+moment the code reads from it, so every rule sees it.
+
 The rules on parts follow imports anywhere in a module, function-level ones included, through every module
 in between, so a rule broken two modules away names the whole chain.
 """
@@ -25,7 +28,7 @@ import ast
 from pathlib import Path
 
 from example_job import REPO
-from project_modules import MODULES
+from project_modules import MODULES, lazily_imported
 
 ROOT = REPO
 
@@ -41,7 +44,8 @@ def _imported(module: str, path: Path) -> set[str]:
     """The modules `module` imports: project modules by their most specific name, others by their top name.
 
     `from skewless.pipelines.output import files` names the submodule when there is one, the package otherwise.
-    Imports inside functions count; imports under `if TYPE_CHECKING:` never run and are left out.
+    Imports inside functions count, and so do lazy imports; imports under `if TYPE_CHECKING:` never run and are
+    left out.
     """
     is_package = path.name == "__init__.py"
     found = set()
@@ -63,6 +67,8 @@ def _imported(module: str, path: Path) -> set[str]:
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
                 found.add(submodule if submodule in MODULES else _known(base))
+        elif lazily_imported(node) is not None:
+            found.add(_known(lazily_imported(node)))
         else:
             visit(node)
 
@@ -167,9 +173,21 @@ def test_the_walk_sees_the_project_and_its_imports(tmp_path):
         "    from skewless.cli import app\n"
         "def later():\n"
         "    import apache_beam.io\n"
+        "from skewless.lazy_imports import lazy_import\n"
+        "tft = lazy_import('tensorflow_transform')\n"
+        "job = lazy_import('skewless.pipelines.commands.job')\n"
     )
     assert _imported("skewless.report.example", source) == {
-        "typing", "skewless.pipelines.output.files", "skewless.report.svg", "skewless.layers.export", "apache_beam"}
+        "typing", "skewless.pipelines.output.files", "skewless.report.svg", "skewless.layers.export", "apache_beam",
+        "skewless.lazy_imports", "tensorflow_transform", "skewless.pipelines.commands.job"}
+
+
+def test_a_lazy_import_of_beam_on_the_serving_path_breaks_the_rule(tmp_path):
+    source = tmp_path / "example.py"
+    source.write_text("from skewless.lazy_imports import lazy_import\n\n"
+                      "filesystems = lazy_import('apache_beam.io.filesystems')\n")
+    graph = {"skewless.layers.example": _imported("skewless.layers.example", source)}
+    assert _chain(graph, "skewless.layers.example", ("apache_beam",)) == ["skewless.layers.example", "apache_beam"]
 
 
 def test_the_checks_find_a_cycle_and_a_forbidden_chain():
@@ -283,10 +301,12 @@ def test_only_the_cli_side_imports_rich_or_typer():
 def test_the_modules_of_shared_names_import_nothing_of_the_project():
     # what the job, the CLI's face and the serving path all name: importing one must never pull in another part
     graph = _graph()
-    for module in ("skewless.safe_names", "skewless.progress_snapshot", "skewless.errors", "skewless.encoding_advice"):
+    # the one lazy-import idiom is part of the language here: it imports nothing of the project either
+    for module in ("skewless.safe_names", "skewless.progress_snapshot", "skewless.errors", "skewless.encoding_advice",
+                   "skewless.lazy_imports"):
         assert not {m for m in graph[module] if m in MODULES}, module
     # the run directory's names and readers: the serving side reads them, so they stay beside the shared names
-    shared = {"skewless.errors", "skewless.run_summary"}
+    shared = {"skewless.errors", "skewless.run_summary", "skewless.lazy_imports"}
     for module in ("skewless.run_directory", "skewless.run_summary"):
         assert {m for m in graph[module] if m in MODULES} <= shared, module
 

@@ -169,12 +169,12 @@ def test_serving_a_row_the_job_quarantines_is_reported(tmp_path, monkeypatch):
 
 def test_a_serving_parse_that_trims_text_is_reported(tmp_path, monkeypatch):
     """Item 1 from the other side: the job keeps " NJ" (skip_initial_space: false), a serving parse trims it."""
-    import skewless.layers as layers
+    from skewless.pipelines.commands import verify_source  # the module whose serving parse is replaced
 
     write_rows(tmp_path / "rows.csv", state=lambda i: '" NJ"' if i % 3 == 0 else '"NJ"')
     run_dir = job(tmp_path, skip_initial_space=False)
     assert verify(run_dir, sample=20, native=False).source.differences == []
-    parse = layers.parse_raw_examples
+    parse = verify_source.parse_raw_examples
 
     def trimming(examples, spec):
         return {name: (tf.SparseTensor(value.indices, tf.strings.strip(value.values), value.dense_shape)
@@ -182,7 +182,7 @@ def test_a_serving_parse_that_trims_text_is_reported(tmp_path, monkeypatch):
                        else tf.strings.strip(value) if value.dtype == tf.string else value)
                 for name, value in parse(examples, spec).items()}
 
-    monkeypatch.setattr(layers, "parse_raw_examples", trimming)
+    monkeypatch.setattr(verify_source, "parse_raw_examples", trimming)
     found = differences(verify(run_dir, sample=20, native=False))
     assert set(found) == {("TransformLayer", "state"), ("TransformLayer, each row alone", "state")}
     assert len(found[("TransformLayer", "state")]) == ROWS // 3
