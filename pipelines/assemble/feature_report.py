@@ -3,6 +3,8 @@ transform adds from the graph (`Transform.run_fields`) and its out-of-vocabulary
 
 from __future__ import annotations
 
+import tensorflow_transform as tft
+
 from skewless.config import JobConfig
 from skewless.pipelines.write.unit_summary import UnitSummary
 from skewless.run_directory import RunDirectory
@@ -10,8 +12,6 @@ from skewless.safe_names import most_frequent_filename
 
 
 def feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[UnitSummary], staging: str) -> dict:
-    import tensorflow_transform as tft
-
     graph = tft.TFTransformOutput(RunDirectory(staging).graph_dir)
     kinds = {c.name: c.kind for c in columns}
     optional = {c.name for c in columns if c.optional}

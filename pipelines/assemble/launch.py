@@ -3,6 +3,8 @@ nor replace it: `output.staging.StagedOutput`), its runner options, and whether 
 
 from __future__ import annotations
 
+from apache_beam.options.pipeline_options import PipelineOptions
+
 from skewless.config import JobConfig
 from skewless.errors import ConfigError
 from skewless.pipelines.output import files
@@ -17,8 +19,6 @@ def reads(config: JobConfig) -> tuple[list[str], list[str]]:
 
 
 def pipeline_options(config: JobConfig, beam_args: list[str]):
-    from apache_beam.options.pipeline_options import PipelineOptions
-
     # `-- --runner=X` wins over runner.name (PipelineOptions lets keyword options override flags)
     flagged = [arg.split("=", 1)[1] for arg in beam_args if arg.startswith("--runner=")]
     options = dict(config.runner.options)

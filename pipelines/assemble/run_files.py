@@ -3,20 +3,24 @@ SequenceExample shards' feature lists, and the native Keras preprocessor with it
 
 from __future__ import annotations
 
+import yaml
+from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
+
 from skewless.config import JobConfig
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.output import files
 from skewless.pipelines.plan.plan import JobPlan, sample_rows
+from skewless.pipelines.reading.columns import raw_schema
 from skewless.redaction import url_without_credentials
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
+
+# on first use: skewless.layers imports Keras 3, which a job needs only to export the Keras preprocessor
+# (tests/cli/test_cli_startup.py checks that a run without one never loads it)
+layers = lazy_import("skewless.layers")
 
 
 def write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
     """The raw metadata next to the graph (so TFTransformOutput.raw_feature_spec works) and the config."""
-    import yaml
-    from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
-
-    from skewless.pipelines.reading.columns import raw_schema
-
     run = RunDirectory(staging)
     metadata_io.write_metadata(dataset_metadata.DatasetMetadata(raw_schema(job_plan.columns)), run.raw_metadata_dir)
     # the config's paths are absolute since it was loaded: every later reader sees the paths this run read. A
@@ -38,9 +42,7 @@ def export_keras_preprocessor(config: JobConfig, job_plan: JobPlan, run_dir: str
     A feature without an exact Keras equivalent is left out, never emitted different; which and why is
     in RUN_DIR/keras_preprocessor.json (and the summary line).
     """
-    from skewless.layers import export_keras_preprocessor
-
-    check = export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
+    check = layers.export_keras_preprocessor(run_dir, rows=sample_rows(config, job_plan, 1000).to_pylist())
     summary = check.to_dict()
     summary["path"] = KERAS_PREPROCESSOR_FILE  # relative: the file moves with the run directory
     files.write_json(summary, RunDirectory(run_dir).keras_preprocessor_check_file)

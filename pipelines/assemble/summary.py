@@ -6,14 +6,20 @@ from __future__ import annotations
 import os
 import platform
 import time
+from importlib.metadata import PackageNotFoundError, version
 
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig
 from skewless.errors import TooManyBadRowsError
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.plan.plan import JobPlan, no_rows
 from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary
 from skewless.run_directory import RunDirectory
 from skewless.run_summary import Label, RowCounts
 from skewless.safe_names import vocabulary_filename
+
+# on first use: skewless.layers loads Keras 3, which a job without a transformed label never needs
+# (tests/cli/test_cli_startup.py)
+label_scale = lazy_import("skewless.layers.label_scale")
 
 
 def unit_parts(job_plan: JobPlan, staging: str) -> list[UnitSummary]:
@@ -67,12 +73,8 @@ def label_summary(config: JobConfig, graph_dir: str) -> Label | None:
         return None
     label = Label(column=config.label.column, name=config.label.column, classes=label_classes(config, graph_dir))
     if config.label.transform in NUMERIC_LABEL_TRANSFORMS:
-        # here only: skewless.layers loads Keras 3, which a job without a transformed label never needs
-        # (tests/cli/test_cli_startup.py), and TensorFlow, which `run` imports once its progress has started
-        from skewless.layers.label_scale import label_statistics
-
         label.transform = config.label.transform
-        label.statistics = label_statistics(graph_dir, config.label.column, config.label.transform)
+        label.statistics = label_scale.label_statistics(graph_dir, config.label.column, config.label.transform)
     return label
 
 
@@ -117,8 +119,6 @@ def machine_summary() -> dict:
 
 
 def package_versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
     versions = {}
     for package in ("skewless", "tensorflow", "tensorflow-transform", "tfx-bsl", "apache-beam", "keras", "pyarrow"):
         try:

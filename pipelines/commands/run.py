@@ -23,6 +23,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
+import apache_beam as beam
+import tensorflow_transform.beam as tft_beam
+
 from skewless.config import JobConfig, load_config
 from skewless.output_formats import output_format
 from skewless.pipelines.assemble.feature_report import feature_report
@@ -30,7 +33,13 @@ from skewless.pipelines.assemble.launch import pipeline_options, reads, work_sta
 from skewless.pipelines.assemble.run_files import export_keras_preprocessor, write_metadata
 from skewless.pipelines.assemble.summary import shared_summary_fields, sum_parts, unit_parts
 from skewless.pipelines.output import files
+from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
+from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
 from skewless.pipelines.analyze.canonical_graph import canonicalize
+from skewless.pipelines.analyze.distinct_limits import raw_column_limits
+from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
+from skewless.pipelines.reading.sources import RowReader
+from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
 from skewless.pipelines.plan.plan import JobPlan, plan
@@ -156,16 +165,6 @@ def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progre
 
 
 def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args: list[str]) -> None:
-    import apache_beam as beam
-    import tensorflow_transform.beam as tft_beam
-
-    from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
-    from skewless.pipelines.analyze import analysis_graph_reuse, eager_tables, key_lookup
-    from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
-    from skewless.pipelines.analyze.distinct_limits import raw_column_limits
-    from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
-    from skewless.pipelines.reading.sources import RowReader
-
     run = RunDirectory(staging)
     graph_dir = run.graph_dir
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)

@@ -175,11 +175,11 @@ def test_the_walk_sees_the_project_and_its_imports(tmp_path):
         "    import apache_beam.io\n"
         "from skewless.lazy_imports import lazy_import\n"
         "tft = lazy_import('tensorflow_transform')\n"
-        "job = lazy_import('skewless.pipelines.commands.job')\n"
+        "job = lazy_import('skewless.pipelines.commands.run')\n"
     )
     assert _imported("skewless.report.example", source) == {
         "typing", "skewless.pipelines.output.files", "skewless.report.svg", "skewless.layers.export", "apache_beam",
-        "skewless.lazy_imports", "tensorflow_transform", "skewless.pipelines.commands.job"}
+        "skewless.lazy_imports", "tensorflow_transform", "skewless.pipelines.commands.run"}
 
 
 def test_a_lazy_import_of_beam_on_the_serving_path_breaks_the_rule(tmp_path):
