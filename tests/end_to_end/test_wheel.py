@@ -181,10 +181,10 @@ def test_installed_wheel_runs_inspects_reports_verifies_exports_and_reads_outsid
     other_python = Path(base_python) != Path(sys.executable)
     if other_python:
         # that Python builds the wheel itself, so setup.py runs on it too (it reads pyproject.toml with tomllib,
-        # or tomli before 3.11); pytest for the smoke subset below
+        # or tomli before 3.11); pytest for the smoke subset below (pytest-xdist too: pyproject.toml's addopts use it)
         wheel = _build_wheel(env_dir / "wheel", python)
     # dependencies come from the package index (pip's cache makes a rerun fast); the wheel itself is local
-    extras = ["pytest", "pytest-timeout"] if other_python else []
+    extras = ["pytest", "pytest-timeout", "pytest-xdist"] if other_python else []
     outside = tmp_path / "user"
     (outside / "configs").mkdir(parents=True)
     # as a user installs a wheel: outside the checkout, nothing but the wheel's own requirements (on 3.10 its pins)
