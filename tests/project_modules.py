@@ -33,3 +33,10 @@ def lazily_imported(node: ast.AST) -> str | None:
         return None
     called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
     return node.args[0].value if called == "lazy_import" and isinstance(node.args[0].value, str) else None
+
+
+def module_names(module: str) -> set[str]:
+    """The names a project module assigns at its top level (read from its source, not imported)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return {target.id for node in tree.body if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Name)}
