@@ -29,7 +29,8 @@ from skewless.sequence_specs import SEQUENCE_COLUMN
 # on first use: the CLI reads input heads with this module before it imports TensorFlow (issue 42 item 2)
 tf = lazy_import("tensorflow")
 tft_metadata = lazy_import("tensorflow_transform.tf_metadata")
-tfxio = lazy_import("tfx_bsl.tfxio")
+tensor_adapter = lazy_import("tfx_bsl.tfxio.tensor_adapter")
+tensor_representation_util = lazy_import("tfx_bsl.tfxio.tensor_representation_util")
 
 KINDS = ("int", "float", "bytes")
 ARROW_TYPES = {"int": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
@@ -102,7 +103,7 @@ def raw_schema(columns: list[RawColumn]):
     sequences = [c for c in columns if c.sequence]
     if not sequences:
         return schema
-    representations = tfxio.tensor_representation_util.InferTensorRepresentationsFromSchema(schema)
+    representations = tensor_representation_util.InferTensorRepresentationsFromSchema(schema)
     struct = schema.feature.add(name=SEQUENCE_COLUMN, type=schema_pb2.STRUCT)
     types = {"int": schema_pb2.INT, "float": schema_pb2.FLOAT, "bytes": schema_pb2.BYTES}
     for column in sequences:
@@ -112,15 +113,15 @@ def raw_schema(columns: list[RawColumn]):
                 feature_path={"step": [SEQUENCE_COLUMN, column.name]}
             )
         )
-    tfxio.tensor_representation_util.SetTensorRepresentationsInSchema(schema, representations)
+    tensor_representation_util.SetTensorRepresentationsInSchema(schema, representations)
     return schema
 
 
 def tensor_adapter_config(columns: list[RawColumn]):
     """How tfx_bsl turns `to_record_batch` batches into the graph's input tensors."""
-    return tfxio.tensor_adapter.TensorAdapterConfig(
+    return tensor_adapter.TensorAdapterConfig(
         arrow_schema(columns),
-        tfxio.tensor_representation_util.InferTensorRepresentationsFromMixedSchema(raw_schema(columns)),
+        tensor_representation_util.InferTensorRepresentationsFromMixedSchema(raw_schema(columns)),
     )
 
 

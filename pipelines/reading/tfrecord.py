@@ -32,7 +32,8 @@ from skewless.schemas.row_checks import RowProblem
 from skewless.sequence_specs import SEQUENCE_COLUMN
 
 # on first use: the CLI reads input heads with this module before it imports TensorFlow (issue 42 item 2)
-coders = lazy_import("tfx_bsl.coders")
+example_coder = lazy_import("tfx_bsl.coders.example_coder")
+sequence_example_coder = lazy_import("tfx_bsl.coders.sequence_example_coder")
 tf = lazy_import("tensorflow")
 
 READ_BYTES = 1 << 20
@@ -139,9 +140,9 @@ def record_decoder(record: str = "example"):
     list<list> columns of one struct column, ``skewless.sequence_specs.SEQUENCE_COLUMN``.
     """
     if record == "sequence_example":
-        decoder = coders.sequence_example_coder.SequenceExamplesToRecordBatchDecoder(SEQUENCE_COLUMN)
+        decoder = sequence_example_coder.SequenceExamplesToRecordBatchDecoder(SEQUENCE_COLUMN)
         return decoder, "tf.train.SequenceExample"
-    return coders.example_coder.ExamplesToRecordBatchDecoder(), "tf.train.Example"
+    return example_coder.ExamplesToRecordBatchDecoder(), "tf.train.Example"
 
 
 def decode_examples(decoder, serialized: list[bytes], path: str, first: int,
