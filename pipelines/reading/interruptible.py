@@ -11,8 +11,8 @@ the call runs in a thread of its own while the main thread waits for it, where C
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
-import time
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
@@ -35,10 +35,7 @@ def interruptible(call: Callable[[], T], cancel: Callable[[], None] | None = Non
     try:
         worker.join()
     except BaseException:
-        if cancel is not None:
-            with contextlib.suppress(Exception):  # the statement may have ended meanwhile
-                cancel()
-        _wait_for(worker)
+        _cancel_and_wait(worker, cancel)
         raise
     if "error" in outcome:
         raise outcome["error"]
@@ -49,13 +46,21 @@ def interruptible(call: Callable[[], T], cancel: Callable[[], None] | None = Non
 _CANCELLED_CALL_SECONDS = 10.0
 
 
-def _wait_for(worker: threading.Thread) -> None:
-    """Lets a cancelled call return before the process goes on to end: a thread still inside the driver when the
-    interpreter finalizes is unwound through its C++ and aborts the process (DuckDB: "FATAL: exception not
-    rethrown", exit -6). Further Ctrl-Cs meanwhile (the `skewless` command repeats one until it is reported) wait."""
-    deadline = time.monotonic() + _CANCELLED_CALL_SECONDS
-    while worker.is_alive() and time.monotonic() < deadline:
-        try:
-            worker.join(0.05)
-        except KeyboardInterrupt:
-            pass
+def _cancel_and_wait(worker: threading.Thread, cancel: Callable[[], None] | None) -> None:
+    """Cancels the call and lets it return before the process goes on to end, with SIGINT ignored meanwhile.
+
+    The `skewless` command repeats a Ctrl-C every second until it is reported (cli.py `_repeat_interrupt`), and
+    one raised inside `cancel()` (a round trip to the server, slow on a loaded machine) skipped the wait: the
+    caller then closed the connection while this thread was still inside the driver's `execute`, and the process
+    died of a segmentation fault (exit -11) instead of reporting the interrupt. A thread still inside the driver
+    when the interpreter finalizes is unwound through its C++ and aborts the process too (DuckDB: "FATAL:
+    exception not rethrown", exit -6). `_thread.interrupt_main` does nothing while SIGINT is ignored; the
+    command's handler comes back afterwards and the repeated interrupt goes on."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        if cancel is not None:
+            with contextlib.suppress(Exception):  # the statement may have ended meanwhile
+                cancel()
+        worker.join(_CANCELLED_CALL_SECONDS)
+    finally:
+        signal.signal(signal.SIGINT, previous)
