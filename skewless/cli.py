@@ -41,9 +41,9 @@ configuration = lazy_import("skewless.config")
 run_directory = lazy_import("skewless.run_directory")
 preflight = lazy_import("skewless.pipelines.plan.preflight")
 progress_display = lazy_import("skewless.progress")
-job = lazy_import("skewless.pipelines.commands.run")
-apply_graph = lazy_import("skewless.pipelines.commands.apply")
-batch_prediction = lazy_import("skewless.pipelines.commands.predict")
+run_command = lazy_import("skewless.pipelines.commands.run")
+apply_command = lazy_import("skewless.pipelines.commands.apply")
+predict_command = lazy_import("skewless.pipelines.commands.predict")
 verify_run = lazy_import("skewless.pipelines.commands.verify")
 raw_types = lazy_import("skewless.pipelines.plan.raw_types")
 reading = lazy_import("skewless.pipelines.reading")
@@ -336,8 +336,8 @@ def run(
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     title = f"skewless run {job_config.name}"
-    result = job.run(job_config, overwrite=overwrite, beam_args=list(ctx.args), progress=_progress_of(title),
-                     process_started=process_started)
+    result = run_command.run(job_config, overwrite=overwrite, beam_args=list(ctx.args),
+                             progress=_progress_of(title), process_started=process_started)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     page = report_page.render_report(result.output_dir)
     say(result.summary())
@@ -386,11 +386,11 @@ def apply(
     runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
     title = f"skewless apply {os.path.basename(os.path.normpath(run_dir))}"
-    result = apply_graph.apply(run_dir, output, inputs=inputs or None, input_format=format,
-                               columns=columns.split(",") if columns else None, header=header,
-                               one_split=splits == "all", overwrite=overwrite, beam_args=list(ctx.args),
-                               process_started=process_started, max_bad_fraction=max_bad_fraction,
-                               progress=_progress_of(title))
+    result = apply_command.apply(run_dir, output, inputs=inputs or None, input_format=format,
+                                 columns=columns.split(",") if columns else None, header=header,
+                                 one_split=splits == "all", overwrite=overwrite, beam_args=list(ctx.args),
+                                 process_started=process_started, max_bad_fraction=max_bad_fraction,
+                                 progress=_progress_of(title))
     page = report_page.render_report(result.output_dir)
     say(result.summary())
     say(f"report: {page}")
@@ -432,9 +432,9 @@ def predict(
     _check_input_paths(inputs)
     runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")
-    result = batch_prediction.predict(export_dir, inputs, output, output_format=format, keys=keys,
-                                      input_format=input_format, columns=columns.split(",") if columns else None,
-                                      overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started)
+    result = predict_command.predict(export_dir, inputs, output, output_format=format, keys=keys,
+                                     input_format=input_format, columns=columns.split(",") if columns else None,
+                                     overwrite=overwrite, beam_args=list(ctx.args), process_started=process_started)
     say(result.summary())
 
 
