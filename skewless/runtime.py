@@ -66,12 +66,14 @@ def import_tf_transform_stack(*modules: str) -> None:
     TensorFlow imports the optimizers of whichever Keras `tf.keras` is as it is imported, and tf.Transform
     sets TF_USE_LEGACY_KERAS=1 when it is imported itself (it works with Keras 2, tf_keras, only): setting it
     first (unless the user did) spares loading Keras 3 for nothing, 0.6 s of CPU and 1,000 modules. tf.lite
-    imports JAX where it is installed (`from jax import jit`, 0.7 s) for a converter no job uses: hidden
-    while the stack is imported, importable again afterwards. Keras 3 and JAX are still imported where a
-    command uses them later (the Keras preprocessor, skewless.layers).
+    imports JAX where it is installed (`from jax import jit`, 0.7 s) for a converter no job uses, and
+    TensorFlow's legacy Keras engine imports SciPy for its sparse-matrix inputs (`scipy.sparse`, 0.5 s of a
+    fresh run) where it is installed, a Keras 2 training input no job passes: both hidden while the stack is
+    imported, importable again afterwards. Keras 3, JAX and SciPy are still imported where a command uses
+    them later (the Keras preprocessor, skewless.layers, validate's p-values).
     """
     os.environ.setdefault(_LEGACY_KERAS, "1")
-    with _hidden(("jax",)):
+    with _hidden(("jax", "scipy")):
         import_frozen(*modules)
 
 

@@ -10,7 +10,12 @@ beside each distance (skewless/drift.py; docs/statistics.md, "Sample sizes").
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+
+from skewless.lazy_imports import lazy_import
+
+# SciPy (0.5 s to import) only when a p-value is computed: a run's report imports this module for its drift
+# table, and a run with one split computes none
+stats = lazy_import("scipy.stats")
 
 # a difference is beyond sampling noise when its test's p-value is below this: at most 1 false alarm in 1,000
 # comparisons of two samples of one distribution, per feature

@@ -4,7 +4,8 @@ A row's key is a 64-bit hash of its typed values in the split key column (`outpu
 columns (`row_keys`: the reader computes it for every good row, `sources.RowReader`); its split is where the top
 53 bits of the key, as a uniform number in [0, 1), fall among the splits' cumulative fractions (`split_of`: the
 transform pass, the split statistics, `make_raw_dataset` and `skewless verify` take it). The key depends on the
-values alone, not on the input's format nor on how it was cut into units (docs/values.md, "Splits").
+values alone, not on the input's format nor on how it was cut into units (docs/values.md, "Splits"). With one
+split every row goes to it whatever its key, and the job's reader leaves the keys at zero (`RowReader.keyed`).
 """
 
 from __future__ import annotations

@@ -31,10 +31,11 @@ main()
 """
 
 
-def skewless(*args, cwd=None):
-    """Runs `skewless ARGS` in a fresh process: (exit code, stdout without the last line, stderr, heavy modules)."""
+def skewless(*args, cwd=None, heavy=HEAVY):
+    """Runs `skewless ARGS` in a fresh process: (exit code, stdout without the last line, stderr, which of the
+    `heavy` modules it loaded)."""
     environment = {key: value for key, value in os.environ.items() if key != "SKEWLESS_DEBUG"}
-    done = subprocess.run([sys.executable, "-c", _RUN_AND_LIST.format(heavy=HEAVY, args=list(args))],
+    done = subprocess.run([sys.executable, "-c", _RUN_AND_LIST.format(heavy=heavy, args=list(args))],
                           capture_output=True, text=True, env=environment, cwd=cwd, timeout=300)
     *out, loaded = done.stdout.splitlines()
     return done.returncode, "\n".join(out), done.stderr, json.loads(loaded)
@@ -223,6 +224,19 @@ def test_run_loads_no_keras_3_and_ends_through_the_exit_handlers(tmp_path):
     assert out.splitlines()[-1] == f"report: {tmp_path / 'out' / 'report.html'}"  # the last line names the page
 
 
+def test_a_run_with_one_split_loads_no_scipy(tmp_path):
+    """SciPy is the p-values of drift between splits (skewless/significance.py): a run with one split has none to
+    compute, and neither its import of the stack nor its report loads SciPy (0.5-1 s of a fresh run)."""
+    path = tmp_path / "job.yaml"
+    config = example_config(tmp_path / "out", input={"format": "synthetic", "rows": 500, "seed": 2},
+                            output={"shards": 1, "splits": {"train": 1.0}})
+    path.write_text(yaml.safe_dump(config))
+    code, _, err, loaded = skewless("run", str(path), heavy=("tensorflow", "scipy"))
+    assert code == 0, err
+    assert loaded == ["tensorflow"]
+    assert (tmp_path / "out" / "report.html").stat().st_size > 0
+
+
 def test_run_json_seconds_count_from_the_command_not_from_its_process_id(tmp_path):
     """Issue 42 item 4: `bash -c 'pip install ... && skewless run ...'` execs skewless in the shell's process,
     whose start the kernel records: run.json counted the install as start-up (136-409 s for a 9 s job)."""
@@ -238,12 +252,14 @@ def test_run_json_seconds_count_from_the_command_not_from_its_process_id(tmp_pat
     assert 0 < seconds["startup"] and seconds["startup"] + seconds["pipeline"] <= seconds["total"] <= wall - pause
 
 
-def test_jax_is_hidden_only_while_the_stack_is_imported():
-    """tf.lite imports JAX if installed; the job commands' import leaves it out, and it imports as usual after."""
-    if importlib.util.find_spec("jax") is None:
-        pytest.skip("JAX is not installed: nothing to hide")
+@pytest.mark.parametrize("hidden", ["jax", "scipy"])
+def test_a_package_is_hidden_only_while_the_stack_is_imported(hidden):
+    """tf.lite imports JAX, TensorFlow's legacy Keras engine SciPy, if installed; the job commands' import leaves
+    them out, and each imports as usual after."""
+    if importlib.util.find_spec(hidden) is None:
+        pytest.skip(f"{hidden} is not installed: nothing to hide")
     script = ("import sys\nfrom skewless import runtime\nruntime.import_tf_transform_stack('tensorflow')\n"
-              "print('jax' in sys.modules)\nimport jax\nprint('jax' in sys.modules)\n")
+              f"print({hidden!r} in sys.modules)\nimport {hidden}\nprint({hidden!r} in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
