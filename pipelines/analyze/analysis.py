@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import re
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -35,6 +36,7 @@ from skewless.pipelines.output.files import read_json, write_json
 from skewless.pipelines.reading.parsed_units import in_input_order, kept, stream_path
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
+from skewless.pipelines.runner.bundle_threads import ThreadedMap
 
 STATS_CACHE = "skewless-stats"
 COLUMN_STATES = "column_states"  # the analysis's RawStatsFn state of the input, before `as_restored`
@@ -47,19 +49,25 @@ def cached_stats(cache_dir: str, name: str) -> dict | None:
     return read_json(path)
 
 
-def _read_chunks(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str | None):
-    """The unit's chunks read from the input, counted (and kept for the transform pass under `parsed_dir`)."""
+def _read_chunks(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str | None,
+                 ahead: bool = True):
+    """The unit's chunks read from the input (by a thread of their own, `ahead`), counted (and kept for the
+    transform pass under `parsed_dir`)."""
     counter = RowCounter(staging_dir, "analyze", f"{dataset}-{unit.index:05d}")
     chunks = reader.read(unit)
     if parsed_dir is not None:
         chunks = kept(chunks, stream_path(parsed_dir, unit.index))
-    return counted(read_ahead(chunks), counter)
+    return counted(read_ahead(chunks) if ahead else chunks, counter)
 
 
-def _keep_unit(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str) -> int:
-    """Parses the unit into its kept stream (in parallel with the other units); returns its index."""
-    for _ in _read_chunks(unit, reader, staging_dir, dataset, parsed_dir):
-        pass
+def _keep_unit(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str,
+               stop: threading.Event) -> int:
+    """Parses the unit into its kept stream, on a thread of `ThreadedMap` (beside the bundle's other units);
+    returns its index. Once `stop` is set it stops after the chunk it is on, its stream left incomplete."""
+    with contextlib.closing(_read_chunks(unit, reader, staging_dir, dataset, parsed_dir, ahead=False)) as chunks:
+        for _ in chunks:
+            if stop.is_set():
+                break
     return unit.index
 
 
@@ -169,11 +177,13 @@ class AnalyzeInputs(beam.PTransform):
         spec = self._spec
         units = spec.datasets[name]
         if self._parsed_dir is not None:
-            # the units are parsed in parallel into their kept streams, which the one canonical stream reads back
+            # the units are parsed in parallel into their kept streams, which the one canonical stream reads back;
+            # a bundle's units on all of its worker's cores (on an in-process runner the bundle holds them all)
             ready = (
                 pipeline
                 | f"Plan[{name}]" >> beam.Create(units, reshuffle=True)
-                | f"Read[{name}]" >> beam.Map(_keep_unit, spec.reader, spec.staging_dir, name, self._parsed_dir)
+                | f"Read[{name}]" >> beam.ParDo(
+                    ThreadedMap(_keep_unit, spec.reader, spec.staging_dir, name, self._parsed_dir))
                 | f"AllRead[{name}]" >> beam.combiners.ToList()
             )
         else:
