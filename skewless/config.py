@@ -342,8 +342,9 @@ class RunnerConfig(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
     # seconds a started job may go without any worker reading a row before it is cancelled (None: wait forever)
     start_timeout: float | None = Field(default=600, gt=0)
-    # the transform pass reads the next chunk and gzips on threads of their own, overlapping with the graph and
-    # the encoder on several cores; false: everything on the worker's thread (the same bytes)
+    # a bundle's work units parsed and transformed on all cores at once, the next chunk read and gzip on threads
+    # of their own, overlapping with the graph and the encoder; false: everything on the worker's thread (the
+    # same bytes)
     overlap_stages: bool = True
 
 

@@ -183,7 +183,8 @@ class AnalyzeInputs(beam.PTransform):
                 pipeline
                 | f"Plan[{name}]" >> beam.Create(units, reshuffle=True)
                 | f"Read[{name}]" >> beam.ParDo(
-                    ThreadedMap(_keep_unit, spec.reader, spec.staging_dir, name, self._parsed_dir))
+                    ThreadedMap(_keep_unit, spec.reader, spec.staging_dir, name, self._parsed_dir,
+                                threads=None if spec.overlap_stages else 1))
                 | f"AllRead[{name}]" >> beam.combiners.ToList()
             )
         else:

@@ -1,15 +1,15 @@
-"""`ThreadedMap`: a Map whose elements of one bundle run on the worker's cores at once, results in element order.
+"""Work of one bundle on the worker's cores at once: a bundle's elements run on a pool of one thread per core,
+their results emitted in element order when the bundle finishes.
 
-The analysis parses each work unit into its kept stream (pipelines/analyze/analysis.py). On an in-process runner
-every unit arrives in one bundle and Beam runs a bundle's elements one after the other on one thread, while
-parsing (Arrow's CSV reader, compute kernels, IPC writes) runs mostly outside the GIL: one core parsed and the
-other waited. Here a bundle's elements are handed to a pool of one thread per core as they arrive and their
-results are emitted when the bundle finishes, in the order the elements came. A distributed runner still spreads
-the elements over its workers by bundle; each worker's bundle uses its own cores.
+On an in-process runner every work unit arrives in one bundle and Beam runs a bundle's elements one after the
+other on one thread, while the work per unit (Arrow's CSV reader and compute kernels, TensorFlow's graph, the
+Example encoder, zlib) runs mostly outside the GIL: one core worked and the other waited. A distributed runner
+still spreads the elements over its workers by bundle; each worker's bundle uses its own cores.
 
-`fn(element, *args, stop=event)` runs on a pool thread: it should return soon after `event` is set, which
-happens when the bundle fails or is interrupted (Ctrl-C in the waiting thread); the bundle waits for every
-started element to return before it ends, so no thread writes after the job cleaned up its staging folder.
+`ThreadedBundle.run_element(element, stop)` runs on a pool thread: it should return (or raise) soon after `stop`
+is set, which happens when an element of the bundle failed or the waiting thread was interrupted (Ctrl-C); the
+bundle waits for every started element before it ends, so no thread writes after the job cleaned up its staging
+folder.
 """
 
 from __future__ import annotations
@@ -25,23 +25,34 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 
-class ThreadedMap(beam.DoFn):
-    """`beam.Map(fn, *args)` for elements in the global window, up to `threads` (default: the cores) at once."""
+class Stopped(Exception):
+    """Raised by an element that stopped because another of its bundle failed (never the bundle's own error)."""
 
-    def __init__(self, fn: Callable, *args, threads: int | None = None):
+
+class ThreadedBundle(beam.DoFn):
+    """A DoFn whose `run_element` runs up to `threads` (default: the cores) elements at once, in the global window;
+    with one thread, each in `process`."""
+
+    def __init__(self, threads: int | None = None):
         super().__init__()
-        self._fn = fn
-        self._args = args
-        self._threads = threads or os.cpu_count() or 1
+        self._threads = threads
         self._pool = None
+
+    def run_element(self, element, stop: threading.Event):
+        raise NotImplementedError
 
     def start_bundle(self):
         self._stop = threading.Event()
-        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skewless-bundle")
+        threads = self._threads or os.cpu_count() or 1
+        # one thread: each element runs in `process`, on the DoFn's own thread, as a plain DoFn's would
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="skewless-bundle") if threads > 1 else None
         self._pending = []
 
-    def process(self, element):
-        self._pending.append(self._pool.submit(self._fn, element, *self._args, stop=self._stop))
+    def process(self, element, *unused_side_inputs, **unused_keyword_side_inputs):
+        if self._pool is None:
+            yield self.run_element(element, self._stop)
+        else:
+            self._pending.append(self._pool.submit(self.run_element, element, self._stop))
 
     def finish_bundle(self):
         try:
@@ -59,3 +70,15 @@ class ThreadedMap(beam.DoFn):
             self._stop.set()
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+class ThreadedMap(ThreadedBundle):
+    """`beam.Map(fn, *args)` as a `ThreadedBundle`: `fn(element, *args, stop=event)`."""
+
+    def __init__(self, fn: Callable, *args, threads: int | None = None):
+        super().__init__(threads)
+        self._fn = fn
+        self._args = args
+
+    def run_element(self, element, stop: threading.Event):
+        return self._fn(element, *self._args, stop=stop)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -33,6 +34,7 @@ from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.write.shards import ShardWriter
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
 from skewless.pipelines.reading.split_rule import split_of
+from skewless.pipelines.runner.bundle_threads import Stopped, ThreadedBundle
 from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
 from skewless.run_summary import Shard
@@ -137,9 +139,18 @@ class ChunkTransformer:
         self._transformed_spec = self.output.transformed_feature_spec()
         # `row_wise` columns (distinct_values.row_wise_columns) go through the graph once per distinct value
         self._feed = DistinctFeed(self.output, columns, row_wise or {})
+        # the first call loads the graph into tf.Transform's Keras layer, which it makes once: one thread at a time
+        # until then (the transform pass runs units on several threads)
+        self._first_call = threading.Lock()
+        self._loaded = False
 
     def transform(self, table: pa.Table) -> dict:
         """Raw rows (typed columns, nulls where missing) -> transformed tensors, one row each."""
+        if not self._loaded:
+            with self._first_call:
+                transformed = self._feed.transform(table)
+                self._loaded = True
+                return transformed
         return self._feed.transform(table)
 
     def encode(self, batch: pa.RecordBatch) -> Records:
@@ -186,10 +197,13 @@ class UnitWriteSpec:
     overlap_stages: bool = True  # read ahead and gzip on threads of their own (the same bytes)
 
 
-class TransformUnitFn(beam.DoFn):
-    """Transforms and writes one work unit; yields its summary (rows per split, shards, quarantine)."""
+class TransformUnitFn(ThreadedBundle):
+    """Transforms and writes one work unit; yields its summary (rows per split, shards, quarantine). A bundle's
+    units run on all cores at once (`ThreadedBundle`; one at a time without `overlap_stages`): each writes its own
+    shards, so their bytes are the same."""
 
     def __init__(self, spec: UnitWriteSpec):
+        super().__init__(threads=None if spec.overlap_stages else 1)
         self._spec = spec
         self._transformer = None
         self._vocabulary_sizes = None
@@ -205,6 +219,9 @@ class TransformUnitFn(beam.DoFn):
         }
 
     def process(self, unit: WorkUnit, graph_ready=None):
+        yield from super().process(unit)
+
+    def run_element(self, unit: WorkUnit, stop: threading.Event) -> UnitSummary:
         started = unit_clock()
         threaded = self._spec.overlap_stages
         writers = self._open_writers(unit)
@@ -215,6 +232,8 @@ class TransformUnitFn(beam.DoFn):
             counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")
             chunks = read_ahead(self._chunks(unit)) if threaded else self._chunks(unit)
             for chunk in counted(chunks, counter):
+                if stop.is_set():
+                    raise Stopped(f"unit {unit.index} stopped")
                 read += chunk.rows_read
                 unlabeled += chunk.unlabeled
                 quarantine.extend(row.to_json() for row in chunk.bad)
@@ -228,8 +247,8 @@ class TransformUnitFn(beam.DoFn):
             writer.close()
         if quarantine:
             write_quarantine(self._spec.staging_dir, unit.index, self._spec.unit_count, quarantine)
-        yield self._summary(unit, read, unlabeled, quarantine, writers, oov,
-                            UnitClock(started=started, finished=unit_clock()))
+        return self._summary(unit, read, unlabeled, quarantine, writers, oov,
+                             UnitClock(started=started, finished=unit_clock()))
 
     def _open_writers(self, unit: WorkUnit) -> dict[str, ShardWriter]:
         spec = self._spec

@@ -40,7 +40,7 @@ def test_two_elements_run_at_once_and_come_out_in_their_order():
     do_fn = ThreadedMap(_meet_then_square, threads=2)
     do_fn.start_bundle()
     for element in (1, 2):
-        assert do_fn.process(element) is None  # nothing until the bundle finishes
+        assert list(do_fn.process(element)) == []  # nothing until the bundle finishes
     assert [value.value for value in do_fn.finish_bundle()] == [1, 4]
     assert not [t for t in threading.enumerate() if t.name.startswith("skewless-bundle")]
 
