@@ -37,6 +37,7 @@ from skewless.pipelines.reading.parsed_units import in_input_order, kept, stream
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
 from skewless.pipelines.runner.bundle_threads import ThreadedMap
+from skewless.pipelines.runner.stage_thread import StageThread
 
 STATS_CACHE = "skewless-stats"
 COLUMN_STATES = "column_states"  # the analysis's RawStatsFn state of the input, before `as_restored`
@@ -97,9 +98,16 @@ def tables_and_statistics(_ready, units: list[WorkUnit], reader: RowReader, stag
     a split does (`AnalysisSpec.counts_as_splits_do`), for a split that receives every row
     (`statistics.in_input_order.split_states`), which would count the same tables again."""
     accumulator = counting.create_accumulator()
-    for table in canonical_tables(_ready, units, reader, staging_dir, dataset, parsed_dir, overlap):
-        counting.add_input(accumulator, table)
-        yield table
+    # counted on a thread of their own, in order, while the analysis graph runs on the tables (`overlap`): Arrow's
+    # kernels and the sketches run beside TensorFlow's, ~0.45 of 1M census rows' ~3.1 s in this stage
+    counter = StageThread("skewless-raw-stats", 2, overlap)
+    try:
+        for table in canonical_tables(_ready, units, reader, staging_dir, dataset, parsed_dir, overlap):
+            counter.submit(counting.add_input, accumulator, table)
+            yield table
+        counter.drain()
+    finally:
+        counter.abort()
     yield beam.pvalue.TaggedOutput(COLUMN_STATES, counting.extract_output(accumulator))
 
 

@@ -19,7 +19,7 @@ from apache_beam.io.filesystems import CompressionTypes, FileSystems
 from skewless.pipelines.output.tfrecord_crc import masked
 from skewless.pipelines.write import native_records
 from skewless.pipelines.write.example_encoder import Records
-from skewless.pipelines.write.stage_thread import StageThread
+from skewless.pipelines.runner.stage_thread import StageThread
 
 FRAMING_BYTES = 16  # per record: its length (8), the length's CRC (4), the record's CRC (4)
 

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from skewless.pipelines.write.stage_thread import StageThread
+from skewless.pipelines.runner.stage_thread import StageThread
 
 
 def test_calls_run_in_order_on_one_other_thread():
