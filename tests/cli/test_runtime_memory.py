@@ -20,3 +20,48 @@ def test_arrow_allocates_from_malloc_unless_the_user_chose_a_pool(users_pool, ex
         env["ARROW_DEFAULT_MEMORY_POOL"] = users_pool
     done = subprocess.run([sys.executable, "-c", POOL_AFTER_SETUP], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == expected
+
+
+ARENAS_AFTER_THREADS = """
+import ctypes, sys, threading
+from skewless import runtime
+if sys.argv[1] == "setup":
+    runtime.keep_freed_memory()
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+start = threading.Barrier(8)
+
+def allocate():
+    start.wait()
+    for _ in range(200):
+        blocks = [libc.malloc(65536) for _ in range(50)]
+        for block in blocks:
+            libc.free(block)
+
+threads = [threading.Thread(target=allocate) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+libc.fdopen.restype = ctypes.c_void_p
+out = libc.fdopen(1, b"w")
+libc.malloc_info(0, ctypes.c_void_p(out))
+libc.fflush(ctypes.c_void_p(out))
+"""
+
+
+def _arenas(setup: str, env: dict) -> int:
+    done = subprocess.run([sys.executable, "-c", ARENAS_AFTER_THREADS, setup], env=env, capture_output=True,
+                          check=True)
+    return done.stdout.count(b"<heap nr=")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_the_jobs_threads_share_two_malloc_arenas_unless_the_user_chose():
+    """Each arena keeps its own freed memory (the trim threshold is 1 GB): the job's threads share two."""
+    env = {key: value for key, value in os.environ.items() if key != "MALLOC_ARENA_MAX"}
+    if _arenas("none", env) <= 2:  # by default, eight threads allocating at once get arenas of their own
+        pytest.skip("the threads did not contend for malloc here: no arena to limit")
+    assert _arenas("setup", env) <= 2
+    assert _arenas("setup", {**env, "MALLOC_ARENA_MAX": "1"}) == 1
