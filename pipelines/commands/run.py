@@ -39,7 +39,7 @@ from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.analyze.distinct_limits import raw_column_limits
 from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
 from skewless.pipelines.reading.sources import RowReader
-from skewless.pipelines.runner import arrow_coder, beam_introspection, runners
+from skewless.pipelines.runner import arrow_coder, beam_introspection, runners, state_sampler
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
 from skewless.pipelines.plan.plan import JobPlan, plan
@@ -187,7 +187,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
     with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
-            key_lookup.installed(), deferred_schema.skipped(), arrow_coder.registered(), \
+            key_lookup.installed(), deferred_schema.skipped(), arrow_coder.registered(), state_sampler.quick(), \
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):
             analyzed = pipeline | "AnalyzeInputs" >> AnalyzeInputs(analysis)
