@@ -36,7 +36,7 @@ from skewless.pipelines.output.files import read_json, write_json
 from skewless.pipelines.reading.parsed_units import in_input_order, kept, stream_path
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
-from skewless.pipelines.runner.bundle_threads import ThreadedMap
+from skewless.pipelines.runner.bundle_threads import Stopped, ThreadedMap
 from skewless.pipelines.runner.stage_thread import StageThread
 
 STATS_CACHE = "skewless-stats"
@@ -64,11 +64,12 @@ def _read_chunks(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: s
 def _keep_unit(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str,
                stop: threading.Event) -> int:
     """Parses the unit into its kept stream, on a thread of `ThreadedMap` (beside the bundle's other units);
-    returns its index. Once `stop` is set it stops after the chunk it is on, its stream left incomplete."""
+    returns its index. Once `stop` is set (another unit failed) it stops after the chunk it is on (`Stopped`),
+    its stream left incomplete."""
     with contextlib.closing(_read_chunks(unit, reader, staging_dir, dataset, parsed_dir, ahead=False)) as chunks:
         for _ in chunks:
             if stop.is_set():
-                break
+                raise Stopped(f"unit {unit.index} stopped")
     return unit.index
 
 

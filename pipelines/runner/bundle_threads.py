@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable
 
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
+
+_WAIT_STEP_SECONDS = 0.1
 
 
 class Stopped(Exception):
@@ -57,6 +59,10 @@ class ThreadedBundle(beam.DoFn):
     def finish_bundle(self):
         try:
             for future in self._pending:
+                # waits in short steps: the waiting (main) thread runs Python between them, so a Ctrl-C that the
+                # kernel handed to another thread is raised here within a step, not once the element is done
+                while not wait([future], timeout=_WAIT_STEP_SECONDS).done:
+                    pass
                 yield WindowedValue(future.result(), MIN_TIMESTAMP, [GlobalWindow()])
         finally:
             self._stopped()
