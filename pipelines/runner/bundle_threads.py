@@ -50,7 +50,7 @@ class ThreadedBundle(beam.DoFn):
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="skewless-bundle") if threads > 1 else None
         self._pending = []
 
-    def process(self, element, *unused_side_inputs, **unused_keyword_side_inputs):
+    def process(self, element):
         if self._pool is None:
             yield self.run_element(element, self._stop)
         else:
