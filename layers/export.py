@@ -34,7 +34,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from skewless import staged_folder
+from skewless import interrupt_request, staged_folder
 from skewless.boolean_values import as_number
 from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
@@ -145,6 +145,7 @@ def export_serving_model(
     try:
         staged = os.path.join(claimed, staged_folder.STAGED)
         _write_export(archive, staged, graph, serving_spec, api)
+        interrupt_request.stop_if_requested()  # a Ctrl-C a C extension swallowed publishes nothing either
         # checked again at publish time: someone may have put files in the old export meanwhile
         staged_folder.publish(staged, export_dir, claimed, lambda path: _check_export_folder(path, overwrite))
     finally:

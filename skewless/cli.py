@@ -24,7 +24,7 @@ from typing import Callable, List, Optional
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from skewless import runtime
+from skewless import interrupt_request, runtime
 from skewless.errors import SkewlessError, one_line, output_exists, own_message
 from skewless.export_target import check_export_folder, check_model_file
 from skewless.input_formats import FILE_FORMATS, reader_of
@@ -233,12 +233,11 @@ def _interrupted(error: BaseException) -> bool:
     """Whether `error` comes of a Ctrl-C: Beam re-raises one in a step as a RuntimeError, and one that lands in a
     C extension (TensorFlow's) can come out as any error at all; `_on_interrupt` saw those."""
     causes = _causes(error)
-    return _INTERRUPT_RECEIVED.is_set() or any(
+    return interrupt_request.REQUESTED.is_set() or any(
         isinstance(cause, KeyboardInterrupt) or str(cause).startswith("KeyboardInterrupt") for cause in causes)
 
 
-# set by `_on_interrupt`, the `skewless` command's SIGINT handler, and by `interrupted` once it is reported
-_INTERRUPT_RECEIVED = threading.Event()
+# set by `interrupted` once a Ctrl-C (`interrupt_request.REQUESTED`, set by `_on_interrupt`) is reported
 _INTERRUPT_REPORTED = threading.Event()
 # stderr while `_on_interrupt` has it silenced
 _SILENCED_STDERR: list = []
@@ -255,8 +254,8 @@ def _on_interrupt(signum, frame) -> None:
     `nest.flatten` turned one into a SystemError that tf.Transform's tracing caught and went on, and the run then
     finished and published. So the first Ctrl-C also starts a thread that raises it again in the main thread
     every second until `interrupted` has reported it."""
-    if not _INTERRUPT_RECEIVED.is_set():
-        _INTERRUPT_RECEIVED.set()
+    if not interrupt_request.REQUESTED.is_set():
+        interrupt_request.REQUESTED.set()
         if _QUIET_AFTER_INTERRUPT.is_set():
             # what the interrupted code prints on its way out (that SystemError's traceback, printed from C++)
             # says nothing the one line "interrupted" does not; `interrupted` restores stderr
@@ -692,13 +691,13 @@ def main() -> None:
         signal.signal(signal.SIGINT, _on_interrupt)
     try:
         app()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # one raised after the command's own handling (`reports_errors`) ended
         typer.echo("skewless: interrupted", err=True)
-        sys.exit(130)
+        runtime.exit_without_teardown(INTERRUPTED, interrupted=True)
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):
             _flush_stdout()
-            runtime.exit_without_teardown(done.code or 0)
+            runtime.exit_without_teardown(done.code or 0, interrupted=interrupt_request.REQUESTED.is_set())
         raise
 
 

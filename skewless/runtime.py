@@ -193,16 +193,22 @@ def quiet_pipeline_errors() -> None:
     logging.getLogger("apache_beam.runners").setLevel(logging.CRITICAL)
 
 
-def exit_without_teardown(code: int) -> NoReturn:
+def exit_without_teardown(code: int, interrupted: bool = False) -> NoReturn:
     """Ends the process as `sys.exit(code)` would, minus the interpreter's teardown, where the heavy stack
-    was imported and no other thread runs (else it exits as usual, waiting for the threads).
+    was imported and no other thread runs, or the command was `interrupted` (else it exits as usual, waiting
+    for the threads).
 
     Teardown finalizes the stack's ~900,000 import-time objects module by module: 0.4-0.6 s after every job,
     for nothing, since the process ends. What teardown does that matters is done first: the exit handlers
     (logging flushed, TensorFlow's AutoGraph temporary files removed, the tests' own handlers) and the
     standard streams flushed. A command's output files are closed before it returns.
+
+    After a Ctrl-C the threads are not waited for: the command cleaned up on its way out, and the interrupt
+    can leave a thread that never ends. Beam's state sampler is one: each bundle starts it (not a daemon) and
+    stops it in a `finally`, which a Ctrl-C raised a line before the stop skips; the process then waited for
+    it at exit, for ever (seen once in CI and once in 40 interrupted runs beside a busy core, 2026-11-27).
     """
-    if "tensorflow" not in sys.modules or threading.active_count() > 1:
+    if not interrupted and ("tensorflow" not in sys.modules or threading.active_count() > 1):
         sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

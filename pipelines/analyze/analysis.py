@@ -36,7 +36,8 @@ from skewless.pipelines.output.files import read_json, write_json
 from skewless.pipelines.reading.parsed_units import in_input_order, kept, stream_path
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
-from skewless.pipelines.runner.bundle_threads import Stopped, ThreadedMap
+from skewless.pipelines.runner.bundle_threads import ThreadedMap
+from skewless.pipelines.runner.element_stop import Stopped
 from skewless.pipelines.runner.stage_thread import StageThread
 
 STATS_CACHE = "skewless-stats"

@@ -27,7 +27,7 @@ from typing import Iterable, Iterator
 
 from apache_beam.io.filesystems import FileSystems
 
-from skewless import staged_folder
+from skewless import interrupt_request, staged_folder
 from skewless.errors import InputError, OutputError, OutputExistsError, output_exists
 from skewless.pipelines.output import files, object_store
 from skewless.run_directory import RUN_FILE
@@ -71,6 +71,7 @@ class StagedOutput:
         try:
             staged = os.path.join(claimed, STAGED)
             yield staged
+            interrupt_request.stop_if_requested()  # a Ctrl-C a C extension swallowed publishes nothing either
             if self._stand_in:
                 clear_remote_output(self.output_dir, self.overwrite, self.kind)
                 object_store.upload(staged, self.output_dir)

@@ -24,11 +24,9 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
+from skewless.pipelines.runner.element_stop import stopped_by
+
 _WAIT_STEP_SECONDS = 0.1
-
-
-class Stopped(Exception):
-    """Raised by an element that stopped because another of its bundle failed (never the bundle's own error)."""
 
 
 class ThreadedBundle(beam.DoFn):
@@ -52,9 +50,13 @@ class ThreadedBundle(beam.DoFn):
 
     def process(self, element):
         if self._pool is None:
-            yield self.run_element(element, self._stop)
+            yield self._run(element)
         else:
-            self._pending.append(self._pool.submit(self.run_element, element, self._stop))
+            self._pending.append(self._pool.submit(self._run, element))
+
+    def _run(self, element):
+        with stopped_by(self._stop):
+            return self.run_element(element, self._stop)
 
     def finish_bundle(self):
         try:

@@ -34,7 +34,8 @@ from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.write.shards import ShardWriter
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
 from skewless.pipelines.reading.split_rule import split_of
-from skewless.pipelines.runner.bundle_threads import Stopped, ThreadedBundle
+from skewless.pipelines.runner.bundle_threads import ThreadedBundle
+from skewless.pipelines.runner.element_stop import Stopped
 from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
 from skewless.run_summary import Shard
