@@ -13,13 +13,12 @@ import re
 import select
 import struct
 import subprocess
-import sys
 import termios
 import time
 
 import yaml
 
-from commands import TESTS
+from commands import TESTS, as_a_shell_starts_it
 from example_job import example_config
 
 WIDTH = 80
@@ -76,7 +75,7 @@ def test_ctrl_c_leaves_only_the_interrupted_line(tmp_path):
     environment = {key: value for key, value in os.environ.items() if key not in ("SKEWLESS_DEBUG", "COLUMNS")}
     environment.update(PYTHONPATH=str(TESTS), TERM="xterm-256color")
     process = subprocess.Popen(
-        [sys.executable, "-m", "skewless", "run", str(config)], stdin=terminal, stdout=terminal, stderr=terminal,
+        as_a_shell_starts_it("-m", "skewless", "run", str(config)), stdin=terminal, stdout=terminal, stderr=terminal,
         env=environment, start_new_session=True,
         # the terminal becomes the run's controlling terminal: ^C typed into it is the driver's SIGINT
         preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))

@@ -9,12 +9,12 @@ Ctrl-C raised a line earlier skips. A run interrupted there waited for it at exi
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
+from commands import as_a_shell_starts_it
 from example_job import example_config
 from skewless import interrupt_request
 from skewless.config import load_config
@@ -41,7 +41,7 @@ cli.main()
 
 
 def test_ctrl_c_ends_the_command_though_a_thread_it_left_runs(tmp_path):
-    process = subprocess.Popen([sys.executable, "-c", SCRIPT], cwd=tmp_path, stdout=subprocess.PIPE,
+    process = subprocess.Popen(as_a_shell_starts_it("-c", SCRIPT), cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     assert process.stdout.readline() == "waiting\n"  # the command runs, the sampler's thread beside it
     process.send_signal(signal.SIGINT)

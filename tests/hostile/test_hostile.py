@@ -5,14 +5,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import tracemalloc
 
 import pytest
 from typer.testing import CliRunner
 
-from commands import TESTS
+from commands import TESTS, as_a_shell_starts_it
 from example_job import REPO
 import cases_input_limits
 import cases_output_safety
@@ -48,20 +47,11 @@ def _run_in_process(args):
     return result.exit_code, result.stdout, result.stderr
 
 
-# The command as a terminal's shell starts it, SIGINT neither ignored nor blocked, whatever the test worker's own
-# disposition is (inherited across exec: an ignored SIGINT makes `skewless` leave Ctrl-C ignored, as under nohup),
-# then exec'd in the same process, so the process group's Ctrl-C reaches it.
-AS_A_SHELL_STARTS_IT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-                        "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT]); "
-                        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
-
-
 def _run_process(case, args, folder):
     environment = {key: value for key, value in os.environ.items() if key != "SKEWLESS_DEBUG"}
     environment["PYTHONPATH"] = str(TESTS)
     environment.pop("TF_CPP_MIN_LOG_LEVEL", None)  # as a user's shell has it: what TensorFlow prints, shows
-    process = subprocess.Popen([sys.executable, "-c", AS_A_SHELL_STARTS_IT, "-m", "skewless", *map(str, args)],
-                               stdout=subprocess.PIPE,
+    process = subprocess.Popen(as_a_shell_starts_it("-m", "skewless", *map(str, args)), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=environment, cwd=folder / "cwd",
                                start_new_session=True)
     if case.drive is not None:
