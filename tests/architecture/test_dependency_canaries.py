@@ -89,12 +89,16 @@ def test_tft_writes_each_analysis_savedmodel_through_one_module_function():
 def test_tft_vocabulary_file_rules_are_still_public_helpers():
     import tensorflow_transform as tft
 
+    from skewless.pipelines.analyze.vocabularies import writable
+
     regex = tft.analyzers.get_vocab_newline_characters_regex(tf.string, "text")
-    unwritable = [b"", b"a\nb", b"c\rd"]
-    matches = tf.strings.regex_full_match(tf.constant(unwritable + [b"x", b"a b"]), regex).numpy().tolist()
-    assert matches == [True, True, True, False, False], (
-        f"tf.Transform get_vocab_newline_characters_regex no longer matches exactly the empty tokens and those with "
-        f"line breaks ({regex!r}): pipelines/analyze/vocabularies.py drops what it matches, as tft.vocabulary does")
+    tokens = [b"", b"a\nb", b"c\rd", b"\n", b"\r\n", b"x", b"a b", b" ", b"\t", b"\x0b", b"\x0c", b"\x1c",
+              "\u2028".encode(), "\x85".encode(), b"\xff\xfe", b"\x00", "caf\u00e9\n".encode()]
+    matches = tf.strings.regex_full_match(tf.constant(tokens), regex).numpy().tolist()
+    assert matches == [not writable(token) for token in tokens], (
+        f"tf.Transform get_vocab_newline_characters_regex ({regex!r}) no longer matches exactly the tokens "
+        "pipelines/analyze/vocabularies.writable refuses (the empty ones and those with a newline or carriage "
+        "return): the job drops those from its vocabularies, as tft.vocabulary drops what the regex matches")
     placeholder = tft.analyzers.get_empy_vocabulary_dummy_value(tf.string)[1]
     assert isinstance(placeholder, bytes) and placeholder and b"\n" not in placeholder, (
         f"tf.Transform get_empy_vocabulary_dummy_value(tf.string)[1] is no longer one line of bytes ({placeholder!r}): "

@@ -140,6 +140,33 @@ def test_shard_writer_writes_the_bytes_tensorflow_writes(tmp_path, compression):
     assert [r.numpy() for r in read] == records
 
 
+def test_gzip_shards_are_the_same_bytes_however_written(tmp_path):
+    """zlib-ng's gzip stream (not zlib's bytes): the same bytes written again, on the writer's thread or the
+    caller's, and blocks cut elsewhere; a gzip stream Python's gzip and TensorFlow's GZIP reader both read."""
+    import gzip
+
+    import numpy as np
+    import tensorflow as tf
+
+    from skewless.pipelines.write.example_encoder import Records
+    from skewless.pipelines.write.shards import ShardWriter
+
+    records = _records(np.random.default_rng(5).integers(0, 400, 3_000), seed=5)
+
+    def written(name, threaded, cut):
+        writer = ShardWriter(str(tmp_path / name), "gzip", threaded=threaded)
+        for block in (records[:cut], records[cut:]):
+            writer.write_records(Records(np.frombuffer(b"".join(block), np.uint8),
+                                         np.array([len(r) for r in block], np.int64)))
+        writer.close()
+        return (tmp_path / name).read_bytes()
+
+    first = written("a", True, 1_000)
+    assert written("b", True, 1_000) == first and written("c", False, 1_000) == first
+    assert gzip.decompress(first) == gzip.decompress(written("d", True, 2_345))
+    assert [r.numpy() for r in tf.data.TFRecordDataset(str(tmp_path / "a"), "GZIP")] == records
+
+
 def _records(lengths, seed=11) -> list[bytes]:
     rng = np.random.default_rng(seed)
     return [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in lengths]
