@@ -40,6 +40,7 @@ from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
 from skewless.layers.api_signatures import add_api_signature, set_method_names
 from skewless.layers.label_scale import original_units
+from skewless.layers.model_inputs import id_features
 from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
@@ -107,7 +108,7 @@ def export_serving_model(
     else:
         kind, available, model_features = "transformed feature", _served_transformed_features(graph), graph
     _check_fed(inputs, available, kind, graph)
-    head = serving_head(model)
+    head = serving_head(model, never_negative=id_features(graph) if transform is None else ())
     in_label_units = _label_units(model, graph)
 
     def predict(raw):

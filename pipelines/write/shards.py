@@ -22,6 +22,10 @@ from skewless.pipelines.write.example_encoder import Records
 from skewless.pipelines.runner.stage_thread import StageThread
 
 FRAMING_BYTES = 16  # per record: its length (8), the length's CRC (4), the record's CRC (4)
+# The bytes handed to the gzip compressor at a time. zlib-ng's stream depends on where its input is cut (zlib's
+# does not), so a shard's bytes are cut at fixed offsets: the gzip bytes then depend on the records alone, not on
+# the slices and chunks that wrote them.
+GZIP_BLOCK = 1 << 20
 
 
 def tfrecord_frames(records: Records) -> np.ndarray:
@@ -82,6 +86,7 @@ class ShardWriter:
         self._temp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
         self._file = FileSystems.create(self._temp, compression_type=CompressionTypes.UNCOMPRESSED)
         self._gzip = zlib_ng.compressobj(6, zlib_ng.DEFLATED, 31) if compression == "gzip" else None
+        self._unzipped = bytearray()  # the shard's bytes not yet compressed: less than one GZIP_BLOCK
         self._compressing = StageThread("shard-writer", self.MAX_PENDING, threaded)
         self.records = 0
         self.bytes = 0
@@ -91,8 +96,17 @@ class ShardWriter:
         self.records += len(records.lengths)
 
     def _emit(self, data) -> None:
-        if self._gzip is not None:
-            data = self._gzip.compress(data)
+        if self._gzip is None:
+            self._write(data)
+            return
+        self._unzipped += memoryview(data)
+        whole = len(self._unzipped) - len(self._unzipped) % GZIP_BLOCK
+        with memoryview(self._unzipped) as unzipped:
+            for start in range(0, whole, GZIP_BLOCK):
+                self._write(self._gzip.compress(unzipped[start : start + GZIP_BLOCK]))
+        del self._unzipped[:whole]
+
+    def _write(self, data) -> None:
         self._file.write(data)
         self.bytes += len(data)
 
@@ -100,9 +114,7 @@ class ShardWriter:
         """Flushes and moves the file under its final name."""
         self._compressing.drain()
         if self._gzip is not None:
-            tail = self._gzip.flush()
-            self._file.write(tail)
-            self.bytes += len(tail)
+            self._write(self._gzip.compress(self._unzipped) + self._gzip.flush())
         self._file.close()
         if FileSystems.exists(self.path):
             FileSystems.delete([self.path])
