@@ -105,8 +105,9 @@ def parse_text(text: pa.Array, kind: str, nonfinite: str = "quarantine", tokens:
     matches = _to_numpy(pc.fill_null(pc.match_substring_regex(trimmed, pattern, ignore_case=True), False)) & ~missing
     target = pa.int64() if kind == "int" else pa.float64()
     good = trimmed.filter(pa.array(matches))
-    for word, number in WORDS.items():
-        good = pc.replace_substring_regex(good, f"(?i)^{word}$", str(number))
+    if pc.any(pc.utf8_is_alpha(good)).as_py():  # a word is all letters: most columns hold none, and skip the regexes
+        for word, number in WORDS.items():
+            good = pc.replace_substring_regex(good, f"(?i)^{word}$", str(number))
     if kind == "int":
         # Arrow's integer cast rejects a leading '+' but reads '0x..' hex; the grammar settles both.
         good = pc.utf8_ltrim(good, "+")
