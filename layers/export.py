@@ -36,14 +36,15 @@ import tensorflow as tf
 
 from skewless import interrupt_request, staged_folder
 from skewless.boolean_values import as_number
+from skewless.config import load_config
 from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
 from skewless.layers.api_signatures import add_api_signature, set_method_names
 from skewless.layers.label_scale import original_units
-from skewless.layers.model_inputs import id_features
 from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
+from skewless.run_directory import RunDirectory
 from skewless.safe_names import signature_argument_name
 from skewless.sequence_specs import parse_sequence_examples, split_raw_spec
 
@@ -108,7 +109,7 @@ def export_serving_model(
     else:
         kind, available, model_features = "transformed feature", _served_transformed_features(graph), graph
     _check_fed(inputs, available, kind, graph)
-    head = serving_head(model, never_negative=id_features(graph) if transform is None else ())
+    head = serving_head(model, never_negative=_never_negative_ids(run_dir, graph) if transform is None else ())
     in_label_units = _label_units(model, graph)
 
     def predict(raw):
@@ -152,6 +153,30 @@ def export_serving_model(
     finally:
         staged_folder.release(claimed)
     return export_dir
+
+
+def _never_negative_ids(run_dir, graph: TransformLayer) -> set[str]:
+    """The transformed features whose values are never negative ids, by the run's config: a scalar vocabulary with
+    OOV buckets (an unseen value takes one) and a scalar hash. Their schema's domain cannot tell: a vocabulary
+    without OOV buckets has [0, buckets) recorded though an unseen value is its `default_value`, -1 unless set
+    (skewless/transforms/categorical.py), as a padded list's padding is. Empty without the run's config, and for a
+    config with a `preprocessing_fn` hook (its code may replace any output)."""
+    config_file = RunDirectory(run_dir).config_file
+    if not tf.io.gfile.exists(config_file):
+        return set()
+    config = load_config(config_file)
+    if config.preprocessing_fn is not None:
+        return set()
+    never_negative = set()
+    for name, feature in config.features.items():
+        if feature.transform == "hash" or (feature.transform == "vocabulary" and feature.num_oov_buckets):
+            never_negative.update(output for output in feature.outputs(name)
+                                  if _is_scalar(graph.transformed_feature_spec.get(output)))
+    return never_negative
+
+
+def _is_scalar(spec) -> bool:
+    return isinstance(spec, tf.io.FixedLenFeature) and not list(spec.shape)
 
 
 def _check_export_folder(export_dir: str, overwrite: bool) -> bool:

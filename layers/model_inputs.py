@@ -98,18 +98,6 @@ def model_inputs(
     return inputs, encoder(inputs)
 
 
-def id_features(transform: TransformLayer) -> dict[str, int]:
-    """{transformed feature: how many ids} for the features whose values are ids in [0, that many): those of a
-    categorical int domain from 0 in the run's transformed schema (vocabularies with OOV buckets, hashes,
-    buckets)."""
-    domains = tft.TFTransformOutput(find_graph_dir(transform.graph_dir)).transformed_domains()
-    return {
-        name: domain.max + 1
-        for name, domain in domains.items()
-        if isinstance(domain, schema_pb2.IntDomain) and domain.is_categorical and domain.min == 0
-    }
-
-
 def encoding_plan(
     transform: TransformLayer,
     embedding_dims: Mapping[str, int | None] | None = None,
@@ -118,7 +106,12 @@ def encoding_plan(
     """`FeatureEncoder`'s plan for the transformed features of `transform`'s graph (see `model_inputs`)."""
     spec = transform.transformed_feature_spec
     servable = sorted(name for name in spec if name != transform.label and name not in transform.label_outputs)
-    ids = id_features(transform)
+    domains = tft.TFTransformOutput(find_graph_dir(transform.graph_dir)).transformed_domains()
+    ids = {
+        name: domain.max + 1
+        for name, domain in domains.items()
+        if isinstance(domain, schema_pb2.IntDomain) and domain.is_categorical and domain.min == 0
+    }
     weights = {name + WEIGHTS_SUFFIX for name in ids if _is_weights(spec.get(name + WEIGHTS_SUFFIX))}
     chosen = list(features) if features is not None else [name for name in servable if name not in weights]
     embedding_dims = dict(embedding_dims or {})

@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from example_job import EXAMPLE_CONFIG
+from example_job import EXAMPLE_CONFIG, example_config, example_rows
 from typer.testing import CliRunner
 
 from skewless.cli import app
@@ -164,3 +164,42 @@ def test_export_refuses_models_it_cannot_feed(example_run, tmp_path):
         export_serving_model(example_run.output_dir, keras.Model(age, age), tmp_path / "c")
     export_serving_model(example_run.output_dir, keras.Model(age, age), tmp_path / "c", overwrite=True)
     assert tf.saved_model.load(str(tmp_path / "c")).signatures["serving_default"] is not None
+
+
+def test_embeddings_read_an_unseen_value_as_keras_does_where_ids_can_be_negative(tmp_path):
+    """The export gathers a hash's ids (never negative) without Keras 3's negative-id mapping, and keeps the mapping
+    for a vocabulary without OOV buckets, whose unseen value is -1 though its schema records ids from 0: served,
+    the -1 reads the table's last row, as the model itself reads it."""
+    from skewless.pipelines import run
+
+    features = {"workclass": {"transform": "vocabulary", "num_oov_buckets": 0},
+                "education": {"transform": "hash", "hash_buckets": 7}, "age": {"transform": "z_score"}}
+    run_dir = run(example_config(tmp_path / "run", features=features)).output_dir
+    layer = TransformLayer(run_dir)
+    keras.utils.set_random_seed(5)
+    inputs = {name: keras.Input((), dtype="int64", name=name) for name in ("workclass", "education")}
+    embedded = [keras.layers.Embedding(30, 2, name=f"table_{name}")(inputs[name]) for name in inputs]
+    model = keras.Model(inputs, keras.layers.Dense(1)(keras.layers.Concatenate()(embedded)))
+    spec = {name: value for name, value in layer.raw_feature_spec.items() if name != layer.label}
+    rows = [{name: value for name, value in row.items() if name != layer.label} for row in example_rows(6)]
+    rows[-1] = dict(rows[-1], workclass=b"Astronaut", education=b"Kindergarten")
+    transformed = transform_raw_rows(layer, rows)
+    assert transformed["workclass"][-1] == -1  # unseen, no OOV bucket: tf.Transform's default id
+    expected = model.predict({name: transformed[name] for name in inputs}, verbose=0)
+
+    export_serving_model(run_dir, model, tmp_path / "export")
+    serve = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]
+    served = serve(examples=tf.constant(serialize_raw_examples(rows, spec)))["output_0"].numpy()
+    np.testing.assert_array_equal(served.view(np.uint32), expected.view(np.uint32))
+
+    from tensorflow.python.eager import context
+
+    fresh = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]  # its graph is instantiated
+    context.context().enable_run_metadata()  # by its first call, which reports the ops it runs
+    try:
+        fresh(examples=tf.constant(serialize_raw_examples(rows[:1], spec)))
+        metadata = context.context().export_run_metadata()
+    finally:
+        context.context().disable_run_metadata()
+    ops = [node.op for run in metadata.function_graphs for graph in run.partition_graphs for node in graph.node]
+    assert ops.count("GatherV2") >= 2 and ops.count("Less") == 1  # only the vocabulary's ids are mapped
