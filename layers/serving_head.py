@@ -12,8 +12,8 @@ its reciprocal), which changes results in the last bits.
 Keras 3's `Embedding` gathers through `ops.take`, which first maps negative ids to rows from the end
 (`where(ids < 0, ids + rows, ids)`: three more ops per table). Where the export knows an input's values are never
 negative (`never_negative`: a vocabulary's ids with OOV buckets, a hash's), the gather takes the input itself: the
-same rows for every id the input can hold (bench_serving's census head: 45 nodes per call fewer, p50 1.04x -> 0.98x
-stock's; docs/performance.md "Serving latency").
+same rows for every id the input can hold (bench_serving's census head: 276 -> 243 nodes per call, p50 1.04x ->
+1.01x stock's in one run of the exports taking turns; docs/performance.md "Serving latency").
 """
 
 from __future__ import annotations

@@ -528,3 +528,22 @@ def test_keras_passes_inputs_as_they_come_with_the_switches_turned():
     echo(ragged)
     assert echo.received is ragged, why.format("converts a ragged input nonetheless")
 
+
+
+# --- skewless/sequence_specs.py: a required feature's default computed from the batch --------------------------------
+
+
+def test_tensorflow_parses_with_a_tensor_default_as_given_and_an_empty_one_as_required():
+    spec = {"a": tf.io.FixedLenFeature([], tf.int64, default_value=tf.zeros([0], tf.int64))}
+    record = tf.train.Example().SerializeToString()  # holds no "a"
+    complete = tf.train.Example(features=tf.train.Features(
+        feature={"a": tf.train.Feature(int64_list=tf.train.Int64List(value=[3]))})).SerializeToString()
+    # (where no record holds the feature, the op says "Inconsistent max number of elements" instead)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="required"):
+        tf.io.parse_sequence_example(tf.constant([complete, record]), context_features=spec)
+    zeros = {"a": tf.io.FixedLenFeature([], tf.int64, default_value=tf.zeros([], tf.int64))}
+    parsed = tf.io.parse_sequence_example(tf.constant([], tf.string), context_features=zeros)[0]["a"]
+    assert parsed.shape == (0,), (
+        "tf.io.parse_sequence_example no longer passes a tensor default to the op as given, or the op no longer "
+        "reads a default with no elements as required: skewless/sequence_specs.py builds an empty request's "
+        "defaults so")
