@@ -156,11 +156,11 @@ def export_serving_model(
 
 
 def _never_negative_ids(run_dir, graph: TransformLayer) -> set[str]:
-    """The transformed features whose values are never negative ids, by the run's config: a scalar vocabulary with
-    OOV buckets (an unseen value takes one) and a scalar hash. Their schema's domain cannot tell: a vocabulary
-    without OOV buckets has [0, buckets) recorded though an unseen value is its `default_value`, -1 unless set
-    (skewless/transforms/categorical.py), as a padded list's padding is. Empty without the run's config, and for a
-    config with a `preprocessing_fn` hook (its code may replace any output)."""
+    """The transformed features whose values are never negative ids, by the run's config (`Transform.never_negative`:
+    a vocabulary with OOV buckets, a hash), scalar ones only (a padded list holds its padding). The schema cannot
+    tell: a vocabulary without OOV buckets has [0, buckets) recorded though an unseen value is its `default_value`,
+    -1 unless set (skewless/transforms/categorical.py). Empty without the run's config, and for a config with a
+    `preprocessing_fn` hook (its code may replace any output)."""
     config_file = RunDirectory(run_dir).config_file
     if not tf.io.gfile.exists(config_file):
         return set()
@@ -169,7 +169,7 @@ def _never_negative_ids(run_dir, graph: TransformLayer) -> set[str]:
         return set()
     never_negative = set()
     for name, feature in config.features.items():
-        if feature.transform == "hash" or (feature.transform == "vocabulary" and feature.num_oov_buckets):
+        if feature.transform_kind.never_negative(feature):
             never_negative.update(output for output in feature.outputs(name)
                                   if _is_scalar(graph.transformed_feature_spec.get(output)))
     return never_negative

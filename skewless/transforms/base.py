@@ -123,6 +123,12 @@ class Transform:
         so that the job may compute it once per distinct value of a chunk (pipelines/write/distinct_values.py)."""
         return False
 
+    def never_negative(self, feature) -> bool:
+        """Whether none of its outputs is ever negative, whatever the row (an unseen value, a missing one): the
+        serving export then gathers its ids from a table without Keras 3's negative-id mapping (layers/export.py).
+        A schema's int domain cannot tell: ids from 0 are recorded where an unseen value is -1 (categorical.py)."""
+        return False
+
     def pads_single_values(self, feature) -> bool:
         """Whether `max_length` applies to a feature of one value per row (text ids do)."""
         return False

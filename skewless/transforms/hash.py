@@ -60,6 +60,9 @@ class Hash(Transform):
     def row_wise(self, feature) -> bool:
         return True  # a hash of each value; one_hot: 0.0 and 1.0
 
+    def never_negative(self, feature) -> bool:
+        return True  # ids in [0, hash_buckets); one_hot: 0.0 and 1.0
+
     def transform(self, value, options: dict, vocabulary=None, columns=None):
         buckets = options["hash_buckets"]
         ids = with_buckets(tft.hash_strings(as_strings(value), buckets, key=options["key"]), buckets)

@@ -142,6 +142,9 @@ class Vocabulary(Transform):
     def row_wise(self, feature) -> bool:
         return True  # a lookup of each value in a fixed table; one_hot: 0.0 and 1.0
 
+    def never_negative(self, feature) -> bool:
+        return bool(feature.num_oov_buckets)  # an unseen value takes an OOV bucket; without one, default_value (-1)
+
     def uses_label(self, feature) -> bool:
         return feature.labels
 
