@@ -109,7 +109,8 @@ def export_serving_model(
     else:
         kind, available, model_features = "transformed feature", _served_transformed_features(graph), graph
     _check_fed(inputs, available, kind, graph)
-    head = serving_head(model, never_negative=_never_negative_ids(run_dir, graph) if transform is None else ())
+    never_negative = _never_negative_ids(run_dir, graph) if transform is None else set()
+    head = serving_head(model, never_negative=[tensor for name, tensor in inputs.items() if name in never_negative])
     in_label_units = _label_units(model, graph)
 
     def predict(raw):

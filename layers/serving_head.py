@@ -42,13 +42,13 @@ class ServingHead:
         return self._call(inputs)
 
 
-def serving_head(model, never_negative: Collection[str] = ()) -> ServingHead:
+def serving_head(model, never_negative: Collection = ()) -> ServingHead:
     """`model` as a function of its input structure (fed as `model.input`), in inference mode.
 
     Tables used only by gathers become constants when the model's graph calls no inner functions (control
     flow, nested tf.functions: left as they are) and takes dense inputs; otherwise the model is called as is.
-    `never_negative` names the inputs (by the names the export feeds them by: dict keys, else the inputs' own
-    names) that hold no negative value: a frozen table's gather takes them without `take`'s negative-id mapping.
+    `never_negative` holds those of the model's inputs (its `keras.Input` tensors) that hold no negative value: a
+    frozen table's gather takes them without `take`'s negative-id mapping.
     """
     def call(inputs):
         return model(inputs, training=False)
@@ -108,13 +108,12 @@ def _only_gathered(value) -> bool:
     )
 
 
-def _placeholders_of(model, traced, names: Collection[str]) -> set[str]:
-    """The graph's placeholder op names of the model inputs called `names` (as `serving_head` names them)."""
-    structure = model.input
-    named = {key: key for key in structure} if isinstance(structure, dict) else keras.tree.map_structure(
-        lambda tensor: tensor.name, structure)
-    flat = tf.nest.flatten(named)  # the order of the traced function's inputs (captures follow them)
-    return {placeholder.op.name for name, placeholder in zip(flat, traced.inputs) if name in names}
+def _placeholders_of(model, traced, inputs: Collection) -> set[str]:
+    """The graph's placeholder op names of `inputs`, some of the model's input tensors."""
+    wanted = {id(tensor) for tensor in inputs}
+    # the traced function's inputs follow the model's flattened inputs (captures come after them)
+    return {placeholder.op.name for tensor, placeholder in zip(tf.nest.flatten(model.input), traced.inputs)
+            if id(tensor) in wanted}
 
 
 def _gather_ids_directly(graph_def, never_negative: set[str]) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from example_job import EXAMPLE_CONFIG, example_config, example_rows
+from graph_ops import ops_run
 from typer.testing import CliRunner
 
 from skewless.cli import app
@@ -192,14 +193,6 @@ def test_embeddings_read_an_unseen_value_as_keras_does_where_ids_can_be_negative
     served = serve(examples=tf.constant(serialize_raw_examples(rows, spec)))["output_0"].numpy()
     np.testing.assert_array_equal(served.view(np.uint32), expected.view(np.uint32))
 
-    from tensorflow.python.eager import context
-
-    fresh = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]  # its graph is instantiated
-    context.context().enable_run_metadata()  # by its first call, which reports the ops it runs
-    try:
-        fresh(examples=tf.constant(serialize_raw_examples(rows[:1], spec)))
-        metadata = context.context().export_run_metadata()
-    finally:
-        context.context().disable_run_metadata()
-    ops = [node.op for run in metadata.function_graphs for graph in run.partition_graphs for node in graph.node]
+    fresh = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]  # never called yet
+    ops = ops_run(fresh, examples=tf.constant(serialize_raw_examples(rows[:1], spec)))
     assert ops.count("GatherV2") >= 2 and ops.count("Less") == 1  # only the vocabulary's ids are mapped
