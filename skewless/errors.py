@@ -62,6 +62,10 @@ def own_message(error: SkewlessError) -> str:
     return _BEAM_STEP.sub("", str(error))
 
 
+# the most of an unexpected error's message its line shows; --debug shows all of it
+MESSAGE_CHARACTERS = 500
+
+
 def one_line(error: BaseException, where: str) -> str:
     """An unexpected error (a bug, or Beam's wrapping of one raised in the pipeline) as `file: what`.
 
@@ -78,4 +82,6 @@ def one_line(error: BaseException, where: str) -> str:
         return f"{filename}: {error.strerror or error}"
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     what = lines[0] if lines else "no message"
+    if len(what) > MESSAGE_CHARACTERS:  # Beam quotes whole elements in some errors (a singleton view's two)
+        what = f"{what[:MESSAGE_CHARACTERS]}... ({len(what) - MESSAGE_CHARACTERS:,} more characters)"
     return f"{where}: {type(error).__name__}: {what} (rerun with --debug for the traceback)"

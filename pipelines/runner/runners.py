@@ -52,15 +52,28 @@ def pipeline(options, start_timeout: float | None = None, started: Callable[[], 
     return _WatchedPipeline(options=options, watched=watched)
 
 
+# Beam runners the job cannot run on, and why (lowercased, without the "Runner" suffix): Beam 2.77's legacy
+# BundleBasedDirectRunner drops a step's tagged output where its main output is named (`with_outputs(main=...)`,
+# which the analysis uses): the job failed in its last stage with a 100 KB error, the analysis's statistics
+# printed in it (2026-11-28)
+_REFUSED = {
+    "bundlebaseddirect": "Beam's legacy direct runner drops a step's tagged outputs, which the job uses; "
+                         "use DirectRunner (the default)",
+}
+
+
 def _check_runner(name: str) -> None:
-    """Refuses in one line what Beam would fail on obscurely: a name that is none of Beam's runners, and a dotted
-    name (`module.path.Class`) that is not a PipelineRunner subclass.
+    """Refuses in one line what Beam would fail on obscurely: a name that is none of Beam's runners, one the job
+    cannot run on (`_REFUSED`), and a dotted name (`module.path.Class`) that is not a PipelineRunner subclass.
 
     A dotted name is a code hook, as `preprocessing_fn` is: its module is imported, so its top-level code runs
     with the user's rights (README "Runners"). Beam's own runners off its short list need it (the Dask runner).
     """
     known = StandardOptions.KNOWN_RUNNER_NAMES
     lowered = name.lower()
+    why = _REFUSED.get(lowered.removesuffix("runner"))
+    if why:
+        raise RunnerError(f"runner {name}: {why}")
     if lowered in {runner.lower() for runner in known} or f"{lowered}runner" in {runner.lower() for runner in known}:
         return
     if "." not in name.strip("."):

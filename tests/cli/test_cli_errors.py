@@ -4,6 +4,8 @@
 import pytest
 from commands import cli
 
+from skewless.errors import MESSAGE_CHARACTERS, one_line
+
 
 def run_dir(folder, summary):
     """A folder that looks like a run directory (a valid config.yaml) with `summary` as its run.json."""
@@ -69,3 +71,14 @@ def test_debug_flag_shows_the_traceback(tmp_path):
     completed = cli("inspect", str(corrupt_run(tmp_path / "run")), "--debug")
     assert completed.returncode != 0 and "Traceback (most recent call last)" in completed.stderr
     assert "run.json: cannot read run summary" in completed.stderr
+
+
+def test_an_unexpected_errors_long_message_is_cut_in_its_line():
+    # Beam's singleton-view error quotes two whole elements (a run's statistics: 100 KB on one line)
+    message = "PCollection of size 2 accessed as a singleton view. First two elements are " + "x" * 100_000
+    line = one_line(ValueError(message + "\nsecond line"), "job.yaml")
+    shown = message[:MESSAGE_CHARACTERS]
+    assert line == (f"job.yaml: ValueError: {shown}... ({len(message) - MESSAGE_CHARACTERS:,} more characters) "
+                    "(rerun with --debug for the traceback)")
+    short = one_line(ValueError("x" * MESSAGE_CHARACTERS), "job.yaml")
+    assert "more characters" not in short and "x" * MESSAGE_CHARACTERS in short

@@ -270,6 +270,8 @@ RUNNER_CASES = [
          "runner 'Bogus': not a Beam runner"),
     Case("runner: an unknown name after --", lambda f: job(f, None, "--", "--runner=Nope"), 2,
          "runner 'Nope': not a Beam runner"),
+    Case("runner: Beam's legacy direct runner", lambda f: job(f, None, "--", "--runner=BundleBasedDirectRunner"), 2,
+         "runner BundleBasedDirectRunner: Beam's legacy direct runner drops a step's tagged outputs"),
 ]
 
 
