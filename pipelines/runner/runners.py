@@ -23,13 +23,14 @@ from typing import Callable
 
 import apache_beam as beam
 import apache_beam.pipeline as beam_pipeline
-from apache_beam.options.pipeline_options import PortableOptions, StandardOptions
+from apache_beam.options.pipeline_options import DirectOptions, PortableOptions, StandardOptions
 from apache_beam.portability.api import beam_provision_api_pb2
 from apache_beam.runners.portability.fn_api_runner import fn_runner
 from apache_beam.runners.portability.portable_runner import JobServiceHandle
 from apache_beam.runners.runner import PipelineRunner, PipelineState
 
 from skewless.errors import RunnerError
+from skewless.pipelines.runner import quick_pickles
 
 # the portable job service's own default (`--job_server_timeout`)
 _DEFAULT_CONNECT_SECONDS = 60
@@ -45,7 +46,9 @@ def pipeline(options, start_timeout: float | None = None, started: Callable[[], 
     name = options.view_as(StandardOptions).runner
     # Beam reads runner names case-insensitively, with or without the "Runner" suffix
     if name is None or name.lower().removesuffix("runner") in ("direct", "switchingdirect"):
-        return _JobPipeline(runner=_in_process_runner(options), options=options)
+        if options.view_as(DirectOptions).direct_running_mode == "multi_processing":  # workers in other processes
+            return _JobPipeline(runner=_in_process_runner(options), options=options)
+        return _InProcessPipeline(runner=_in_process_runner(options), options=options)
     _check_runner(name)
     _check_job_endpoint(options)
     watched = None if start_timeout is None or started is None else (start_timeout, started)
@@ -133,6 +136,18 @@ class _JobPipeline(beam.Pipeline):
 
     def run(self, test_runner_api="AUTO"):
         with _no_interactive_beam():
+            return super().run(test_runner_api)
+
+
+class _InProcessPipeline(_JobPipeline):
+    """`_JobPipeline` whose workers are this process: Beam's pickles compressed quickly (`quick_pickles`)."""
+
+    def apply(self, transform, pvalueish=None, label=None):
+        with quick_pickles.installed():
+            return super().apply(transform, pvalueish, label)
+
+    def run(self, test_runner_api="AUTO"):
+        with quick_pickles.installed():
             return super().run(test_runner_api)
 
 
