@@ -30,7 +30,7 @@ from apache_beam.runners.portability.portable_runner import JobServiceHandle
 from apache_beam.runners.runner import PipelineRunner, PipelineState
 
 from skewless.errors import RunnerError
-from skewless.pipelines.runner import quick_pickles
+from skewless.pipelines.runner import quick_pickles, side_input_cache
 
 # the portable job service's own default (`--job_server_timeout`)
 _DEFAULT_CONNECT_SECONDS = 60
@@ -140,14 +140,15 @@ class _JobPipeline(beam.Pipeline):
 
 
 class _InProcessPipeline(_JobPipeline):
-    """`_JobPipeline` whose workers are this process: Beam's pickles compressed quickly (`quick_pickles`)."""
+    """`_JobPipeline` whose workers are this process: Beam's pickles compressed quickly (`quick_pickles`) and its
+    worker without a state cache (`side_input_cache`)."""
 
     def apply(self, transform, pvalueish=None, label=None):
         with quick_pickles.installed():
             return super().apply(transform, pvalueish, label)
 
     def run(self, test_runner_api="AUTO"):
-        with quick_pickles.installed():
+        with quick_pickles.installed(), side_input_cache.off():
             return super().run(test_runner_api)
 
 
