@@ -76,3 +76,65 @@ def test_nested_blocks_restore_beam_only_when_the_last_ends():
             pass
         assert core.get_function_args_defaults is not original
     assert core.get_function_args_defaults is original
+
+
+class _OtherState(beam.DoFn):
+    BAG = BagStateSpec("other", beam.coders.VarIntCoder())
+
+    def process(self, element, other=beam.DoFn.StateParam(BAG)):
+        yield element
+
+
+class _Holder(beam.DoFn):
+    """Holds a bound method of another DoFn: its specs are that method's, per instance."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner_process = inner.process
+
+    def process(self, element):
+        yield element
+
+
+class _Shadowing(beam.DoFn):
+    """An instance whose `process` is a plain function, as `beam.Map`'s wrapper holds its function."""
+
+    def __init__(self):
+        super().__init__()
+        self.process = lambda element: [element]
+
+
+class _Dynamic(beam.DoFn):
+    """A property of the user's own: it may answer per instance, so the class's answer is never reused."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self._inner = inner
+
+    @property
+    def delegate(self):
+        return self._inner.process
+
+    def process(self, element):
+        yield element
+
+
+def _specs_by_name(specs):
+    state, timers = specs
+    return sorted(spec.name for spec in state), sorted(spec.name for spec in timers)
+
+
+def test_dofn_specs_are_beams_own_answers_per_instance():
+    original = userstate.get_dofn_specs
+    dofns = [_Plain(), _Stateful(), _Holder(_Stateful()), _Holder(_OtherState()), _Holder(_Plain()), _Shadowing(),
+             _Dynamic(_Stateful()), _Dynamic(_Plain()), beam.Map(len).fn, beam.Map(_Plain().process).fn]
+    expected = [_specs_by_name(original(dofn)) for dofn in dofns]
+    assert expected[2] != expected[3] != expected[4] and expected[6] != expected[7]  # the cases a class-wide memo breaks
+    with beam_introspection.memoized():
+        assert userstate.get_dofn_specs is not original
+        for _ in range(2):  # the second round is answered from the memo where it can be
+            assert [_specs_by_name(userstate.get_dofn_specs(dofn)) for dofn in dofns] == expected
+        state, _ = userstate.get_dofn_specs(_Stateful())
+        state.clear()  # a caller's change stays its own
+        assert _specs_by_name(userstate.get_dofn_specs(_Stateful())) == (["bag"], [])
+    assert userstate.get_dofn_specs is original
