@@ -129,7 +129,8 @@ def test_dofn_specs_are_beams_own_answers_per_instance():
     dofns = [_Plain(), _Stateful(), _Holder(_Stateful()), _Holder(_OtherState()), _Holder(_Plain()), _Shadowing(),
              _Dynamic(_Stateful()), _Dynamic(_Plain()), beam.Map(len).fn, beam.Map(_Plain().process).fn]
     expected = [_specs_by_name(original(dofn)) for dofn in dofns]
-    assert expected[2] != expected[3] != expected[4] and expected[6] != expected[7]  # the cases a class-wide memo breaks
+    # the cases a memo per class alone would answer wrongly
+    assert expected[2] != expected[3] != expected[4] and expected[6] != expected[7]
     with beam_introspection.memoized():
         assert userstate.get_dofn_specs is not original
         for _ in range(2):  # the second round is answered from the memo where it can be
