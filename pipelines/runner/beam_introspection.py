@@ -55,11 +55,7 @@ def _args_defaults(f):
         cache, key = _plain, f
     else:
         return original(f)
-    found = cache.get(key)
-    if found is None:
-        found = original(f)
-        cache[key] = found
-    args, defaults = found
+    args, defaults = _remembered(cache, key, lambda: original(f))
     return list(args), list(defaults)
 
 
@@ -70,13 +66,17 @@ def _dofn_specs(dofn):
     if key is None:
         return original(dofn)
     cls, shadowed = key
-    per_class = _specs.setdefault(cls, {})
-    found = per_class.get(shadowed)
-    if found is None:
-        found = original(dofn)
-        per_class[shadowed] = found
-    state_specs, timer_specs = found
+    state_specs, timer_specs = _remembered(_specs.setdefault(cls, {}), shadowed, lambda: original(dofn))
     return set(state_specs), set(timer_specs)
+
+
+def _remembered(cache, key, answer):
+    """`cache[key]`, set to `answer()` the first time."""
+    found = cache.get(key)
+    if found is None:
+        found = answer()
+        cache[key] = found
+    return found
 
 
 def _specs_key(dofn) -> tuple[type, frozenset] | None:
