@@ -46,9 +46,10 @@ def pipeline(options, start_timeout: float | None = None, started: Callable[[], 
     name = options.view_as(StandardOptions).runner
     # Beam reads runner names case-insensitively, with or without the "Runner" suffix
     if name is None or name.lower().removesuffix("runner") in ("direct", "switchingdirect"):
-        if options.view_as(DirectOptions).direct_running_mode == "multi_processing":  # workers in other processes
-            return _JobPipeline(runner=_in_process_runner(options), options=options)
-        return _InProcessPipeline(runner=_in_process_runner(options), options=options)
+        # the multi_processing mode's workers are other processes
+        workers_elsewhere = options.view_as(DirectOptions).direct_running_mode == "multi_processing"
+        pipeline_class = _JobPipeline if workers_elsewhere else _InProcessPipeline
+        return pipeline_class(runner=_in_process_runner(options), options=options)
     _check_runner(name)
     _check_job_endpoint(options)
     watched = None if start_timeout is None or started is None else (start_timeout, started)
