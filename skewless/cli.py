@@ -686,6 +686,7 @@ def clean(
 def main() -> None:
     """The `skewless` command (the CLI's commands called in-process, e.g. by tests, keep IPython importable
     and end as usual)."""
+    runtime.arrow_allocates_from_malloc()
     runtime.no_ipython()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the shell ignores it (`nohup`, `&`)
         signal.signal(signal.SIGINT, _on_interrupt)

@@ -153,9 +153,18 @@ def _native_load_notices_dropped():
             sys.stderr.flush()
 
 
+def arrow_allocates_from_malloc() -> None:
+    """Has Arrow allocate from malloc (unless ARROW_DEFAULT_MEMORY_POOL says otherwise) rather than from pyarrow's
+    bundled mimalloc, which reserves 1 GiB of address space and keeps the pages it used: at 1M census rows the
+    peak was 1.17 GB with mimalloc and 1.12 GB with malloc (2026-11-28). pyarrow reads the variable as it is
+    imported, and loading any config imports it (the transforms' registry): the `skewless` command calls this
+    first, before any command runs (tests/cli/test_runtime_memory.py runs a job through the command and asks
+    its pool)."""
+    os.environ.setdefault(_ARROW_POOL, "system")
+
+
 def keep_freed_memory() -> None:
-    """Lets glibc's malloc reuse freed blocks of up to 256 MB instead of unmapping them (no-op elsewhere), and
-    has Arrow allocate from malloc too.
+    """Lets glibc's malloc reuse freed blocks of up to 256 MB instead of unmapping them (no-op elsewhere).
 
     The job allocates arrays of a few MB per chunk (encoded rows, TFRecord framing, Arrow buffers). By
     default glibc gives each one fresh pages from the kernel and returns them on free, so every chunk
@@ -164,16 +173,11 @@ def keep_freed_memory() -> None:
     the heap's top. Its price is memory held between chunks, not the peak: at 1M census rows the peak
     (the analysis pass) stays at 1.22 GB, the transform pass holds about 20 MB more (1.18 against 1.16 GB).
 
-    Arrow's buffers come from the same malloc (unless ARROW_DEFAULT_MEMORY_POOL says otherwise) rather than
-    from pyarrow's own mimalloc, which keeps pages of its own: the peak at 1M rows was about 20 MB lower
-    (1.08-1.09 against 1.11 GB), at the same CPU time. Must run before pyarrow is imported.
-
     Each malloc arena keeps its own freed memory, and glibc gives threads arenas of their own (up to 8 per core):
     with the work units parsed and transformed on both cores, the job's threads held more freed memory between
     stages. Two arenas for the process: at 1M census rows the peak fell from 1,165 to 1,117 MiB at the same wall
     time (2 cores, 4 runs each, paired, 2026-11-27).
     """
-    os.environ.setdefault(_ARROW_POOL, "system")
     name = ctypes.util.find_library("c")
     if name is None:
         return
