@@ -156,10 +156,10 @@ def _native_load_notices_dropped():
 def arrow_allocates_from_malloc() -> None:
     """Has Arrow allocate from malloc (unless ARROW_DEFAULT_MEMORY_POOL says otherwise) rather than from pyarrow's
     bundled mimalloc, which reserves 1 GiB of address space and keeps the pages it used: at 1M census rows the
-    peak was 1.17 GB with mimalloc and 1.12 GB with malloc (2026-11-28). pyarrow reads the variable as it is
-    imported, and loading any config imports it (the transforms' registry): the `skewless` command calls this
-    first, before any command runs (tests/cli/test_runtime_memory.py runs a job through the command and asks
-    its pool)."""
+    peak was 45-75 MB lower with malloc (three pairs, 2026-11-28; docs/performance.md). pyarrow reads the
+    variable as it is imported, and loading any config imports it (the transforms' registry): the `skewless`
+    command calls this first, before any command runs (tests/cli/test_runtime_memory.py runs a job through the
+    command and asks its pool)."""
     os.environ.setdefault(_ARROW_POOL, "system")
 
 

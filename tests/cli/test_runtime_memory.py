@@ -33,7 +33,7 @@ def test_arrow_allocates_from_malloc_unless_the_user_chose_a_pool(users_pool, ex
 
 def test_a_job_run_by_the_command_allocates_from_malloc(tmp_path):
     """Loading the config imports pyarrow (the transforms' registry) before the job starts: the pool is chosen
-    before that (pyarrow's default was mimalloc here in every run until 2026-11-28: peak 1.17 GB, not 1.12)."""
+    before that (pyarrow's default was mimalloc here in every run until 2026-11-28: a peak 45-75 MB higher)."""
     (tmp_path / "rows.csv").write_text("x,word\n" + "".join(f"{i},w{i % 3}\n" for i in range(40)))
     (tmp_path / "job.yaml").write_text(textwrap.dedent(f"""\
         name: pool
