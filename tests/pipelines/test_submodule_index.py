@@ -39,7 +39,7 @@ def _functions_of_loaded_modules(prefixes: tuple[str, ...]):
                 yield from (method for method in vars(value).values() if inspect.isfunction(method))
 
 
-def test_the_same_submodules_as_cloudpickle_for_every_function_of_the_jobs_libraries():
+def test_the_same_submodules_as_cloudpickle_for_a_fifth_of_the_jobs_library_functions():
     import skewless.pipelines.commands.run  # noqa: F401  (what a job loads)
 
     functions = list(_functions_of_loaded_modules(("skewless", "tensorflow_transform", "apache_beam", "tfx_bsl")))
