@@ -30,7 +30,7 @@ from skewless.ops.values import as_strings
 from skewless.value_rules import checked_raw_value, refuse_outside_domain
 
 # set on a function `build_preprocessing_fn` returns without a hook: the repr of everything it reads, which keys
-# its traced analysis graph for reuse (pipelines/analyze/analysis_graph_reuse.py)
+# its traced SavedModels for reuse (pipelines/analyze/saved_model_reuse.py)
 REUSE_KEY_ATTRIBUTE = "skewless_reuse_key"
 
 
@@ -104,8 +104,8 @@ def build_preprocessing_fn(config: JobConfig, columns: list[RawColumn]) -> Calla
     # a coverage key is user code like a hook, which the analysis runs: not data the key could hold
     user_code = user_fn is not None or any(options["coverage_key"] is not None for options in features.values())
     if not user_code and not reads_a_run_file:
-        # everything the function above reads, by value: the key of its traced analysis graph
-        # (analysis_graph_reuse); a hook's code is not data it closes over, so with one there is no key
+        # everything the function above reads, by value: the key of its traced graphs
+        # (saved_model_reuse); a hook's code is not data it closes over, so with one there is no key
         key = (features, reads, sources, kinds, label, nonfinite, na_tokens, columns, label_column, domains,
                max_vocabulary)
         setattr(preprocessing_fn, REUSE_KEY_ATTRIBUTE, repr(key))

@@ -33,7 +33,7 @@ from skewless.pipelines.assemble.launch import pipeline_options, reads, work_sta
 from skewless.pipelines.assemble.run_files import export_keras_preprocessor, write_metadata
 from skewless.pipelines.assemble.summary import shared_summary_fields, sum_parts, unit_parts
 from skewless.pipelines.output import files
-from skewless.pipelines.analyze import analysis_graph_reuse, deferred_schema, eager_tables, key_lookup
+from skewless.pipelines.analyze import deferred_schema, eager_tables, key_lookup, saved_model_reuse
 from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
 from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.analyze.distinct_limits import raw_column_limits
@@ -186,7 +186,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
-    with beam_introspection.memoized(), analysis_graph_reuse.installed(), eager_tables.dropped_after(), \
+    with beam_introspection.memoized(), saved_model_reuse.installed(), eager_tables.dropped_after(), \
             key_lookup.installed(), deferred_schema.skipped(), arrow_coder.registered(), state_sampler.quick(), \
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):

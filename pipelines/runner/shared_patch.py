@@ -1,7 +1,7 @@
 """Attributes of other libraries replaced while any job of the process runs, put back after the last one.
 
 Beam's introspection memo (beam_introspection.py) and tf.Transform's kept analysis graph
-(pipelines/analyze/analysis_graph_reuse.py) each swap a few functions of a library for the length of a job.
+(pipelines/analyze/saved_model_reuse.py) each swap a few functions of a library for the length of a job.
 Jobs may nest or run in threads at once: the first to enter installs the replacements, the last to leave
 restores the originals, and a replacement reaches the original through `original` whenever it is called.
 """

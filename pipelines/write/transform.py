@@ -20,7 +20,6 @@ import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 import tensorflow as tf
-import tensorflow_transform as tft
 from apache_beam.io.filesystems import FileSystems
 
 from skewless.errors import InputError
@@ -29,6 +28,7 @@ from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.parsed_units import read_kept, stream_path
 from skewless.pipelines.write.distinct_values import DistinctFeed
 from skewless.pipelines.write.example_encoder import Records
+from skewless.pipelines.write.loaded_graph import transform_output
 from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.write.shards import ShardWriter
@@ -136,7 +136,7 @@ class ChunkTransformer:
                  row_wise: dict[str, tuple[str, ...]] | None = None):
         self.columns = columns
         self._format = output_format(format_name)
-        self.output = tft.TFTransformOutput(graph_dir)
+        self.output = transform_output(graph_dir)
         self._transformed_spec = self.output.transformed_feature_spec()
         # `row_wise` columns (distinct_values.row_wise_columns) go through the graph once per distinct value
         self._feed = DistinctFeed(self.output, columns, row_wise or {})

@@ -70,8 +70,9 @@ def test_tft_gives_a_ptransform_analyzer_a_folder_inside_its_temp_dir():
 
 
 def test_tft_writes_each_analysis_savedmodel_through_one_module_function():
-    """analysis_graph_reuse swaps `impl._create_v2_saved_model` for the job: tf.Transform must still look it up by
-    that name when building the pipeline, with these arguments, the first phase's replacements being None."""
+    """saved_model_reuse swaps `impl._create_v2_saved_model` for the job: tf.Transform must still look it up by
+    that name when building the pipeline, with these arguments, the first phase's replacements being None and a
+    later phase's eager tensors."""
     import inspect
 
     from tensorflow_transform.beam import impl
@@ -79,11 +80,20 @@ def test_tft_writes_each_analysis_savedmodel_through_one_module_function():
     parameters = list(inspect.signature(impl._create_v2_saved_model).parameters)
     assert parameters == ["tensor_replacement_map", "base_temp_dir", "preprocessing_fn", "input_signature",
                           "baseline_analyzers_fingerprint", "output_keys_to_name_map", "save_options"], (
-        f"tf.Transform _create_v2_saved_model now takes {parameters}: pipelines/analyze/analysis_graph_reuse.py "
+        f"tf.Transform _create_v2_saved_model now takes {parameters}: pipelines/analyze/saved_model_reuse.py "
         "passes and keys these arguments")
     assert "_create_v2_saved_model" in impl._CreateSavedModelImplV2.expand.__code__.co_names, (
         "tf.Transform _CreateSavedModelImplV2 no longer calls the module's _create_v2_saved_model: "
-        "pipelines/analyze/analysis_graph_reuse.py would never see the analysis graph being written")
+        "pipelines/analyze/saved_model_reuse.py would never see the analysis graph being written")
+    # a later phase's results arrive as eager tensors, a vocabulary as its path, which the key reads by value
+    import tensorflow as tf
+
+    replacements = impl._get_tensor_replacement_map(
+        None, impl._TensorBinding(b"/tmp/vocab", "v:0", tf.string.as_datatype_enum, True),
+        impl._TensorBinding(1.5, "m:0", tf.float32.as_datatype_enum, False))
+    assert {name: tensor.numpy() for name, tensor in replacements.items()} == {"v:0": b"/tmp/vocab", "m:0": 1.5}, (
+        "tf.Transform's replacement map no longer holds eager tensors of the results: "
+        "pipelines/analyze/saved_model_reuse.py keys the transform graph by them")
 
 
 def test_tft_vocabulary_file_rules_are_still_public_helpers():

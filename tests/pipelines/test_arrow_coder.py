@@ -12,7 +12,7 @@ from example_job import example_config
 from run_output import files_of
 
 from skewless.pipelines import run
-from skewless.pipelines.analyze import analysis_graph_reuse
+from skewless.pipelines.analyze import saved_model_reuse
 from skewless.pipelines.runner import arrow_coder
 
 
@@ -65,7 +65,7 @@ def test_the_job_pickles_no_table_and_writes_what_the_fallback_coder_wrote(tmp_p
     assert not pickled, f"Beam pickled Arrow values: {dict(pickled)}"
     # the path before: Beam's fallback coder for every PCollection, which pickles each value it sizes
     monkeypatch.setattr(arrow_coder, "registered", contextlib.nullcontext)
-    analysis_graph_reuse.forget()  # each run traces its own graph
+    saved_model_reuse.forget()  # each run traces its own graph
     with arrow_pickles() as pickled:
         old = files_of(run(config, overwrite=True).output_dir)
     assert pickled["Table"] >= 2 and pickled["RecordBatch"] >= 2

@@ -9,7 +9,8 @@ from run_output import files_of
 
 def test_the_skipped_schema_changes_no_output(tmp_path, monkeypatch):
     from skewless.pipelines import run
-    from skewless.pipelines.analyze import deferred_schema
+    from skewless.pipelines.analyze import deferred_schema, saved_model_reuse
+    from skewless.pipelines.write import loaded_graph
     from tensorflow_transform import schema_inference
 
     traced = []
@@ -25,6 +26,9 @@ def test_the_skipped_schema_changes_no_output(tmp_path, monkeypatch):
     assert traced == [True]  # the final SavedModel's schema only
     traced.clear()
     monkeypatch.setattr(deferred_schema, "skipped", contextlib.nullcontext)
+    # a fresh process's rerun: the same config, data and folder would otherwise get the kept transform graph
+    saved_model_reuse.forget()
+    loaded_graph.forget()
     inferred = files_of(run(config, overwrite=True).output_dir)
     assert traced == [False, True]
     assert any(name.startswith("transform_graph/transformed_metadata") for name in skipped)

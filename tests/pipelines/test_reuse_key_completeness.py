@@ -1,7 +1,8 @@
-"""The analysis graph kept for reuse (pipelines/analyze/analysis_graph_reuse.py) never serves a run it does not fit:
-in one warm process a job runs, then ONE thing changes (a feature option of each transform family, the label,
-the input's value rules, the schema file's contents under the same path, the data's column types or order) and the
-job runs again; its data/, transform_graph/ and statistics/ must be byte for byte those of a run that traced
+"""The SavedModels kept for reuse (pipelines/analyze/saved_model_reuse.py) and the transform graph kept loaded
+(pipelines/write/loaded_graph.py) never serve a run they do not fit: in one warm process a job runs, then ONE thing
+changes (a feature option of each transform family, the label, the input's value rules, the schema file's contents
+under the same path, the data's column types or order, its values) and the job runs again to the same output
+folder; its data/, transform_graph/ and statistics/ must be byte for byte those of a run that traced and loaded
 everything (the kept graphs forgotten, as in a fresh process)."""
 
 import numpy as np
@@ -10,19 +11,22 @@ import pytest
 from run_output import files_of
 
 from skewless.pipelines import run
-from skewless.pipelines.analyze import analysis_graph_reuse
+from skewless.pipelines.analyze import saved_model_reuse
+from skewless.pipelines.write import loaded_graph
 
 ROWS = 120
 
 
-def _write_csv(folder, columns=("n", "i", "c", "h", "t", "d", "g", "w", "y"), float_i=False):
-    """A small CSV with a column of each kind the transforms read (seeded, so every call writes the same rows)."""
-    rng = np.random.default_rng(11)
+def _write_csv(folder, columns=("n", "i", "c", "h", "t", "d", "g", "w", "y"), float_i=False, seed=11,
+               c_weights=(.4, .3, .15, .1, .05)):
+    """A small CSV with a column of each kind the transforms read (seeded, so every call writes the same rows);
+    `c_weights` only changes column c's values (the draws are as many)."""
+    rng = np.random.default_rng(seed)
     words = ["Red", "green", "BLUE", "red", "Green", "x-y", "blue."]
     values = {
         "n": [f"{v:.3f}" for v in rng.normal(10, 3, ROWS)],
         "i": [f"{v}.5" if float_i else str(v) for v in rng.integers(0, 50, ROWS)],
-        "c": [rng.choice(["a", "b", "c", "d", "e"], p=[.4, .3, .15, .1, .05]) for _ in range(ROWS)],
+        "c": [rng.choice(["a", "b", "c", "d", "e"], p=list(c_weights)) for _ in range(ROWS)],
         "h": [rng.choice(["p", "q", "r", "s"]) for _ in range(ROWS)],
         "t": [" ".join(rng.choice(words, rng.integers(1, 5))) for _ in range(ROWS)],
         "d": [f"2024-0{rng.integers(1, 10)}-1{rng.integers(0, 10)}T{rng.integers(10, 24)}:30:00" for _ in range(ROWS)],
@@ -120,6 +124,15 @@ def _column_order(config, folder):
     _write_csv(folder, columns=("y", "w", "g", "d", "t", "h", "c", "i", "n"))
 
 
+def _other_rows(config, folder):
+    _write_csv(folder, seed=12)
+
+
+def _vocabulary_order(config, folder):
+    # "b" now outnumbers "a": the vocabulary file holds the same tokens, of the same length, in another order
+    _write_csv(folder, c_weights=(.3, .4, .15, .1, .05))
+
+
 def _add_cross(config, folder):
     config["features"]["c_x_h"] = {"transform": "cross", "columns": ["c", "h"], "hash_buckets": 9}
 
@@ -155,8 +168,10 @@ CHANGES = [
     ("nonfinite", _input(nonfinite="quarantine")),
     ("int_to_float_column", _int_to_float),
     ("raw_column_order", _column_order),
+    ("data_values", _other_rows),
+    ("data_vocabulary_order", _vocabulary_order),
 ]
-FAST = {"text_lowercase", "clip", "schema_file_contents"}  # ~16 s each; the rest are marked slow
+FAST = {"text_lowercase", "clip", "schema_file_contents", "data_vocabulary_order"}  # ~16 s each; the rest are marked slow
 
 
 def _outputs(result) -> dict:
@@ -168,17 +183,22 @@ def _outputs(result) -> dict:
 def test_a_warm_run_of_a_changed_config_equals_a_fresh_one(tmp_path, name, change):
     _write_csv(tmp_path)
     (tmp_path / "schema.pbtxt").write_text(_schema(n_optional=True))
-    analysis_graph_reuse.forget()
+    _forget()
     try:
-        first = _config(tmp_path, tmp_path / "first")
+        first = _config(tmp_path, tmp_path / "out")
         changed = _config(tmp_path, tmp_path / "out")
         if name.startswith("schema"):  # the others' column types come from the data (int_to_float_column)
             first["schema"] = changed["schema"] = str(tmp_path / "schema.pbtxt")
-        run(first)  # the warm process: this config's analysis graph kept
+        run(first)  # the warm process: this config's graphs kept
         change(changed, tmp_path)
-        warm = _outputs(run(changed))
-        analysis_graph_reuse.forget()  # what a fresh process has: no graph kept
+        warm = _outputs(run(changed, overwrite=True))
+        _forget()  # what a fresh process has: no graph kept
         fresh = _outputs(run(changed, overwrite=True))
     finally:
-        analysis_graph_reuse.forget()
+        _forget()
     assert warm == fresh
+
+
+def _forget():
+    saved_model_reuse.forget()
+    loaded_graph.forget()

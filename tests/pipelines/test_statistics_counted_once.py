@@ -9,7 +9,7 @@ from example_job import example_config
 from run_output import files_of
 
 from skewless.pipelines import run
-from skewless.pipelines.analyze import analysis_graph_reuse
+from skewless.pipelines.analyze import saved_model_reuse
 from skewless.pipelines.analyze.stats import RawStatsFn
 from skewless.pipelines.reading.format import ROW_CHUNK
 from skewless.pipelines.statistics import in_input_order as statistics_in_input_order
@@ -52,7 +52,7 @@ def test_a_table_is_counted_once_per_set_of_rows_and_the_outputs_are_the_counted
     split_states = statistics_in_input_order.split_states
     monkeypatch.setattr(statistics_in_input_order, "split_states",
                         lambda units, spec, candidates, input_columns=None: split_states(units, spec, candidates))
-    analysis_graph_reuse.forget()
+    saved_model_reuse.forget()
     del counted_tables[:]
     twice = _outputs(run(config, overwrite=True))
     assert sum(counted_tables) == 2 * ROWS

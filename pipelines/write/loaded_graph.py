@@ -1,0 +1,92 @@
+"""The transform graph loaded once per process for the same bytes.
+
+The transform pass loads the graph the analysis wrote (`tft.TFTransformOutput`, whose Keras layer loads the
+SavedModel: its functions rebuilt, its vocabularies' tables filled), about 0.4 s of a warm 1,000-row run. A notebook
+that runs a config again, on the same data, gets a graph of the same bytes (canonical_graph.py makes them so)
+and loaded it again. Here a graph folder is loaded once per process and contents: `transform_output` keys it by
+every file under it (names and bytes), and a later folder of the same contents gets the output loaded then. The
+loaded tables hold the vocabularies' contents, which the key covers, whatever folder they were read from.
+
+The loaded output reads its files from a copy of the folder kept in a temporary folder of this process (the run's
+own is moved or removed once the run ends), removed at exit; the last `KEPT` graphs only, since each holds its
+vocabularies in memory. `forget()` drops them all.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+
+import tensorflow_transform as tft
+
+from skewless.pipelines.output.files import is_local
+
+# a notebook switching between two configs finds both (the loaded graph of each holds its vocabularies)
+KEPT = 2
+
+_lock = threading.Lock()
+_outputs: OrderedDict = OrderedDict()  # key -> (the kept folder, its TFTransformOutput)
+_folder: str | None = None
+
+
+def transform_output(graph_dir: str) -> tft.TFTransformOutput:
+    """A `TFTransformOutput` of `graph_dir` (a local folder) with its layer loaded: this process's earlier one where
+    a folder of the same contents was loaded, otherwise loaded now. Not local, or where no copy can be kept: a new
+    one of `graph_dir`, loaded when first used."""
+    if not is_local(graph_dir):
+        return tft.TFTransformOutput(graph_dir)
+    key = _contents_key(graph_dir)
+    with _lock:  # one load per key, even when several DoFns set up at once
+        kept = _outputs.get(key)
+        if kept is not None:
+            _outputs.move_to_end(key)
+            return kept[1]
+        folder = os.path.join(_store(), key)
+        try:
+            shutil.copytree(graph_dir, folder)
+        except OSError:  # a full temporary disk: this run loads the folder itself, and nothing is kept
+            shutil.rmtree(folder, ignore_errors=True)
+            return tft.TFTransformOutput(graph_dir)
+        output = tft.TFTransformOutput(folder)
+        output.transform_features_layer()  # loads the SavedModel
+        _outputs[key] = (folder, output)
+        while len(_outputs) > KEPT:
+            _, (dropped, _) = _outputs.popitem(last=False)
+            shutil.rmtree(dropped, ignore_errors=True)
+        return output
+
+
+def _contents_key(graph_dir: str) -> str:
+    """A digest of every file under `graph_dir`: its path below it and its bytes."""
+    digest = hashlib.sha256()
+    for root, dirs, names in os.walk(graph_dir):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            relative = os.path.relpath(path, graph_dir).encode()
+            digest.update(len(relative).to_bytes(8, "little") + relative)
+            with open(path, "rb") as handle:
+                data = handle.read()
+            digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()
+
+
+def _store() -> str:
+    global _folder
+    if _folder is None:
+        _folder = tempfile.mkdtemp(prefix="skewless-loaded-graphs-")
+        atexit.register(shutil.rmtree, _folder, True)
+    return _folder
+
+
+def forget() -> None:
+    """Drops every kept graph (the next run loads its graph again)."""
+    with _lock:
+        for folder, _ in _outputs.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        _outputs.clear()

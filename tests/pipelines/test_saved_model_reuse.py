@@ -1,0 +1,209 @@
+"""tf.Transform's SavedModels, reused within a process (pipelines/analyze/saved_model_reuse.py), and the transform
+graph loaded once (pipelines/write/loaded_graph.py): a rerun of the same config writes what a run that traced and
+loaded everything writes, and any change to what a graph depends on (the config, the raw schema, the versions, a
+hook, the data) traces it anew."""
+
+import dataclasses
+import os
+import shutil
+
+import pytest
+import tensorflow as tf
+from example_job import example_config
+from run_output import files_of
+from tensorflow_transform.beam import impl as tft_impl
+from tensorflow_transform.saved import saved_transform_io_v2
+
+from skewless.config import load_config
+from skewless.pipelines import run
+from skewless.pipelines.analyze import saved_model_reuse
+from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
+from skewless.pipelines.plan.plan import plan
+from skewless.pipelines.write import loaded_graph
+
+ROWS = {"format": "synthetic", "rows": 300, "seed": 5}
+SIGNATURE = {"age": tf.TensorSpec([None], tf.float32)}
+
+
+def _outputs(result) -> dict:
+    return files_of(result.output_dir, ("data", "transform_graph"))
+
+
+def forget_all():
+    """What a fresh process has: no SavedModel kept, no graph loaded."""
+    saved_model_reuse.forget()
+    loaded_graph.forget()
+
+
+@pytest.fixture
+def writes(monkeypatch):
+    """The SavedModels tf.Transform itself writes during the test, one per phase (True for the first phase's,
+    whose replacements are None; False for a later one's, the last being the transform graph), and "load" where
+    it loads an analysis graph."""
+    written = []
+    original_write = tft_impl._create_v2_saved_model
+    original_load = tft_impl._RunMetaGraphDoFn._make_graph_state
+
+    def counted_write(tensor_replacement_map, *rest):
+        written.append(tensor_replacement_map is None)
+        return original_write(tensor_replacement_map, *rest)
+
+    def counted_load(self, saved_model_dir):
+        written.append("load")
+        return original_load(self, saved_model_dir)
+
+    forget_all()
+    monkeypatch.setattr(tft_impl, "_create_v2_saved_model", counted_write)
+    monkeypatch.setattr(tft_impl._RunMetaGraphDoFn, "_make_graph_state", counted_load)
+    yield written
+    forget_all()
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """The folders a tf.Transform SavedModel is loaded from (the analysis pass's graph, the transform pass's)."""
+    loaded = []
+    original = saved_transform_io_v2.SavedModelLoader.__init__
+
+    def counted(self, saved_model_dir):
+        loaded.append(saved_model_dir)
+        return original(self, saved_model_dir)
+
+    monkeypatch.setattr(saved_transform_io_v2.SavedModelLoader, "__init__", counted)
+    return loaded
+
+
+def test_a_rerun_reuses_the_first_graph_and_writes_the_same_bytes(tmp_path, writes):
+    run(example_config(tmp_path / "first", input=ROWS))
+    assert writes == [True, "load", False]  # the analysis graph written and loaded, then the final graph
+    # another output directory (the kept graph's table names hold the first run's temporary paths)
+    config = example_config(tmp_path / "out", input=ROWS)
+    again = _outputs(run(config))
+    # only the final graph, which names its vocabularies' tables by their temporary paths, in the run's folder
+    assert writes[3:] == [False]
+    # the same bytes as a process that never kept a graph, to the same directory
+    forget_all()
+    fresh = _outputs(run(config, overwrite=True))
+    assert writes[4:] == [True, "load", False]
+    assert fresh == again
+
+
+def test_a_rerun_on_the_same_data_traces_and_loads_nothing(tmp_path, writes, loads):
+    """The notebook's rerun: the same config, data and output folder. The transform graph holds the same results,
+    so it is copied as the analysis graph is, and the transform pass gets the graph it loaded before."""
+    config = example_config(tmp_path / "out", input=ROWS)
+    run(config)
+    assert writes == [True, "load", False] and len(loads) == 2  # the analysis graph's load, the transform pass's
+    again = _outputs(run(config, overwrite=True))
+    assert writes[3:] == [] and len(loads) == 2
+    forget_all()
+    fresh = _outputs(run(config, overwrite=True))
+    assert writes[3:] == [True, "load", False] and len(loads) == 4
+    assert fresh == again
+
+
+def test_new_data_traces_the_transform_graph_anew(tmp_path, writes, loads):
+    """Another seed: other means, vocabularies and bucket boundaries; the analysis graph alone is reused."""
+    config = example_config(tmp_path / "out", input=ROWS)
+    run(config)
+    other = example_config(tmp_path / "out", input={**ROWS, "seed": 6})
+    changed = _outputs(run(other, overwrite=True))
+    assert writes[3:] == [False] and len(loads) == 3  # the new transform graph written and loaded
+    forget_all()
+    fresh = _outputs(run(other, overwrite=True))
+    assert fresh == changed
+    assert fresh["transform_graph/transform_fn/saved_model.pb"] != _outputs(run(config, overwrite=True))[
+        "transform_graph/transform_fn/saved_model.pb"]
+
+
+def test_a_graph_that_reads_a_file_of_its_run_is_not_kept(tmp_path, writes):
+    """A most_frequent fill reads its top-1 vocabulary by path (pipelines/analyze/missing.py), a temporary file
+    of the run that traced it: a rerun after that run's folder is gone writes what a fresh trace writes."""
+    from example_job import gaps_run
+
+    for folder in ("first", "again", "fresh"):
+        (tmp_path / folder).mkdir()
+    gaps_run(tmp_path / "first")
+    shutil.rmtree(tmp_path / "first")
+    again, _ = gaps_run(tmp_path / "again")
+    assert writes.count(True) == 2  # traced both times
+    forget_all()
+    fresh, _ = gaps_run(tmp_path / "fresh")
+    # the shards (the graphs differ by the output folder their tables are named after)
+    assert files_of(again.output_dir, ("data",)) == files_of(fresh.output_dir, ("data",))
+
+
+def test_a_changed_config_traces_its_graph_anew(tmp_path, writes):
+    config = example_config(tmp_path / "out", input=ROWS)
+    run(config)
+    config["features"] = {**config["features"], "hours_per_week": {"transform": "bucketize", "num_buckets": 5}}
+    changed = _outputs(run(config, overwrite=True))
+    assert writes == [True, "load", False] * 2
+    forget_all()
+    assert _outputs(run(config, overwrite=True)) == changed
+
+
+def test_only_the_last_few_graphs_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(saved_model_reuse, "KEPT", 2)
+    saved_model_reuse.forget()
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    (graph / "saved_model.pb").write_bytes(b"graph")
+    for key in ("a", "b", "a", "c"):  # "a" used again before "c" arrives: "b" is the least recently used
+        if saved_model_reuse._kept_folder(key) is None:
+            saved_model_reuse._keep(key, str(graph))
+    assert list(saved_model_reuse._copies) == ["a", "c"]
+    saved_model_reuse.forget()
+
+
+def _key(config: dict, signature=None, columns_change=None):
+    job = load_config(config)
+    columns = plan(job).columns
+    if columns_change:
+        columns = [dataclasses.replace(c, **columns_change) if c.name == "age" else c for c in columns]
+    return saved_model_reuse.reuse_key(build_preprocessing_fn(job, columns), signature or SIGNATURE, None, None)
+
+
+def test_the_key_follows_the_config_the_schema_and_the_versions(tmp_path, monkeypatch):
+    config = example_config(tmp_path / "out", input=ROWS)
+    base = _key(config)
+    assert base is not None and _key(example_config(tmp_path / "elsewhere", input=ROWS)) == base  # the output dir is not in the graph
+    options = {**config["features"], "education": {"transform": "vocabulary", "top_k": 6, "num_oov_buckets": 2}}
+    assert _key({**config, "features": options}) != base
+    assert _key(config, columns_change={"default": 1.0}) != base  # a raw column's fill value
+    assert _key(config, signature={"age": tf.TensorSpec([None], tf.int64)}) != base  # the raw schema's type
+    assert saved_model_reuse.reuse_key(
+        build_preprocessing_fn(load_config(config), plan(load_config(config)).columns), SIGNATURE, {"x": "y:0"},
+        None) != base  # the analyzers' input names
+    monkeypatch.setattr(saved_model_reuse, "_versions", lambda: (("tensorflow-transform", "0.0"),))
+    assert _key(config) != base
+
+
+def test_a_hook_is_never_keyed(tmp_path):
+    config = example_config(tmp_path / "out", input=ROWS, preprocessing_fn="test_saved_model_reuse:squared_age")
+    job = load_config(config)
+    assert saved_model_reuse.reuse_key(build_preprocessing_fn(job, plan(job).columns), SIGNATURE, None, None) is None
+
+
+def squared_age(inputs, outputs):
+    """A hook: code the key cannot see (it may call anything)."""
+    return {"age_squared": tf.square(inputs["age"])}
+
+
+def test_a_full_temporary_disk_keeps_nothing_and_the_job_goes_on(tmp_path, monkeypatch):
+    def no_space(source, target):
+        os.makedirs(target)
+        raise OSError(28, "No space left on device")
+
+    forget_all()
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(saved_model_reuse.shutil, "copytree", no_space)
+            patched.setattr(loaded_graph.shutil, "copytree", no_space)
+            config = example_config(tmp_path / "out", input=ROWS)
+            full = _outputs(run(config))
+            assert not saved_model_reuse._copies and os.listdir(saved_model_reuse._store()) == []
+        forget_all()
+        assert _outputs(run(config, overwrite=True)) == full
+    finally:
+        forget_all()
