@@ -34,12 +34,10 @@ block only.
 
 from __future__ import annotations
 
-import atexit
 import copy
 import hashlib
 import os
 import shutil
-import tempfile
 import threading
 from collections import OrderedDict
 from importlib.metadata import PackageNotFoundError, version
@@ -50,7 +48,7 @@ from tensorflow_transform.beam import common as tft_common
 from tensorflow_transform.beam import impl as tft_impl
 
 from skewless.pipelines.analyze.preprocessing import REUSE_KEY_ATTRIBUTE
-from skewless.pipelines.output.files import is_local
+from skewless.pipelines.output.files import is_local, process_folder
 from skewless.pipelines.runner.shared_patch import SharedPatch
 
 _VERSIONED = ("tensorflow", "tensorflow-transform", "skewless")
@@ -63,7 +61,6 @@ _lock = threading.Lock()
 _copies: OrderedDict = OrderedDict()  # key -> a folder holding that analysis graph
 _loaded: OrderedDict = OrderedDict()  # (key, inputs, excluded outputs) -> tf.Transform's loaded graph state
 _keyed_dirs: dict = {}  # a SavedModel folder this process wrote or copied -> its key
-_folder: str | None = None
 
 
 def reuse_key(preprocessing_fn, input_signature, output_names, save_options) -> str | None:
@@ -199,11 +196,7 @@ def _make_graph_state(self, saved_model_dir):
 
 
 def _store() -> str:
-    global _folder
-    if _folder is None:
-        _folder = tempfile.mkdtemp(prefix="skewless-analysis-graphs-")
-        atexit.register(shutil.rmtree, _folder, True)
-    return _folder
+    return process_folder("saved-models")
 
 
 def forget() -> None:

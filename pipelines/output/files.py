@@ -6,12 +6,31 @@ file by file. These helpers treat folders that way everywhere, so the job behave
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
+import threading
 
 from skewless.lazy_imports import lazy_import
 
 # Beam's filesystems on first use: `skewless inspect`/`report` read a local run through this module without Beam
 filesystems = lazy_import("apache_beam.io.filesystems")
+
+
+_process_folders_lock = threading.Lock()
+_process_folders: dict[str, str] = {}
+
+
+def process_folder(name: str) -> str:
+    """A local temporary folder of this process for what it keeps between runs (`name` says what), made on first
+    use and removed at exit: the same folder on every call."""
+    with _process_folders_lock:
+        if name not in _process_folders:
+            folder = tempfile.mkdtemp(prefix=f"skewless-{name}-")
+            atexit.register(shutil.rmtree, folder, True)
+            _process_folders[name] = folder
+        return _process_folders[name]
 
 
 def is_local(path: str) -> bool:

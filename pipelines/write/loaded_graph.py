@@ -14,24 +14,21 @@ vocabularies in memory. `forget()` drops them all.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import os
 import shutil
-import tempfile
 import threading
 from collections import OrderedDict
 
 import tensorflow_transform as tft
 
-from skewless.pipelines.output.files import is_local
+from skewless.pipelines.output.files import is_local, process_folder
 
 # a notebook switching between two configs finds both (the loaded graph of each holds its vocabularies)
 KEPT = 2
 
 _lock = threading.Lock()
 _outputs: OrderedDict = OrderedDict()  # key -> (the kept folder, its TFTransformOutput)
-_folder: str | None = None
 
 
 def transform_output(graph_dir: str) -> tft.TFTransformOutput:
@@ -77,11 +74,7 @@ def _contents_key(graph_dir: str) -> str:
 
 
 def _store() -> str:
-    global _folder
-    if _folder is None:
-        _folder = tempfile.mkdtemp(prefix="skewless-loaded-graphs-")
-        atexit.register(shutil.rmtree, _folder, True)
-    return _folder
+    return process_folder("loaded-graphs")
 
 
 def forget() -> None:

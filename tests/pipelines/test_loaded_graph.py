@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_transform as tft
 from example_job import ODD_ROWS, example_rows
+from real_data import example_of
 
 from skewless.pipelines.write import loaded_graph
 from skewless.run_directory import RunDirectory
@@ -62,30 +63,15 @@ def test_the_kept_graph_transforms_as_the_folders_own(graph_dir, tmp_path):
     shutil.copytree(graph_dir, again)
     assert loaded_graph.transform_output(str(again)) is kept
     own = tft.TFTransformOutput(str(again))
-    rows = [{name: (value.encode() if isinstance(value, str) else value) for name, value in row.items()}
+    rows = [{name: (value.decode() if isinstance(value, bytes) else value) for name, value in row.items()}
             for row in example_rows(40) + ODD_ROWS]
-    features = tf.io.parse_example([_example(row) for row in rows], own.raw_feature_spec())
+    features = tf.io.parse_example([example_of(row) for row in rows], own.raw_feature_spec())
     expected = own.transform_raw_features(features)
     actual = kept.transform_raw_features(features)
     assert expected.keys() == actual.keys()
     for name in expected:
         np.testing.assert_array_equal(tf.convert_to_tensor(actual[name]).numpy(),
                                       tf.convert_to_tensor(expected[name]).numpy())
-
-
-def _example(row: dict) -> bytes:
-    """A raw row as a tf.train.Example (a missing value: an absent feature)."""
-    feature = {}
-    for name, value in row.items():
-        if value is None:
-            continue
-        if isinstance(value, bytes):
-            feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
-        elif isinstance(value, float):
-            feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
-        else:
-            feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
 
 def test_only_the_last_few_graphs_stay_loaded(graph_dir, monkeypatch):
