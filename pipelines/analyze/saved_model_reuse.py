@@ -58,7 +58,7 @@ _VERSIONED = ("tensorflow", "tensorflow-transform", "skewless")
 KEPT = 8
 
 _lock = threading.Lock()
-_copies: OrderedDict = OrderedDict()  # key -> a folder holding that analysis graph
+_copies: OrderedDict = OrderedDict()  # key -> a folder holding that SavedModel
 _loaded: OrderedDict = OrderedDict()  # (key, inputs, excluded outputs) -> tf.Transform's loaded graph state
 _keyed_dirs: dict = {}  # a SavedModel folder this process wrote or copied -> its key
 
@@ -119,8 +119,8 @@ def _versions() -> tuple:
 
 def _create_saved_model(tensor_replacement_map, base_temp_dir, preprocessing_fn, input_signature,
                         baseline_analyzers_fingerprint, output_keys_to_name_map, save_options):
-    """`_create_v2_saved_model`, with the first phase's SavedModel copied from this process's earlier write of
-    the same key into a new folder of `base_temp_dir` (as tf.Transform names it)."""
+    """`_create_v2_saved_model`, with a phase's SavedModel copied from this process's earlier write of the same
+    key into a new folder of `base_temp_dir` (as tf.Transform names it)."""
     key = None
     if is_local(base_temp_dir):
         key = reuse_key(preprocessing_fn, input_signature, output_keys_to_name_map, save_options)

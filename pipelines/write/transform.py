@@ -140,8 +140,8 @@ class ChunkTransformer:
         self._transformed_spec = self.output.transformed_feature_spec()
         # `row_wise` columns (distinct_values.row_wise_columns) go through the graph once per distinct value
         self._feed = DistinctFeed(self.output, columns, row_wise or {})
-        # the first call loads the graph into tf.Transform's Keras layer, which it makes once: one thread at a time
-        # until then (the transform pass runs units on several threads)
+        # the first call builds tf.Transform's Keras layer, once: one thread at a time until then (the transform pass
+        # runs units on several threads)
         self._first_call = threading.Lock()
         self._loaded = False
 
