@@ -12,6 +12,16 @@ from skewless.run_directory import RunDirectory
 from skewless.run_summary import SCHEMA_VERSION
 
 
+def forget_kept_graphs():
+    """What a fresh process has: no tf.Transform SavedModel kept for a rerun, no transform graph kept loaded."""
+    # imported here: the helpers above read outputs without importing tf.Transform
+    from skewless.pipelines.analyze import saved_model_reuse
+    from skewless.pipelines.write import loaded_graph
+
+    saved_model_reuse.forget()
+    loaded_graph.forget()
+
+
 def read_split(result, split):
     import tensorflow as tf
     import tensorflow_transform as tft

@@ -18,7 +18,6 @@ and the copy's transformed_metadata leaves it out too, so readers look for no la
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import time
 from contextlib import AbstractContextManager, nullcontext
@@ -135,7 +134,7 @@ def apply(
     job_plan = _with_run_types(plan(config), graph_dir)
     run_label = _run_label(local_run)
     label_left_out = config.label is None and run_label is not None
-    digest = graph_digest(graph_dir)
+    digest = files.folder_digest(graph_dir)
     with one_job_at_a_time(), output.staging() as staging:
         # no analysis pass, so no count of the rows to come
         with progress(lambda: snapshot(staging, total_known=False)) if progress else nullcontext():
@@ -235,18 +234,6 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, graph_dir: str, staging:
                           work_started(staging)) as pipeline:
         _ = pipeline | "TransformAndWrite" >> TransformAndWrite(job_plan.units, unit_writes)
         _ = pipeline | "CountSplitStatistics" >> CountSplitStatistics(job_plan.units, unit_writes)
-
-
-def graph_digest(graph_dir: str) -> str:
-    """sha256 of the graph's files: of the listing `sha256sum` prints for them, sorted by path relative to
-    the graph's folder, so `cd transform_graph && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum`
-    gives the same digest."""
-    root = graph_dir.rstrip("/")
-    listing = []
-    for path in files.files_under(root):
-        relative = "./" + path[len(root):].lstrip("/")
-        listing.append((relative, hashlib.sha256(files.read_bytes(path)).hexdigest()))
-    return hashlib.sha256("".join(f"{digest}  {path}\n" for path, digest in sorted(listing)).encode()).hexdigest()
 
 
 def _copy_graph(run_dir: str, staging: str, format_name: str, left_out_label: str | None) -> None:

@@ -7,6 +7,7 @@ file by file. These helpers treat folders that way everywhere, so the job behave
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import shutil
 import tempfile
@@ -60,6 +61,18 @@ def files_under(folder: str) -> list[str]:
     """Every file below `folder`, at any depth, sorted; [] when there is none."""
     pattern = filesystems.FileSystems.join(folder, "**")
     return sorted(metadata.path for metadata in filesystems.FileSystems.match([pattern])[0].metadata_list)
+
+
+def folder_digest(folder: str) -> str:
+    """sha256 of every file below `folder`: of the listing `sha256sum` prints for them, sorted by path relative to
+    the folder, so `cd FOLDER && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum` gives the same
+    digest."""
+    root = folder.rstrip("/")
+    listing = []
+    for path in files_under(root):
+        relative = "./" + path[len(root):].lstrip("/")
+        listing.append((relative, hashlib.sha256(read_bytes(path)).hexdigest()))
+    return hashlib.sha256("".join(f"{digest}  {path}\n" for path, digest in sorted(listing)).encode()).hexdigest()
 
 
 def exists(path: str) -> bool:

@@ -4,8 +4,9 @@ The transform pass loads the graph the analysis wrote (`tft.TFTransformOutput`, 
 SavedModel: its functions rebuilt, its vocabularies' tables filled), about 0.4 s of a warm 1,000-row run. A notebook
 that runs a config again, on the same data, gets a graph of the same bytes (canonical_graph.py makes them so)
 and loaded it again. Here a graph folder is loaded once per process and contents: `transform_output` keys it by
-every file under it (names and bytes), and a later folder of the same contents gets the output loaded then. The
-loaded tables hold the vocabularies' contents, which the key covers, whatever folder they were read from.
+every file under it (names and bytes: `files.folder_digest`), and a later folder of the same contents gets the
+output loaded then. The loaded tables hold the vocabularies' contents, which the key covers, whatever folder they
+were read from.
 
 The loaded output reads its files from a copy of the folder kept in a temporary folder of this process (the run's
 own is moved or removed once the run ends), removed at exit; the last `KEPT` graphs only, since each holds its
@@ -14,7 +15,6 @@ vocabularies in memory. `forget()` drops them all.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import threading
@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 import tensorflow_transform as tft
 
-from skewless.pipelines.output.files import is_local, process_folder
+from skewless.pipelines.output.files import folder_digest, is_local, process_folder
 
 # a notebook switching between two configs finds both (the loaded graph of each holds its vocabularies)
 KEPT = 2
@@ -37,7 +37,7 @@ def transform_output(graph_dir: str) -> tft.TFTransformOutput:
     one of `graph_dir`, loaded when first used."""
     if not is_local(graph_dir):
         return tft.TFTransformOutput(graph_dir)
-    key = _contents_key(graph_dir)
+    key = folder_digest(graph_dir)
     with _lock:  # one load per key, even when several DoFns set up at once
         kept = _outputs.get(key)
         if kept is not None:
@@ -56,21 +56,6 @@ def transform_output(graph_dir: str) -> tft.TFTransformOutput:
             _, (dropped, _) = _outputs.popitem(last=False)
             shutil.rmtree(dropped, ignore_errors=True)
         return output
-
-
-def _contents_key(graph_dir: str) -> str:
-    """A digest of every file under `graph_dir`: its path below it and its bytes."""
-    digest = hashlib.sha256()
-    for root, dirs, names in os.walk(graph_dir):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(root, name)
-            relative = os.path.relpath(path, graph_dir).encode()
-            digest.update(len(relative).to_bytes(8, "little") + relative)
-            with open(path, "rb") as handle:
-                data = handle.read()
-            digest.update(len(data).to_bytes(8, "little") + data)
-    return digest.hexdigest()
 
 
 def _store() -> str:

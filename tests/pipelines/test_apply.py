@@ -59,7 +59,7 @@ def test_shifted_data_takes_the_training_runs_mean_std_and_vocabulary(training, 
     import tensorflow_transform as tft
 
     from skewless.pipelines import apply
-    from skewless.pipelines.commands.apply import graph_digest
+    from skewless.pipelines.output.files import folder_digest
     from skewless.safe_names import vocabulary_filename
 
     path = write_csv(tmp_path / "shifted.csv", ["age", "workclass", "label"],
@@ -81,7 +81,7 @@ def test_shifted_data_takes_the_training_runs_mean_std_and_vocabulary(training, 
 
     summary = json.loads(open(os.path.join(result.output_dir, "run.json")).read())
     graph_dir = os.path.join(training["run"], "transform_graph")
-    assert summary["applied"] == {"run": training["run"], "graph_sha256": graph_digest(graph_dir),
+    assert summary["applied"] == {"run": training["run"], "graph_sha256": folder_digest(graph_dir),
                                   "label_left_out": False}
     assert summary["oov_rows"] == {"workclass": int(np.sum(shifted["workclasses"] == UNSEEN))}
     assert summary["rows"] == {"read": ROWS, "written": {"all": ROWS}, "quarantined": 0}
@@ -91,12 +91,12 @@ def test_graph_digest_is_sha256sum_of_the_graph_files(training):
     import hashlib
     import subprocess
 
-    from skewless.pipelines.commands.apply import graph_digest
+    from skewless.pipelines.output.files import folder_digest
 
     graph_dir = os.path.join(training["run"], "transform_graph")
     listing = subprocess.run("find . -type f | LC_ALL=C sort | xargs sha256sum", shell=True, cwd=graph_dir,
                              capture_output=True, check=True).stdout
-    assert graph_digest(graph_dir) == hashlib.sha256(listing).hexdigest()
+    assert folder_digest(graph_dir) == hashlib.sha256(listing).hexdigest()
 
 
 def test_applying_a_run_to_its_own_input_rewrites_its_data_byte_for_byte(training, tmp_path):

@@ -4,13 +4,12 @@ deferred_schema.py): its graph, metadata and data must be those of a job that in
 import contextlib
 
 from example_job import example_config
-from run_output import files_of
+from run_output import files_of, forget_kept_graphs
 
 
 def test_the_skipped_schema_changes_no_output(tmp_path, monkeypatch):
     from skewless.pipelines import run
-    from skewless.pipelines.analyze import deferred_schema, saved_model_reuse
-    from skewless.pipelines.write import loaded_graph
+    from skewless.pipelines.analyze import deferred_schema
     from tensorflow_transform import schema_inference
 
     traced = []
@@ -27,8 +26,7 @@ def test_the_skipped_schema_changes_no_output(tmp_path, monkeypatch):
     traced.clear()
     monkeypatch.setattr(deferred_schema, "skipped", contextlib.nullcontext)
     # a fresh process's rerun: the same config, data and folder would otherwise get the kept transform graph
-    saved_model_reuse.forget()
-    loaded_graph.forget()
+    forget_kept_graphs()
     inferred = files_of(run(config, overwrite=True).output_dir)
     assert traced == [False, True]
     assert any(name.startswith("transform_graph/transformed_metadata") for name in skipped)

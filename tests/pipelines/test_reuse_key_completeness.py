@@ -8,11 +8,9 @@ everything (the kept graphs forgotten, as in a fresh process)."""
 import numpy as np
 import pytest
 
-from run_output import files_of
+from run_output import files_of, forget_kept_graphs
 
 from skewless.pipelines import run
-from skewless.pipelines.analyze import saved_model_reuse
-from skewless.pipelines.write import loaded_graph
 
 ROWS = 120
 
@@ -183,7 +181,7 @@ def _outputs(result) -> dict:
 def test_a_warm_run_of_a_changed_config_equals_a_fresh_one(tmp_path, name, change):
     _write_csv(tmp_path)
     (tmp_path / "schema.pbtxt").write_text(_schema(n_optional=True))
-    _forget()
+    forget_kept_graphs()
     try:
         first = _config(tmp_path, tmp_path / "out")
         changed = _config(tmp_path, tmp_path / "out")
@@ -192,13 +190,8 @@ def test_a_warm_run_of_a_changed_config_equals_a_fresh_one(tmp_path, name, chang
         run(first)  # the warm process: this config's graphs kept
         change(changed, tmp_path)
         warm = _outputs(run(changed, overwrite=True))
-        _forget()  # what a fresh process has: no graph kept
+        forget_kept_graphs()  # what a fresh process has: no graph kept
         fresh = _outputs(run(changed, overwrite=True))
     finally:
-        _forget()
+        forget_kept_graphs()
     assert warm == fresh
-
-
-def _forget():
-    saved_model_reuse.forget()
-    loaded_graph.forget()

@@ -10,7 +10,7 @@ import shutil
 import pytest
 import tensorflow as tf
 from example_job import example_config
-from run_output import files_of
+from run_output import files_of, forget_kept_graphs
 from tensorflow_transform.beam import impl as tft_impl
 from tensorflow_transform.saved import saved_transform_io_v2
 
@@ -27,12 +27,6 @@ SIGNATURE = {"age": tf.TensorSpec([None], tf.float32)}
 
 def _outputs(result) -> dict:
     return files_of(result.output_dir, ("data", "transform_graph"))
-
-
-def forget_all():
-    """What a fresh process has: no SavedModel kept, no graph loaded."""
-    saved_model_reuse.forget()
-    loaded_graph.forget()
 
 
 @pytest.fixture
@@ -52,11 +46,11 @@ def writes(monkeypatch):
         written.append("load")
         return original_load(self, saved_model_dir)
 
-    forget_all()
+    forget_kept_graphs()
     monkeypatch.setattr(tft_impl, "_create_v2_saved_model", counted_write)
     monkeypatch.setattr(tft_impl._RunMetaGraphDoFn, "_make_graph_state", counted_load)
     yield written
-    forget_all()
+    forget_kept_graphs()
 
 
 @pytest.fixture
@@ -82,7 +76,7 @@ def test_a_rerun_reuses_the_first_graph_and_writes_the_same_bytes(tmp_path, writ
     # only the final graph, which names its vocabularies' tables by their temporary paths, in the run's folder
     assert writes[3:] == [False]
     # the same bytes as a process that never kept a graph, to the same directory
-    forget_all()
+    forget_kept_graphs()
     fresh = _outputs(run(config, overwrite=True))
     assert writes[4:] == [True, "load", False]
     assert fresh == again
@@ -96,7 +90,7 @@ def test_a_rerun_on_the_same_data_traces_and_loads_nothing(tmp_path, writes, loa
     assert writes == [True, "load", False] and len(loads) == 2  # the analysis graph's load, the transform pass's
     again = _outputs(run(config, overwrite=True))
     assert writes[3:] == [] and len(loads) == 2
-    forget_all()
+    forget_kept_graphs()
     fresh = _outputs(run(config, overwrite=True))
     assert writes[3:] == [True, "load", False] and len(loads) == 4
     assert fresh == again
@@ -109,7 +103,7 @@ def test_new_data_traces_the_transform_graph_anew(tmp_path, writes, loads):
     other = example_config(tmp_path / "out", input={**ROWS, "seed": 6})
     changed = _outputs(run(other, overwrite=True))
     assert writes[3:] == [False] and len(loads) == 3  # the new transform graph written and loaded
-    forget_all()
+    forget_kept_graphs()
     fresh = _outputs(run(other, overwrite=True))
     assert fresh == changed
     assert fresh["transform_graph/transform_fn/saved_model.pb"] != _outputs(run(config, overwrite=True))[
@@ -127,7 +121,7 @@ def test_a_graph_that_reads_a_file_of_its_run_is_not_kept(tmp_path, writes):
     shutil.rmtree(tmp_path / "first")
     again, _ = gaps_run(tmp_path / "again")
     assert writes.count(True) == 2  # traced both times
-    forget_all()
+    forget_kept_graphs()
     fresh, _ = gaps_run(tmp_path / "fresh")
     # the shards (the graphs differ by the output folder their tables are named after)
     assert files_of(again.output_dir, ("data",)) == files_of(fresh.output_dir, ("data",))
@@ -139,7 +133,7 @@ def test_a_changed_config_traces_its_graph_anew(tmp_path, writes):
     config["features"] = {**config["features"], "hours_per_week": {"transform": "bucketize", "num_buckets": 5}}
     changed = _outputs(run(config, overwrite=True))
     assert writes == [True, "load", False] * 2
-    forget_all()
+    forget_kept_graphs()
     assert _outputs(run(config, overwrite=True)) == changed
 
 
@@ -195,7 +189,7 @@ def test_a_full_temporary_disk_keeps_nothing_and_the_job_goes_on(tmp_path, monke
         os.makedirs(target)
         raise OSError(28, "No space left on device")
 
-    forget_all()
+    forget_kept_graphs()
     try:
         with monkeypatch.context() as patched:
             patched.setattr(saved_model_reuse.shutil, "copytree", no_space)
@@ -203,7 +197,7 @@ def test_a_full_temporary_disk_keeps_nothing_and_the_job_goes_on(tmp_path, monke
             config = example_config(tmp_path / "out", input=ROWS)
             full = _outputs(run(config))
             assert not saved_model_reuse._copies and os.listdir(saved_model_reuse._store()) == []
-        forget_all()
+        forget_kept_graphs()
         assert _outputs(run(config, overwrite=True)) == full
     finally:
-        forget_all()
+        forget_kept_graphs()
