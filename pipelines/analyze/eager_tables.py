@@ -7,7 +7,9 @@ lives as long as the process: a later table of that name is that same table, its
 in one process to the same output folder names its vocabularies by the same temporary paths, so it read the
 first run's: after the input went from 2 cities to 3, transformed_metadata/schema.pbtxt kept `int_domain max: 2`
 (issue 41 item 13). Every table lifted out during a job is destroyed when the job ends, so the next job reads
-its own files (a SavedModel loaded later names its tables apart: TensorFlow suffixes their names at load).
+its own files (a SavedModel loaded later names its tables apart: TensorFlow suffixes their names at load); but
+those of an analysis graph kept in memory for a rerun (`keep_alive`), which read only tf.Transform's placeholder
+files, uniquely named, and are destroyed when it is dropped (pipelines/analyze/saved_model_reuse.py).
 """
 
 from __future__ import annotations
@@ -35,10 +37,23 @@ def _construct_and_lookup_table(construct_table_callable, asset_filepath, x):
     return _PATCH.original(tf_utils, "construct_and_lookup_table")(construct, asset_filepath, x)
 
 
+def keep_alive(tables) -> None:
+    """Leaves those of `tables` made during the running jobs out of the tables destroyed when they end: whoever
+    keeps them destroys them (`destroy`)."""
+    kept = {id(table) for table in tables}
+    with _lock:
+        _lifted[:] = [table for table in _lifted if id(table) not in kept]
+
+
 def _destroy_lifted() -> None:
     with _lock:
         tables = list(_lifted)
         _lifted.clear()
+    destroy(tables)
+
+
+def destroy(tables) -> None:
+    """Destroys the eager tables `tables` (a table of the same name made later is then a new one)."""
     for table in tables:
         # a StaticVocabularyTable (OOV buckets) holds its file's table inside
         for handle in {id(t.resource_handle): t.resource_handle for t in (table, getattr(table, "_table", None))

@@ -25,6 +25,17 @@ What a SavedModel depends on, and what the key holds (`reuse_key`):
   temporary folder. A rerun of the same config on the same data to the same output gets the same key; new
   data, or another output folder, traces anew.
 
+An analysis graph (a phase's SavedModel whose analyzers' results are still to come) is written only where it
+will be read from disk (`analysis_graphs_in_memory`). Where every worker of the job runs in this process
+(`runners.workers_in_this_process`: the in-process runner, the job's default), the analysis pass takes the module
+tf.Transform traced instead: writing it and loading it back cost ~0.25 and ~0.2 s of every fresh run. A worker
+of another process reads the folder, so there it is written. A rerun of the key in this process takes the same
+module, its tables kept alive for it (`eager_tables.keep_alive`), where they all read tf.Transform's placeholder
+files for vocabularies still to come (uniquely named: no later table gets their names); a later phase, which
+reads an earlier phase's vocabulary file (named after the vocabulary: a rerun's table of that name would be the
+same table), is traced again. The transform graph is always written. A run whose analysis graphs were written
+writes the same bytes (tests/pipelines/test_saved_model_reuse.py, tests/pipelines/test_portability.py).
+
 The code that traces it is this process's, so the copies live in a temporary folder of this process, removed
 at exit, the last `KEPT` keys only; nothing is reused across processes. A kept graph gives the job the outputs
 of a run that traced everything (tests/pipelines/test_saved_model_reuse.py,
@@ -44,9 +55,12 @@ from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 import tensorflow as tf
+from tensorflow_transform import analyzer_nodes
 from tensorflow_transform.beam import common as tft_common
 from tensorflow_transform.beam import impl as tft_impl
+from tensorflow_transform.saved import saved_transform_io_v2
 
+from skewless.pipelines.analyze import eager_tables
 from skewless.pipelines.analyze.preprocessing import REUSE_KEY_ATTRIBUTE
 from skewless.pipelines.output.files import is_local, process_folder
 from skewless.pipelines.runner.shared_patch import SharedPatch
@@ -58,9 +72,12 @@ _VERSIONED = ("tensorflow", "tensorflow-transform", "skewless")
 KEPT = 8
 
 _lock = threading.Lock()
+_swap_lock = threading.Lock()  # one `_loader_init` at a time swaps `tf.saved_model.load`
 _copies: OrderedDict = OrderedDict()  # key -> a folder holding that SavedModel
 _loaded: OrderedDict = OrderedDict()  # (key, inputs, excluded outputs) -> tf.Transform's loaded graph state
 _keyed_dirs: dict = {}  # a SavedModel folder this process wrote or copied -> its key
+_unwritten: dict = {}  # the folder a running job's analysis graph was not written to -> the module traced for it
+_modules: OrderedDict = OrderedDict()  # key -> an analysis graph's module, never written, kept for reruns
 
 
 def reuse_key(preprocessing_fn, input_signature, output_names, save_options) -> str | None:
@@ -126,20 +143,74 @@ def _create_saved_model(tensor_replacement_map, base_temp_dir, preprocessing_fn,
         key = reuse_key(preprocessing_fn, input_signature, output_keys_to_name_map, save_options)
         if key and tensor_replacement_map is not None:
             key = _with_results(key, tensor_replacement_map, base_temp_dir)
-    kept = _kept_folder(key) if key else None
-    if kept is not None:
+    module = _kept_module(key) if key and _IN_MEMORY.active() else None
+    kept = _kept_folder(key) if key and module is None else None
+    if module is not None:
+        saved_model_dir = tft_common.get_unique_temp_path(base_temp_dir)
+        with _lock:
+            _unwritten[saved_model_dir] = module
+    elif kept is not None:
         saved_model_dir = tft_common.get_unique_temp_path(base_temp_dir)
         shutil.copytree(kept, saved_model_dir)
     else:
         saved_model_dir = _PATCH.original(tft_impl, "_create_v2_saved_model")(
             tensor_replacement_map, base_temp_dir, preprocessing_fn, input_signature, baseline_analyzers_fingerprint,
             output_keys_to_name_map, save_options)
-        if key:
+        with _lock:
+            module = _unwritten.get(saved_model_dir)
+        if key and module is None:
             _keep(key, saved_model_dir)
+        elif key and _reads_only_placeholder_files(module, base_temp_dir):
+            _keep_module(key, module)
     if key:
         with _lock:
             _keyed_dirs[saved_model_dir] = key
     return saved_model_dir
+
+
+def _kept_module(key: str):
+    """The analysis graph's module kept in memory for `key`, now the most recently used, or None."""
+    with _lock:
+        module = _modules.get(key)
+        if module is not None:
+            _modules.move_to_end(key)
+        return module
+
+
+def _keep_module(key: str, module) -> None:
+    """Keeps an unwritten analysis graph's module for `key`, and its tables alive; past `KEPT` keys, the least
+    recently used one is dropped and its tables destroyed."""
+    eager_tables.keep_alive(module.resources)
+    with _lock:
+        _modules[key] = module
+        dropped = []
+        while len(_modules) > KEPT:
+            dropped_key, dropped_module = _modules.popitem(last=False)
+            _drop_loaded(dropped_key)
+            dropped.append(dropped_module)
+    for old in dropped:
+        eager_tables.destroy(old.resources)
+
+
+def _reads_only_placeholder_files(module, base_temp_dir: str) -> bool:
+    """Whether every table of the module reads one of tf.Transform's placeholder files for a vocabulary still to
+    come, each named by a unique path under the run's temporary folder (`base_temp_dir`): no later table gets its
+    name (a table of a name the process holds is that table, and the job's own are destroyed when it ends; a
+    vocabulary's file is named after the vocabulary, the same in a rerun to the same folder)."""
+    # tf.Transform 1.21's `graph_context.TFGraphContext._TEMP_SUBDIR`
+    placeholders = os.path.join(os.path.abspath(base_temp_dir), "analyzer_temporary_assets", "")
+    for resource in module.resources:
+        table = getattr(resource, "_table", None) or resource  # a StaticVocabularyTable holds its file's table
+        name = getattr(table, "_shared_name", None)
+        if not isinstance(name, str) or placeholders not in name:
+            return False
+    return True
+
+
+def _drop_loaded(key: str) -> None:
+    # the caller holds the lock
+    for state_key in [k for k in _loaded if k[0] == key]:
+        del _loaded[state_key]
 
 
 def _kept_folder(key: str) -> str | None:
@@ -167,14 +238,14 @@ def _keep(key: str, saved_model_dir: str) -> None:
         while len(_copies) > KEPT:
             dropped, folder = _copies.popitem(last=False)
             shutil.rmtree(folder, ignore_errors=True)
-            for state_key in [k for k in _loaded if k[0] == dropped]:
-                del _loaded[state_key]
+            _drop_loaded(dropped)
 
 
 def _make_graph_state(self, saved_model_dir):
     """`_RunMetaGraphDoFn._make_graph_state`: an analysis graph of a kept key is loaded once per process; a
     later run gets the loaded graph under its own folder's name (tf.Transform checks that it runs the graph it
-    was given). The loaded graph is stateless: its tables hold the graph's own assets, read when loaded."""
+    was given). The loaded graph is stateless: its tables hold the graph's own assets, read when loaded, or, for a
+    graph kept in memory, tf.Transform's placeholder files, kept alive with it."""
     original = _PATCH.original(tft_impl._RunMetaGraphDoFn, "_make_graph_state")
     with _lock:
         key = _keyed_dirs.get(saved_model_dir)
@@ -188,7 +259,7 @@ def _make_graph_state(self, saved_model_dir):
     if state is None:
         state = original(self, saved_model_dir)
         with _lock:
-            if key in _copies:  # not dropped meanwhile
+            if key in _copies or key in _modules:  # not dropped meanwhile
                 _loaded[state_key] = state
     renamed = copy.copy(state)
     renamed.saved_model_dir = saved_model_dir
@@ -205,8 +276,12 @@ def forget() -> None:
         for folder in _copies.values():
             shutil.rmtree(folder, ignore_errors=True)
         _copies.clear()
+        modules = list(_modules.values())
+        _modules.clear()
         _loaded.clear()
         _keyed_dirs.clear()
+    for module in modules:
+        eager_tables.destroy(module.resources)
 
 
 def _forget_job_folders() -> None:
@@ -223,3 +298,66 @@ def installed():
     """tf.Transform writes its first SavedModel through `_create_saved_model`, and loads analysis graphs through
     `_make_graph_state`, while the block runs (nested blocks and threads share one installation)."""
     return _PATCH.installed()
+
+
+def _write_v2_saved_model(module, tf_function, name, saved_model_dir, save_options=None):
+    """`saved_transform_io_v2.write_v2_saved_model` (trace `tf_function` onto `module`, save `module`), where an
+    analysis graph (its analyzers' results still to come: the collection tf.Transform checks to tell the transform
+    graph from the others) is kept for this job's analysis pass instead (`_unwritten`)."""
+    concrete = saved_transform_io_v2.trace_and_update_module(module, tf_function, name,
+                                                             strip_control_dependencies=False)
+    if concrete.graph.get_collection(analyzer_nodes.TENSOR_REPLACEMENTS):
+        with _lock:
+            _unwritten[saved_model_dir] = module
+    else:
+        tf.saved_model.save(module, saved_model_dir, options=save_options)
+    return concrete
+
+
+class _InMemory:
+    """What loading an unwritten analysis graph gives: what tf.Transform's `SavedModelLoader` reads of a loaded
+    SavedModel, its `signatures` (none: a TF2 graph) and its traced `transform_fn`, and the module that holds it."""
+
+    signatures: dict = {}
+
+    def __init__(self, module):
+        self.module = module
+        self.transform_fn = module.transform_fn
+
+
+def _loader_init(self, saved_model_dir):
+    """tf.Transform's `SavedModelLoader.__init__`, which for a running job's unwritten analysis graph reads that graph
+    where it would load the folder (`tf.saved_model.load`, swapped for the call: `tf.saved_model` is looked up now,
+    as tf.Transform looks it up, since importing some libraries replaces that module; any other folder, loaded by
+    any thread meanwhile, loads as usual)."""
+    original = _IN_MEMORY.original(saved_transform_io_v2.SavedModelLoader, "__init__")
+    with _lock:
+        module = _unwritten.get(saved_model_dir)
+    if module is None:
+        return original(self, saved_model_dir)
+    api = tf.saved_model
+    with _swap_lock:
+        load = api.load
+        api.load = lambda export_dir, *args, **kwargs: (
+            _InMemory(module) if export_dir == saved_model_dir else load(export_dir, *args, **kwargs))
+        try:
+            original(self, saved_model_dir)
+        finally:
+            api.load = load
+
+
+def _forget_unwritten() -> None:
+    # named after the job's temporary folders, gone with it; a kept key's module stays in `_modules`
+    _unwritten.clear()
+
+
+_IN_MEMORY = SharedPatch([(saved_transform_io_v2, "write_v2_saved_model", _write_v2_saved_model),
+                          (saved_transform_io_v2.SavedModelLoader, "__init__", _loader_init)],
+                         on_restore=_forget_unwritten)
+
+
+def analysis_graphs_in_memory():
+    """While the block runs, tf.Transform's analysis graphs reach the analysis pass in memory, never written
+    (`_write_v2_saved_model`, `_loader_init`). Only for a job whose every worker runs in this process
+    (`runners.workers_in_this_process`): a worker elsewhere would find no graph in the folder."""
+    return _IN_MEMORY.installed()

@@ -186,7 +186,9 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
     options = pipeline_options(config, beam_args)
-    with beam_introspection.memoized(), saved_model_reuse.installed(), eager_tables.dropped_after(), \
+    in_memory = saved_model_reuse.analysis_graphs_in_memory() if runners.workers_in_this_process(options) \
+        else nullcontext()
+    with beam_introspection.memoized(), saved_model_reuse.installed(), in_memory, eager_tables.dropped_after(), \
             key_lookup.installed(), deferred_schema.skipped(), arrow_coder.registered(), state_sampler.quick(), \
             runners.pipeline(options, config.runner.start_timeout, work_started(staging)) as pipeline:
         with tft_beam.Context(temp_dir=run.tmp_dir):

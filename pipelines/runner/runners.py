@@ -44,16 +44,26 @@ def pipeline(options, start_timeout: float | None = None, started: Callable[[], 
     (`started()` stays false) `start_timeout` seconds after the job was submitted.
     """
     name = options.view_as(StandardOptions).runner
-    # Beam reads runner names case-insensitively, with or without the "Runner" suffix
-    if name is None or name.lower().removesuffix("runner") in ("direct", "switchingdirect"):
-        # the multi_processing mode's workers are other processes
-        workers_elsewhere = options.view_as(DirectOptions).direct_running_mode == "multi_processing"
-        pipeline_class = _JobPipeline if workers_elsewhere else _InProcessPipeline
+    if _is_direct(name):
+        pipeline_class = _InProcessPipeline if workers_in_this_process(options) else _JobPipeline
         return pipeline_class(runner=_in_process_runner(options), options=options)
     _check_runner(name)
     _check_job_endpoint(options)
     watched = None if start_timeout is None or started is None else (start_timeout, started)
     return _WatchedPipeline(options=options, watched=watched)
+
+
+def workers_in_this_process(options) -> bool:
+    """Whether every worker of a pipeline of `options` runs in this process (the in-process runner, on one thread or
+    several): what one step leaves in memory, a later step can read. The multi_processing mode's workers are other
+    processes, as are every other runner's."""
+    return (_is_direct(options.view_as(StandardOptions).runner)
+            and options.view_as(DirectOptions).direct_running_mode != "multi_processing")
+
+
+def _is_direct(name: str | None) -> bool:
+    # Beam reads runner names case-insensitively, with or without the "Runner" suffix
+    return name is None or name.lower().removesuffix("runner") in ("direct", "switchingdirect")
 
 
 # Beam runners the job cannot run on, and why (lowercased, without the "Runner" suffix): Beam 2.77's legacy

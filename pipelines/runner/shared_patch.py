@@ -24,6 +24,11 @@ class SharedPatch:
         self._depth = 0
         self._originals: dict[tuple[int, str], object] = {}
 
+    def active(self) -> bool:
+        """Whether a block of `installed()` is running (in any thread)."""
+        with self._lock:
+            return self._depth > 0
+
     def original(self, owner, name: str):
         """The attribute `owner.name` had before the patch (itself while the patch is not installed)."""
         return self._originals.get((id(owner), name)) or getattr(owner, name)

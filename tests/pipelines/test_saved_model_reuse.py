@@ -201,3 +201,109 @@ def test_a_full_temporary_disk_keeps_nothing_and_the_job_goes_on(tmp_path, monke
         assert _outputs(run(config, overwrite=True)) == full
     finally:
         forget_kept_graphs()
+
+
+@pytest.fixture
+def saves(monkeypatch):
+    """The folders TensorFlow saves a SavedModel to during the test."""
+    saved = []
+    original = tf.saved_model.save
+
+    def counted(obj, export_dir, *args, **kwargs):
+        saved.append(str(export_dir))
+        return original(obj, export_dir, *args, **kwargs)
+
+    monkeypatch.setattr(tf.saved_model, "save", counted)
+    return saved
+
+
+def _gaps_config(folder) -> dict:
+    """rich_rows' columns with gaps: most_frequent fills, whose vocabularies a later phase looks up."""
+    import numpy as np
+    from example_job import GAPS_FEATURES
+    from rich_rows import columns_with_gaps, write_csv
+
+    write_csv(folder / "rows.csv", columns_with_gaps(np.random.default_rng(21), 300))
+    return {"name": "gaps", "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
+                                      "nonfinite": "missing"},
+            "features": GAPS_FEATURES, "output": {"dir": str(folder / "out")}}
+
+
+def _tfidf_config(folder) -> dict:
+    """TF-IDF: document frequencies counted over the vocabulary's ids, a second phase."""
+    from rich_rows import write_csv
+
+    words = ["red", "green", "blue", "cyan", "teal"]
+    texts = [" ".join(words[(i * j) % 5] for j in range(1 + i % 4)) for i in range(120)]
+    write_csv(folder / "docs.csv", {"id": list(range(120)), "text": texts, "label": [i % 2 for i in range(120)]})
+    return {"name": "tfidf", "input": {"format": "csv", "paths": [str(folder / "docs.csv")], "header": True},
+            "features": {"id": {"transform": "passthrough"},
+                         "text": {"transform": "text_vocabulary", "output": "tfidf"}},
+            "label": {"column": "label"}, "output": {"dir": str(folder / "out")}}
+
+
+CONFIGS = {"example": lambda folder: example_config(folder / "out", input=ROWS), "gaps": _gaps_config,
+           "tfidf": _tfidf_config}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_an_in_process_run_writes_only_the_transform_graph(tmp_path, monkeypatch, saves, name):
+    """Every worker in this process (the default): the analysis graphs (one per phase but the last) are never saved,
+    and the run writes what a run whose workers would read them from disk (saved, then loaded) writes to the same
+    folder, byte for byte."""
+    from skewless.pipelines.commands import run as run_command
+
+    config = CONFIGS[name](tmp_path)
+    forget_kept_graphs()
+    try:
+        in_memory = files_of(run(config).output_dir)
+        assert len(saves) == 1  # the transform graph
+        forget_kept_graphs()
+        monkeypatch.setattr(run_command.runners, "workers_in_this_process", lambda options: False)
+        written = files_of(run(config, overwrite=True).output_dir)
+    finally:
+        forget_kept_graphs()
+    assert len(saves) >= 3  # the second run's analysis graphs and its transform graph
+    assert in_memory == written
+
+
+def test_a_rerun_takes_the_analysis_graph_kept_in_memory(tmp_path, writes, saves, loads):
+    """The first phase's tables read tf.Transform's placeholder files only: the module and its loaded graph serve
+    the rerun, whose job saves, traces and loads nothing; the same bytes as a fresh process's."""
+    config = example_config(tmp_path / "out", input=ROWS)
+    run(config)
+    assert len(saves) == 1 and len(loads) == 2 and writes == [True, "load", False]
+    again = _outputs(run(config, overwrite=True))
+    assert len(saves) == 1 and len(loads) == 2 and writes[3:] == []
+    forget_kept_graphs()
+    assert _outputs(run(config, overwrite=True)) == again
+
+
+def test_a_later_phase_reading_a_vocabulary_file_is_traced_again(tmp_path, writes):
+    """TF-IDF's second phase looks up the first phase's vocabulary by its file, named after the vocabulary: a rerun's
+    table of that name would be the same table, so that phase is not kept. The rerun traces and loads it again;
+    the first phase and the transform graph are reused. The same bytes as a fresh process's."""
+    config = _tfidf_config(tmp_path)
+    run(config)
+    assert writes == [True, "load", False, "load", False]
+    again = files_of(run(config, overwrite=True).output_dir)
+    assert writes[5:] == [False, "load"]
+    forget_kept_graphs()
+    assert files_of(run(config, overwrite=True).output_dir) == again
+
+
+def test_the_analysis_graph_is_found_whatever_module_tf_saved_model_is_now(tmp_path, monkeypatch):
+    """Importing some libraries replaces TensorFlow's `tf.saved_model` module: the analysis pass, which looks it up
+    as it loads, still gets the graph kept in memory."""
+    import types
+
+    replaced = types.ModuleType("tensorflow.saved_model")
+    replaced.__dict__.update({name: getattr(tf.saved_model, name) for name in dir(tf.saved_model)
+                              if not name.startswith("__")})
+    forget_kept_graphs()
+    try:
+        monkeypatch.setattr(tf, "saved_model", replaced)
+        result = run(example_config(tmp_path / "out", input=ROWS))
+    finally:
+        forget_kept_graphs()
+    assert result.rows["read"] == ROWS["rows"]
