@@ -96,6 +96,37 @@ def test_tft_writes_each_analysis_savedmodel_through_one_module_function():
         "pipelines/analyze/saved_model_reuse.py keys the transform graph by them")
 
 
+def test_tft_writes_and_loads_an_analysis_graph_through_the_functions_kept_in_memory():
+    """saved_model_reuse.analysis_graphs_in_memory swaps `saved_transform_io_v2.write_v2_saved_model` (tf.Transform
+    must still trace through `trace_and_update_module` and call it by that name, telling an analysis graph by its
+    TENSOR_REPLACEMENTS collection) and `SavedModelLoader.__init__` (which must still get its graph from
+    `tf.saved_model.load` and read `signatures` and `transform_fn` of it); a pending vocabulary's placeholder file
+    lies in `analyzer_temporary_assets`, which names its lifted table."""
+    import inspect
+
+    from tensorflow_transform import analyzer_nodes, graph_context, impl_helper
+    from tensorflow_transform.saved import saved_transform_io_v2
+
+    relies_on = "pipelines/analyze/saved_model_reuse.py (analysis graphs kept in memory) relies on it"
+    writer = inspect.getsource(impl_helper._trace_and_write_transform_fn)
+    assert "saved_transform_io_v2.write_v2_saved_model(" in writer, (
+        f"tf.Transform no longer writes a phase's SavedModel through saved_transform_io_v2.write_v2_saved_model: "
+        f"{relies_on}")
+    assert list(inspect.signature(saved_transform_io_v2.write_v2_saved_model).parameters) == [
+        "module", "tf_function", "name", "saved_model_dir", "save_options"], (
+        f"write_v2_saved_model's arguments changed: {relies_on}")
+    assert "analyzer_nodes.TENSOR_REPLACEMENTS" in inspect.getsource(impl_helper.trace_and_write_v2_saved_model), (
+        f"tf.Transform no longer tells the transform graph by the TENSOR_REPLACEMENTS collection: {relies_on}")
+    assert analyzer_nodes.TENSOR_REPLACEMENTS
+    loader = inspect.getsource(saved_transform_io_v2.SavedModelLoader.__init__)
+    assert all(text in loader for text in ("tf.saved_model.load(saved_model_dir)", "imported.signatures",
+                                           "imported.transform_fn")), (
+        f"tf.Transform's SavedModelLoader no longer loads its graph with tf.saved_model.load and reads its signatures "
+        f"and transform_fn: {relies_on}")
+    assert graph_context.TFGraphContext._TEMP_SUBDIR == "analyzer_temporary_assets", (
+        f"tf.Transform's placeholder files for pending vocabularies moved: {relies_on}")
+
+
 def test_tft_vocabulary_file_rules_are_still_public_helpers():
     import tensorflow_transform as tft
 
