@@ -137,7 +137,8 @@ def _versions() -> tuple:
 def _create_saved_model(tensor_replacement_map, base_temp_dir, preprocessing_fn, input_signature,
                         baseline_analyzers_fingerprint, output_keys_to_name_map, save_options):
     """`_create_v2_saved_model`, with a phase's SavedModel copied from this process's earlier write of the same
-    key into a new folder of `base_temp_dir` (as tf.Transform names it)."""
+    key into a new folder of `base_temp_dir` (as tf.Transform names it), or, while `analysis_graphs_in_memory`,
+    an analysis graph's module kept for the key handed over under that folder's name instead."""
     key = None
     if is_local(base_temp_dir):
         key = reuse_key(preprocessing_fn, input_signature, output_keys_to_name_map, save_options)
