@@ -60,19 +60,26 @@ GAPS_FEATURES = {
 }
 
 
-def gaps_run(folder, rows: int = 600):
-    """The job on `rows` rows of rich_rows.columns_with_gaps with GAPS_FEATURES (±inf missing): (result, rows)."""
+def gaps_config(folder, rows: int = 600) -> tuple[dict, dict]:
+    """The job config of GAPS_FEATURES (±inf missing) on `rows` rows of rich_rows.columns_with_gaps, written to
+    folder/rows.csv, the output in folder/out: (config, the raw columns)."""
     import numpy as np
     from rich_rows import columns_with_gaps, write_csv
 
-    from skewless.pipelines import run
-
     raw = columns_with_gaps(np.random.default_rng(21), rows)
     write_csv(folder / "rows.csv", raw)
-    result = run({"name": "gaps", "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
-                                            "nonfinite": "missing"},
-                  "features": GAPS_FEATURES, "output": {"dir": str(folder / "out")}})
-    return result, [{name: raw[name][i] for name in raw} for i in range(rows)]
+    config = {"name": "gaps", "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
+                                        "nonfinite": "missing"},
+              "features": GAPS_FEATURES, "output": {"dir": str(folder / "out")}}
+    return config, raw
+
+
+def gaps_run(folder, rows: int = 600):
+    """The job of `gaps_config`: (result, rows)."""
+    from skewless.pipelines import run
+
+    config, raw = gaps_config(folder, rows)
+    return run(config), [{name: raw[name][i] for name in raw} for i in range(rows)]
 
 
 def example_config(output_dir, **changes) -> dict:

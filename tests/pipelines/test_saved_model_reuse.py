@@ -219,14 +219,9 @@ def saves(monkeypatch):
 
 def _gaps_config(folder) -> dict:
     """rich_rows' columns with gaps: most_frequent fills, whose vocabularies a later phase looks up."""
-    import numpy as np
-    from example_job import GAPS_FEATURES
-    from rich_rows import columns_with_gaps, write_csv
+    from example_job import gaps_config
 
-    write_csv(folder / "rows.csv", columns_with_gaps(np.random.default_rng(21), 300))
-    return {"name": "gaps", "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
-                                      "nonfinite": "missing"},
-            "features": GAPS_FEATURES, "output": {"dir": str(folder / "out")}}
+    return gaps_config(folder, 300)[0]
 
 
 def _tfidf_config(folder) -> dict:
