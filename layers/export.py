@@ -199,10 +199,11 @@ def alone_as_batched(predict, rows):
     A request of one row is then a batch of two: TensorFlow's matrix product takes another kernel for a single
     row (a dot product where a batch takes a matrix-vector product), whose sums round otherwise in the last bit,
     so a row served alone would differ from the same row served among others. From two rows on the kernels agree.
+    The extra row is the last (none is added to an empty request): `[:-1]` drops it with constant bounds, fewer
+    nodes per call than slicing to the request's row count.
     """
-    count = tf.shape(tf.nest.flatten(rows)[0])[0]
     more = tf.nest.map_structure(lambda values: tf.concat([values, values[:1]], axis=0), rows)
-    return tf.nest.map_structure(lambda values: values[:count], predict(more))
+    return tf.nest.map_structure(lambda values: values[:-1], predict(more))
 
 
 def _save_each_weight_once(archive, head: ServingHead) -> None:
