@@ -33,8 +33,13 @@ of another process reads the folder, so there it is written. A rerun of the key 
 module, its tables kept alive for it (`eager_tables.keep_alive`), where they all read tf.Transform's placeholder
 files for vocabularies still to come (uniquely named: no later table gets their names); a later phase, which
 reads an earlier phase's vocabulary file (named after the vocabulary: a rerun's table of that name would be the
-same table), is traced again. The transform graph is always written. A run whose analysis graphs were written
-writes the same bytes (tests/pipelines/test_saved_model_reuse.py, tests/pipelines/test_portability.py).
+same table), is traced again. The transform graph is always written, and the job's own transform pass reads the
+module saved to it (`saved_module`: the folder tf.Transform copies into the output, found by its files' digest)
+where it would load it (~0.4 s of every fresh run): the module is what the SavedModel serializes, and its tables
+hold the vocabulary files the SavedModel's assets copy. That module is not kept past the job: its tables, named
+after the run's temporary files, end with it, so a rerun loads the graph (pipelines/write/loaded_graph.py). A run
+whose graphs were all written and loaded writes the same bytes (tests/pipelines/test_saved_model_reuse.py,
+tests/pipelines/test_portability.py).
 
 The code that traces it is this process's, so the copies live in a temporary folder of this process, removed
 at exit, the last `KEPT` keys only; nothing is reused across processes. A kept graph gives the job the outputs
@@ -62,7 +67,7 @@ from tensorflow_transform.saved import saved_transform_io_v2
 
 from skewless.pipelines.analyze import eager_tables
 from skewless.pipelines.analyze.preprocessing import REUSE_KEY_ATTRIBUTE
-from skewless.pipelines.output.files import is_local, process_folder
+from skewless.pipelines.output.files import folder_digest, is_local, process_folder
 from skewless.pipelines.runner.shared_patch import SharedPatch
 
 _VERSIONED = ("tensorflow", "tensorflow-transform", "skewless")
@@ -78,6 +83,7 @@ _loaded: OrderedDict = OrderedDict()  # (key, inputs, excluded outputs) -> tf.Tr
 _keyed_dirs: dict = {}  # a SavedModel folder this process wrote or copied -> its key
 _unwritten: dict = {}  # the folder a running job's analysis graph was not written to -> the module traced for it
 _modules: OrderedDict = OrderedDict()  # key -> an analysis graph's module, never written, kept for reruns
+_saved: dict = {}  # the digest of a transform graph's folder the running job saved -> the module saved to it
 
 
 def reuse_key(preprocessing_fn, input_signature, output_names, save_options) -> str | None:
@@ -312,7 +318,26 @@ def _write_v2_saved_model(module, tf_function, name, saved_model_dir, save_optio
             _unwritten[saved_model_dir] = module
     else:
         tf.saved_model.save(module, saved_model_dir, options=save_options)
+        if is_local(saved_model_dir):
+            digest = folder_digest(saved_model_dir)
+            with _lock:
+                _saved[digest] = module
     return concrete
+
+
+def saved_module(saved_model_dir: str):
+    """The module this job saved as a transform graph whose folder held the files `saved_model_dir` holds (the
+    copy tf.Transform makes of it in the output's transform_fn/), or None; while the job runs, tf.Transform's
+    `SavedModelLoader` of `saved_model_dir` takes that module instead of loading the folder (`_loader_init`). Only
+    within `analysis_graphs_in_memory`: a worker of another process reads the folder."""
+    if not _IN_MEMORY.active() or not is_local(saved_model_dir):
+        return None
+    digest = folder_digest(saved_model_dir)
+    with _lock:
+        module = _saved.get(digest)
+        if module is not None:
+            _unwritten[saved_model_dir] = module
+    return module
 
 
 class _InMemory:
@@ -348,8 +373,10 @@ def _loader_init(self, saved_model_dir):
 
 
 def _forget_unwritten() -> None:
-    # named after the job's temporary folders, gone with it; a kept key's module stays in `_modules`
+    # named after the job's temporary folders, gone with it; a kept key's module stays in `_modules`; a saved
+    # transform graph's tables are destroyed when the job ends (`eager_tables`)
     _unwritten.clear()
+    _saved.clear()
 
 
 _IN_MEMORY = SharedPatch([(saved_transform_io_v2, "write_v2_saved_model", _write_v2_saved_model),
