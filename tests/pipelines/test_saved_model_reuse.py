@@ -12,7 +12,6 @@ import tensorflow as tf
 from example_job import example_config
 from run_output import files_of, forget_kept_graphs
 from tensorflow_transform.beam import impl as tft_impl
-from tensorflow_transform.saved import saved_transform_io_v2
 
 from skewless.config import load_config
 from skewless.pipelines import run
