@@ -81,7 +81,9 @@ _swap_lock = threading.Lock()  # one `_loader_init` at a time swaps `tf.saved_mo
 _copies: OrderedDict = OrderedDict()  # key -> a folder holding that SavedModel
 _loaded: OrderedDict = OrderedDict()  # (key, inputs, excluded outputs) -> tf.Transform's loaded graph state
 _keyed_dirs: dict = {}  # a SavedModel folder this process wrote or copied -> its key
-_unwritten: dict = {}  # the folder a running job's analysis graph was not written to -> the module traced for it
+# a folder tf.Transform's loader reads from memory while the job runs -> the module: an analysis graph never written
+# to it, or the job's own transform graph saved to it (`saved_module`)
+_read_in_memory: dict = {}
 _modules: OrderedDict = OrderedDict()  # key -> an analysis graph's module, never written, kept for reruns
 _saved: dict = {}  # the digest of a transform graph's folder the running job saved -> the module saved to it
 
@@ -155,7 +157,7 @@ def _create_saved_model(tensor_replacement_map, base_temp_dir, preprocessing_fn,
     if module is not None:
         saved_model_dir = tft_common.get_unique_temp_path(base_temp_dir)
         with _lock:
-            _unwritten[saved_model_dir] = module
+            _read_in_memory[saved_model_dir] = module
     elif kept is not None:
         saved_model_dir = tft_common.get_unique_temp_path(base_temp_dir)
         shutil.copytree(kept, saved_model_dir)
@@ -164,7 +166,7 @@ def _create_saved_model(tensor_replacement_map, base_temp_dir, preprocessing_fn,
             tensor_replacement_map, base_temp_dir, preprocessing_fn, input_signature, baseline_analyzers_fingerprint,
             output_keys_to_name_map, save_options)
         with _lock:
-            module = _unwritten.get(saved_model_dir)
+            module = _read_in_memory.get(saved_model_dir)
         if key and module is None:
             _keep(key, saved_model_dir)
         elif key and _reads_only_placeholder_files(module, base_temp_dir):
@@ -310,12 +312,12 @@ def installed():
 def _write_v2_saved_model(module, tf_function, name, saved_model_dir, save_options=None):
     """`saved_transform_io_v2.write_v2_saved_model` (trace `tf_function` onto `module`, save `module`), where an
     analysis graph (its analyzers' results still to come: the collection tf.Transform checks to tell the transform
-    graph from the others) is kept for this job's analysis pass instead (`_unwritten`)."""
+    graph from the others) is kept for this job's analysis pass instead (`_read_in_memory`)."""
     concrete = saved_transform_io_v2.trace_and_update_module(module, tf_function, name,
                                                              strip_control_dependencies=False)
     if concrete.graph.get_collection(analyzer_nodes.TENSOR_REPLACEMENTS):
         with _lock:
-            _unwritten[saved_model_dir] = module
+            _read_in_memory[saved_model_dir] = module
     else:
         tf.saved_model.save(module, saved_model_dir, options=save_options)
         if is_local(saved_model_dir):
@@ -336,12 +338,12 @@ def saved_module(saved_model_dir: str):
     with _lock:
         module = _saved.get(digest)
         if module is not None:
-            _unwritten[saved_model_dir] = module
+            _read_in_memory[saved_model_dir] = module
     return module
 
 
 class _InMemory:
-    """What loading an unwritten analysis graph gives: what tf.Transform's `SavedModelLoader` reads of a loaded
+    """What loading a graph read in memory gives: what tf.Transform's `SavedModelLoader` reads of a loaded
     SavedModel, its `signatures` (none: a TF2 graph) and its traced `transform_fn`, and the module that holds it."""
 
     signatures: dict = {}
@@ -352,13 +354,14 @@ class _InMemory:
 
 
 def _loader_init(self, saved_model_dir):
-    """tf.Transform's `SavedModelLoader.__init__`, which for a running job's unwritten analysis graph reads that graph
-    where it would load the folder (`tf.saved_model.load`, swapped for the call: `tf.saved_model` is looked up now,
-    as tf.Transform looks it up, since importing some libraries replaces that module; any other folder, loaded by
-    any thread meanwhile, loads as usual)."""
+    """tf.Transform's `SavedModelLoader.__init__`, which for a folder of `_read_in_memory` (a running job's unwritten
+    analysis graph, or its own saved transform graph) reads the module where it would load the folder
+    (`tf.saved_model.load`, swapped for the call: `tf.saved_model` is looked up now, as tf.Transform looks it up,
+    since importing some libraries replaces that module; any other folder, loaded by any thread meanwhile, loads
+    as usual)."""
     original = _IN_MEMORY.original(saved_transform_io_v2.SavedModelLoader, "__init__")
     with _lock:
-        module = _unwritten.get(saved_model_dir)
+        module = _read_in_memory.get(saved_model_dir)
     if module is None:
         return original(self, saved_model_dir)
     api = tf.saved_model
@@ -372,16 +375,16 @@ def _loader_init(self, saved_model_dir):
             api.load = load
 
 
-def _forget_unwritten() -> None:
-    # named after the job's temporary folders, gone with it; a kept key's module stays in `_modules`; a saved
-    # transform graph's tables are destroyed when the job ends (`eager_tables`)
-    _unwritten.clear()
+def _forget_job_modules() -> None:
+    # named after the job's folders, gone with it; a kept key's module stays in `_modules`; a saved transform
+    # graph's module is not kept: its tables are destroyed when the job ends (`eager_tables`)
+    _read_in_memory.clear()
     _saved.clear()
 
 
 _IN_MEMORY = SharedPatch([(saved_transform_io_v2, "write_v2_saved_model", _write_v2_saved_model),
                           (saved_transform_io_v2.SavedModelLoader, "__init__", _loader_init)],
-                         on_restore=_forget_unwritten)
+                         on_restore=_forget_job_modules)
 
 
 def analysis_graphs_in_memory():
