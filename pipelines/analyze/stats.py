@@ -405,9 +405,20 @@ class RawStatsFn(beam.CombineFn):
                    and partial[name].get("timezone") == stats.timezone for name, stats in made.items())
 
     def add_input(self, accumulator, table: pa.Table):
-        for column in self._columns:
+        return self.add_columns(accumulator, table, range(len(self._columns)))
+
+    def add_columns(self, accumulator, table: pa.Table, positions) -> dict:
+        """`add_input` for the columns at `positions` only: each column's statistics are its own, so calls on
+        disjoint positions may run on threads at once."""
+        for position in positions:
+            column = self._columns[position]
             accumulator[column.name].add(column_values(table, column, column.name in self._as_text))
         return accumulator
+
+    def column_parts(self, parts: int) -> list[range]:
+        """The column positions cut into up to `parts` interleaved parts, for `add_columns` on as many threads."""
+        parts = max(1, min(parts, len(self._columns)))
+        return [range(start, len(self._columns), parts) for start in range(parts)]
 
     def merge_accumulators(self, accumulators):
         accumulators = iter(accumulators)

@@ -2,7 +2,9 @@
 row, in the tables the analysis pass counted, so it takes the analysis's column statistics
 (pipelines/statistics/in_input_order.py) and the job writes what counting them again wrote."""
 
+import collections
 import json
+import threading
 
 import pytest
 from example_job import example_config
@@ -19,16 +21,23 @@ ROWS = 70_000  # two tables of the input-order stream
 
 @pytest.fixture
 def counted_tables(monkeypatch):
-    """The rows of every table `RawStatsFn` counted during the test."""
+    """The rows of every table `RawStatsFn` counted during the test (its columns may be counted in parts, on
+    threads: a table counts once its first column is; every column must have been given as many rows)."""
     rows = []
-    add_input = RawStatsFn.add_input
+    per_column = collections.Counter()
+    add_columns = RawStatsFn.add_columns
 
-    def counting(self, accumulator, table):
-        rows.append(table.num_rows)
-        return add_input(self, accumulator, table)
+    def counting(self, accumulator, table, positions):
+        with lock:
+            per_column.update({position: table.num_rows for position in positions})
+            if 0 in positions:
+                rows.append(table.num_rows)
+        return add_columns(self, accumulator, table, positions)
 
-    monkeypatch.setattr(RawStatsFn, "add_input", counting)
-    return rows
+    lock = threading.Lock()
+    monkeypatch.setattr(RawStatsFn, "add_columns", counting)
+    yield rows
+    assert len(set(per_column.values())) == 1, per_column
 
 
 def _outputs(result) -> tuple[dict, str]:
