@@ -38,10 +38,9 @@ NUM_VALUES_BUCKETS = 10  # TFDV's default num_values_histogram_buckets
 
 
 def _values_per_row(values: pa.Array, column: RawColumn) -> tuple[np.ndarray, np.ndarray]:
-    """Whether each row has the feature, and how many values it has (all steps' values for a feature list)."""
+    """Whether each row of a list column has the feature, and how many values it has (all steps' values for a
+    feature list)."""
     present = values.is_valid().to_numpy(zero_copy_only=False)
-    if not (column.is_list or column.sequence):
-        return present, present.astype(np.int64)
     offsets = np.asarray(values.offsets, dtype=np.int64)
     if column.sequence:
         # values up to each step, read at the rows' step offsets
@@ -62,7 +61,12 @@ class ValuesPerRow:
     def add(self, present: np.ndarray, counts: np.ndarray) -> None:
         lengths, rows = np.unique(counts[present], return_counts=True)
         for length, count in zip(lengths.tolist(), rows.tolist()):
-            self.rows[length] = self.rows.get(length, 0) + count
+            self.add_rows(length, count)
+
+    def add_rows(self, length: int, rows: int) -> None:
+        """`rows` more rows with `length` values each."""
+        if rows:
+            self.rows[length] = self.rows.get(length, 0) + rows
 
     def merge(self, other: "ValuesPerRow") -> None:
         for length, count in other.rows.items():
@@ -117,7 +121,11 @@ class SplitStatistics:
         if self.columns is not None:
             self._values.add_input(self.columns, table)
         for column in self._columns:
-            self.per_row[column.name].add(*_values_per_row(table.column(column.name).combine_chunks(), column))
+            values = table.column(column.name)
+            if column.is_list or column.sequence:
+                self.per_row[column.name].add(*_values_per_row(values.combine_chunks(), column))
+            else:  # one value in each row that has one: no array to count (a sort of every column's rows before)
+                self.per_row[column.name].add_rows(1, len(values) - values.null_count)
         for column in self._categorical_ints:
             self.values_as_text[column.name].add(column_values(table, column, as_text=True))
         for column in self._columns:
