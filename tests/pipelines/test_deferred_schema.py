@@ -26,6 +26,11 @@ def _every_family(folder) -> dict:
     return families._config(folder, folder / "out")
 
 
+def _with_a_hook(folder) -> dict:
+    """A `preprocessing_fn` hook's output beside every family's (its code, not the config, makes the graph)."""
+    return {**_every_family(folder), "preprocessing_fn": "test_reuse_key_completeness:doubled_n"}
+
+
 def _census(folder):
     if not CENSUS.exists():
         pytest.skip(f"{CENSUS} is absent (../shared/data/census/README)")
@@ -47,9 +52,9 @@ def traces(monkeypatch):
     return traced
 
 
-@pytest.mark.parametrize("name", [*CONFIGS, "every_family", "census"])
+@pytest.mark.parametrize("name", [*CONFIGS, "every_family", "with_a_hook", "census"])
 def test_the_schemas_inferred_without_a_trace_change_no_output(tmp_path, monkeypatch, traces, name):
-    make = {**CONFIGS, "every_family": _every_family, "census": _census}[name]
+    make = {**CONFIGS, "every_family": _every_family, "with_a_hook": _with_a_hook, "census": _census}[name]
     config = make(tmp_path)  # one folder for both: the graph names its own path
     skipped = files_of(run(config).output_dir)
     assert traces == []
@@ -64,6 +69,10 @@ def test_the_schemas_inferred_without_a_trace_change_no_output(tmp_path, monkeyp
 
 
 # tf.Transform's own schema overrides and annotations, beyond what the configs' transforms use
+def _no_overrides(inputs):
+    return {"z": tft.scale_to_z_score(inputs["x"]), "s": inputs["s"]}
+
+
 def _vocabulary_without_oov(inputs):
     return {"id": tft.compute_and_apply_vocabulary(inputs["s"], default_value=-7)}
 
@@ -104,8 +113,8 @@ def _schema(preprocessing_fn, folder) -> str:
     return (folder / "graph" / "transformed_metadata" / "schema.pbtxt").read_text()
 
 
-@pytest.mark.parametrize("preprocessing_fn", [_vocabulary_without_oov, _buckets_and_sparse, _annotated,
-                                              _range_from_the_inputs])
+@pytest.mark.parametrize("preprocessing_fn", [_no_overrides, _vocabulary_without_oov, _buckets_and_sparse,
+                                              _annotated, _range_from_the_inputs])
 def test_tf_transforms_overrides_come_out_as_its_own_trace_infers_them(tmp_path, monkeypatch, preprocessing_fn):
     final = []
     original = impl_helper._trace_and_get_metadata
@@ -116,5 +125,6 @@ def test_tf_transforms_overrides_come_out_as_its_own_trace_infers_them(tmp_path,
         inferred = _schema(preprocessing_fn, tmp_path / "inferred")
     # tf.Transform's trace runs again only where a range depends on the inputs
     assert final == [1, 1] if preprocessing_fn is _range_from_the_inputs else final == [1]
-    assert "int_domain" in traced or "annotation" in traced or "sparse" in traced  # something was overridden
+    overridden = "int_domain" in traced or "annotation" in traced or "sparse" in traced
+    assert overridden == (preprocessing_fn is not _no_overrides)
     assert inferred == traced
