@@ -41,8 +41,8 @@ from skewless.pipelines.runner.element_stop import Stopped
 from skewless.pipelines.runner.stage_thread import StageThread
 
 STATS_CACHE = "skewless-stats"
-COLUMN_STATES = "column_states"
-_STATISTICS_THREADS = 2  # the raw statistics' counting threads (`tables_and_statistics`)  # the analysis's RawStatsFn state of the input, before `as_restored`
+COLUMN_STATES = "column_states"  # the analysis's RawStatsFn state of the input, before `as_restored`
+_STATISTICS_THREADS = 2  # the raw statistics' counting threads (`tables_and_statistics`)
 
 
 def cached_stats(cache_dir: str, name: str) -> dict | None:
