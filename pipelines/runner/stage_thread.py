@@ -3,9 +3,9 @@
 The transform pass's shard writers compress and write on one each (`shards.ShardWriter`): while one block
 is gzip'd the next chunk goes through the graph and the encoder. zlib releases the GIL, so the two run on
 separate cores. The analysis counts the raw statistics on two (a part of the columns each) while its graph runs
-(`analysis.tables_and_statistics`). A stage runs its calls one at a time in the order they were submitted, so the output is
-what running them one after another gives, byte for byte; at most `pending` calls are submitted and not
-finished (the running one included), which bounds the memory it holds whatever the data size.
+(`analysis.tables_and_statistics`). A stage runs its calls one at a time in the order they were submitted, so
+the output is what running them one after another gives, byte for byte; at most `pending` calls are submitted
+and not finished (the running one included), which bounds the memory it holds whatever the data size.
 (An encode stage of its own, encoding one slice while the next went through the graph, was measured and
 not kept: TensorFlow already runs the graph on both cores, and the pass was 5-15% slower with it.)"""
 
