@@ -146,3 +146,24 @@ def assert_feature_refused(tmp_path, feature: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as error:
         load_config(config)
     assert "\n" not in str(error.value)
+
+
+def tfidf_config(folder) -> dict:
+    """TF-IDF over a small CSV written to `folder`: document frequencies counted over the vocabulary's ids, a
+    second phase."""
+    from rich_rows import write_csv
+
+    words = ["red", "green", "blue", "cyan", "teal"]
+    texts = [" ".join(words[(i * j) % 5] for j in range(1 + i % 4)) for i in range(120)]
+    write_csv(folder / "docs.csv", {"id": list(range(120)), "text": texts, "label": [i % 2 for i in range(120)]})
+    return {"name": "tfidf", "input": {"format": "csv", "paths": [str(folder / "docs.csv")], "header": True},
+            "features": {"id": {"transform": "passthrough"},
+                         "text": {"transform": "text_vocabulary", "output": "tfidf"}},
+            "label": {"column": "label"}, "output": {"dir": str(folder / "out")}}
+
+
+SMALL_ROWS = {"format": "synthetic", "rows": 300, "seed": 5}
+# configs whose tf.Transform graphs differ in kind, each made in a folder: the example (one phase); rich_rows'
+# columns with gaps (most_frequent fills, whose vocabularies a later phase looks up: three phases); TF-IDF
+PHASE_CONFIGS = {"example": lambda folder: example_config(folder / "out", input=SMALL_ROWS),
+                 "gaps": lambda folder: gaps_config(folder, 300)[0], "tfidf": tfidf_config}

@@ -10,20 +10,19 @@ import pytest
 import tensorflow as tf
 import tensorflow_transform as tft
 import tensorflow_transform.beam as tft_beam
-import test_reuse_key_completeness as families
-from example_job import CENSUS, census_config
+from example_job import CENSUS, PHASE_CONFIGS, census_config
+from family_rows import family_config, write_family_csv
 from run_output import files_of, forget_kept_graphs
 from tensorflow_transform import impl_helper, schema_inference
 from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
-from test_saved_model_reuse import CONFIGS
 
 from skewless.pipelines import run
 from skewless.pipelines.analyze import deferred_schema
 
 
 def _every_family(folder) -> dict:
-    families._write_csv(folder)
-    return families._config(folder, folder / "out")
+    write_family_csv(folder)
+    return family_config(folder, folder / "out")
 
 
 def _with_a_hook(folder) -> dict:
@@ -52,9 +51,9 @@ def traces(monkeypatch):
     return traced
 
 
-@pytest.mark.parametrize("name", [*CONFIGS, "every_family", "with_a_hook", "census"])
+@pytest.mark.parametrize("name", [*PHASE_CONFIGS, "every_family", "with_a_hook", "census"])
 def test_the_schemas_inferred_without_a_trace_change_no_output(tmp_path, monkeypatch, traces, name):
-    make = {**CONFIGS, "every_family": _every_family, "with_a_hook": _with_a_hook, "census": _census}[name]
+    make = {**PHASE_CONFIGS, "every_family": _every_family, "with_a_hook": _with_a_hook, "census": _census}[name]
     config = make(tmp_path)  # one folder for both: the graph names its own path
     skipped = files_of(run(config).output_dir)
     assert traces == []

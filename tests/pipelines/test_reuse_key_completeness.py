@@ -5,41 +5,13 @@ under the same path, the data's column types or order, its values) and the job r
 folder; its data/, transform_graph/ and statistics/ must be byte for byte those of a run that traced and loaded
 everything (the kept graphs forgotten, as in a fresh process)."""
 
-import numpy as np
 import pytest
 
+from family_rows import family_config, write_family_csv
 from run_output import files_of, forget_kept_graphs
 
 from skewless.pipelines import run
 
-ROWS = 120
-
-
-def _write_csv(folder, columns=("n", "i", "c", "h", "t", "d", "g", "w", "y"), float_i=False, seed=11,
-               c_weights=(.4, .3, .15, .1, .05)):
-    """A small CSV with a column of each kind the transforms read (seeded, so every call writes the same rows);
-    `c_weights` only changes column c's values (the draws are as many)."""
-    rng = np.random.default_rng(seed)
-    words = ["Red", "green", "BLUE", "red", "Green", "x-y", "blue."]
-    values = {
-        "n": [f"{v:.3f}" for v in rng.normal(10, 3, ROWS)],
-        "i": [f"{v}.5" if float_i else str(v) for v in rng.integers(0, 50, ROWS)],
-        "c": [rng.choice(["a", "b", "c", "d", "e"], p=list(c_weights)) for _ in range(ROWS)],
-        "h": [rng.choice(["p", "q", "r", "s"]) for _ in range(ROWS)],
-        "t": [" ".join(rng.choice(words, rng.integers(1, 5))) for _ in range(ROWS)],
-        "d": [f"2024-0{rng.integers(1, 10)}-1{rng.integers(0, 10)}T{rng.integers(10, 24)}:30:00" for _ in range(ROWS)],
-        "g": [rng.choice(["k1", "k2"]) for _ in range(ROWS)],
-        "w": [f"{v:.2f}" for v in rng.uniform(0.5, 2, ROWS)],
-        "y": [rng.choice(["yes", "no"]) for _ in range(ROWS)],
-    }
-    values["n"][3] = "NA"  # a token input.na_values may make missing
-    values["n"][5] = "inf"  # input.nonfinite decides
-    path = folder / "rows.csv"
-    with open(path, "w") as handle:
-        handle.write(",".join(columns) + "\n")
-        for row in range(ROWS):
-            handle.write(",".join(values[column][row] for column in columns) + "\n")
-    return path
 
 
 def _schema(n_optional: bool, i_type: str = "INT") -> str:
@@ -52,25 +24,6 @@ def _schema(n_optional: bool, i_type: str = "INT") -> str:
         entries.append(f'feature {{ name: "{name}" type: {kind} presence {{ min_fraction: {fraction} }} '
                        f'value_count {{ min: 1 max: 1 }} }}')
     return "\n".join(entries) + "\n"
-
-
-def _config(folder, out) -> dict:
-    return {
-        "name": "reuse",
-        "input": {"format": "csv", "paths": [str(folder / "rows.csv")], "header": True,
-                  "na_values": [], "nonfinite": "missing"},
-        "features": {
-            "n": {"transform": "z_score", "fill": "mean"},
-            "i": {"transform": "bucketize", "num_buckets": 3},
-            "c": {"transform": "vocabulary", "num_oov_buckets": 1},
-            "h": {"transform": "hash", "hash_buckets": 8},
-            "t": {"transform": "text_vocabulary"},
-            "d": {"transform": "datetime", "parts": ["hour", "day"]},
-            "w": {"transform": "scale_by_min_max", "range": [0, 1]},
-        },
-        "label": {"column": "y", "map": {"yes": 1, "no": 0}},
-        "output": {"dir": str(out), "splits": {"train": 1.0}, "shards": 1, "max_bad_fraction": 0.1},
-    }
 
 
 def _feature(name, **options):
@@ -115,20 +68,20 @@ def doubled_n(inputs, outputs):
 
 
 def _int_to_float(config, folder):
-    _write_csv(folder, float_i=True)
+    write_family_csv(folder, float_i=True)
 
 
 def _column_order(config, folder):
-    _write_csv(folder, columns=("y", "w", "g", "d", "t", "h", "c", "i", "n"))
+    write_family_csv(folder, columns=("y", "w", "g", "d", "t", "h", "c", "i", "n"))
 
 
 def _other_rows(config, folder):
-    _write_csv(folder, seed=12)
+    write_family_csv(folder, seed=12)
 
 
 def _vocabulary_order(config, folder):
     # "b" now outnumbers "a": the vocabulary file holds the same tokens, of the same length, in another order
-    _write_csv(folder, c_weights=(.3, .4, .15, .1, .05))
+    write_family_csv(folder, c_weights=(.3, .4, .15, .1, .05))
 
 
 def _add_cross(config, folder):
@@ -179,12 +132,12 @@ def _outputs(result) -> dict:
 @pytest.mark.parametrize("name, change", [
     pytest.param(name, change, marks=() if name in FAST else pytest.mark.slow, id=name) for name, change in CHANGES])
 def test_a_warm_run_of_a_changed_config_equals_a_fresh_one(tmp_path, name, change):
-    _write_csv(tmp_path)
+    write_family_csv(tmp_path)
     (tmp_path / "schema.pbtxt").write_text(_schema(n_optional=True))
     forget_kept_graphs()
     try:
-        first = _config(tmp_path, tmp_path / "out")
-        changed = _config(tmp_path, tmp_path / "out")
+        first = family_config(tmp_path, tmp_path / "out")
+        changed = family_config(tmp_path, tmp_path / "out")
         if name.startswith("schema"):  # the others' column types come from the data (int_to_float_column)
             first["schema"] = changed["schema"] = str(tmp_path / "schema.pbtxt")
         run(first)  # the warm process: this config's graphs kept

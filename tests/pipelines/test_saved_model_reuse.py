@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 import tensorflow as tf
-from example_job import example_config
+from example_job import PHASE_CONFIGS, SMALL_ROWS, example_config, tfidf_config
 from run_output import files_of, forget_kept_graphs
 from tensorflow_transform.beam import impl as tft_impl
 
@@ -20,7 +20,6 @@ from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
 from skewless.pipelines.plan.plan import plan
 from skewless.pipelines.write import loaded_graph
 
-ROWS = {"format": "synthetic", "rows": 300, "seed": 5}
 SIGNATURE = {"age": tf.TensorSpec([None], tf.float32)}
 
 
@@ -68,10 +67,10 @@ def loads(monkeypatch):
 
 
 def test_a_rerun_reuses_the_first_graph_and_writes_the_same_bytes(tmp_path, writes):
-    run(example_config(tmp_path / "first", input=ROWS))
+    run(example_config(tmp_path / "first", input=SMALL_ROWS))
     assert writes == [True, "load", False]  # the analysis graph written and loaded, then the final graph
     # another output directory (the kept graph's table names hold the first run's temporary paths)
-    config = example_config(tmp_path / "out", input=ROWS)
+    config = example_config(tmp_path / "out", input=SMALL_ROWS)
     again = _outputs(run(config))
     # only the final graph, which names its vocabularies' tables by their temporary paths, in the run's folder
     assert writes[3:] == [False]
@@ -86,7 +85,7 @@ def test_a_rerun_on_the_same_data_traces_nothing_and_loads_the_graph_once(tmp_pa
     """The notebook's rerun: the same config, data and output folder. The transform graph holds the same results,
     so it is copied as the analysis graph is. The first run's transform pass read the graph it saved in memory
     (its tables end with the job), so the first rerun loads it once and later ones get the loaded graph."""
-    config = example_config(tmp_path / "out", input=ROWS)
+    config = example_config(tmp_path / "out", input=SMALL_ROWS)
     run(config)
     assert writes == [True, "load", False] and loads == []  # both graphs read in memory
     again = _outputs(run(config, overwrite=True))
@@ -101,9 +100,9 @@ def test_a_rerun_on_the_same_data_traces_nothing_and_loads_the_graph_once(tmp_pa
 
 def test_new_data_traces_the_transform_graph_anew(tmp_path, writes, loads):
     """Another seed: other means, vocabularies and bucket boundaries; the analysis graph alone is reused."""
-    config = example_config(tmp_path / "out", input=ROWS)
+    config = example_config(tmp_path / "out", input=SMALL_ROWS)
     run(config)
-    other = example_config(tmp_path / "out", input={**ROWS, "seed": 6})
+    other = example_config(tmp_path / "out", input={**SMALL_ROWS, "seed": 6})
     changed = _outputs(run(other, overwrite=True))
     assert writes[3:] == [False] and loads == []  # the new transform graph written, read in memory
     forget_kept_graphs()
@@ -131,7 +130,7 @@ def test_a_graph_that_reads_a_file_of_its_run_is_not_kept(tmp_path, writes):
 
 
 def test_a_changed_config_traces_its_graph_anew(tmp_path, writes):
-    config = example_config(tmp_path / "out", input=ROWS)
+    config = example_config(tmp_path / "out", input=SMALL_ROWS)
     run(config)
     config["features"] = {**config["features"], "hours_per_week": {"transform": "bucketize", "num_buckets": 5}}
     changed = _outputs(run(config, overwrite=True))
@@ -162,9 +161,10 @@ def _key(config: dict, signature=None, columns_change=None):
 
 
 def test_the_key_follows_the_config_the_schema_and_the_versions(tmp_path, monkeypatch):
-    config = example_config(tmp_path / "out", input=ROWS)
+    config = example_config(tmp_path / "out", input=SMALL_ROWS)
     base = _key(config)
-    assert base is not None and _key(example_config(tmp_path / "elsewhere", input=ROWS)) == base  # the output dir is not in the graph
+    # the output dir is not in the graph
+    assert base is not None and _key(example_config(tmp_path / "elsewhere", input=SMALL_ROWS)) == base
     options = {**config["features"], "education": {"transform": "vocabulary", "top_k": 6, "num_oov_buckets": 2}}
     assert _key({**config, "features": options}) != base
     assert _key(config, columns_change={"default": 1.0}) != base  # a raw column's fill value
@@ -177,7 +177,8 @@ def test_the_key_follows_the_config_the_schema_and_the_versions(tmp_path, monkey
 
 
 def test_a_hook_is_never_keyed(tmp_path):
-    config = example_config(tmp_path / "out", input=ROWS, preprocessing_fn="test_saved_model_reuse:squared_age")
+    config = example_config(tmp_path / "out", input=SMALL_ROWS,
+                            preprocessing_fn="test_saved_model_reuse:squared_age")
     job = load_config(config)
     assert saved_model_reuse.reuse_key(build_preprocessing_fn(job, plan(job).columns), SIGNATURE, None, None) is None
 
@@ -197,7 +198,7 @@ def test_a_full_temporary_disk_keeps_nothing_and_the_job_goes_on(tmp_path, monke
         with monkeypatch.context() as patched:
             patched.setattr(saved_model_reuse.shutil, "copytree", no_space)
             patched.setattr(loaded_graph.shutil, "copytree", no_space)
-            config = example_config(tmp_path / "out", input=ROWS)
+            config = example_config(tmp_path / "out", input=SMALL_ROWS)
             full = _outputs(run(config))
             assert not saved_model_reuse._copies and os.listdir(saved_model_reuse._store()) == []
         forget_kept_graphs()
@@ -220,38 +221,14 @@ def saves(monkeypatch):
     return saved
 
 
-def _gaps_config(folder) -> dict:
-    """rich_rows' columns with gaps: most_frequent fills, whose vocabularies a later phase looks up."""
-    from example_job import gaps_config
-
-    return gaps_config(folder, 300)[0]
-
-
-def _tfidf_config(folder) -> dict:
-    """TF-IDF: document frequencies counted over the vocabulary's ids, a second phase."""
-    from rich_rows import write_csv
-
-    words = ["red", "green", "blue", "cyan", "teal"]
-    texts = [" ".join(words[(i * j) % 5] for j in range(1 + i % 4)) for i in range(120)]
-    write_csv(folder / "docs.csv", {"id": list(range(120)), "text": texts, "label": [i % 2 for i in range(120)]})
-    return {"name": "tfidf", "input": {"format": "csv", "paths": [str(folder / "docs.csv")], "header": True},
-            "features": {"id": {"transform": "passthrough"},
-                         "text": {"transform": "text_vocabulary", "output": "tfidf"}},
-            "label": {"column": "label"}, "output": {"dir": str(folder / "out")}}
-
-
-CONFIGS = {"example": lambda folder: example_config(folder / "out", input=ROWS), "gaps": _gaps_config,
-           "tfidf": _tfidf_config}
-
-
-@pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.parametrize("name", PHASE_CONFIGS)
 def test_an_in_process_run_writes_only_the_transform_graph(tmp_path, monkeypatch, saves, name):
     """Every worker in this process (the default): the analysis graphs (one per phase but the last) are never saved,
     and the run writes what a run whose workers would read them from disk (saved, then loaded) writes to the same
     folder, byte for byte."""
     from skewless.pipelines.commands import run as run_command
 
-    config = CONFIGS[name](tmp_path)
+    config = PHASE_CONFIGS[name](tmp_path)
     forget_kept_graphs()
     try:
         in_memory = files_of(run(config).output_dir)
@@ -269,7 +246,7 @@ def test_a_rerun_takes_the_analysis_graph_kept_in_memory(tmp_path, writes, saves
     """The first phase's tables read tf.Transform's placeholder files only: the module and its loaded graph serve
     the rerun, whose job saves and traces nothing and loads the transform graph only (read in memory by the first
     run); the same bytes as a fresh process's."""
-    config = example_config(tmp_path / "out", input=ROWS)
+    config = example_config(tmp_path / "out", input=SMALL_ROWS)
     run(config)
     assert len(saves) == 1 and loads == [] and writes == [True, "load", False]
     again = _outputs(run(config, overwrite=True))
@@ -283,7 +260,7 @@ def test_a_later_phase_reading_a_vocabulary_file_is_traced_again(tmp_path, write
     """TF-IDF's second phase looks up the first phase's vocabulary by its file, named after the vocabulary: a rerun's
     table of that name would be the same table, so that phase is not kept. The rerun traces and loads it again;
     the first phase and the transform graph are reused. The same bytes as a fresh process's."""
-    config = _tfidf_config(tmp_path)
+    config = tfidf_config(tmp_path)
     run(config)
     assert writes == [True, "load", False, "load", False]
     again = files_of(run(config, overwrite=True).output_dir)
@@ -303,7 +280,7 @@ def test_the_analysis_graph_is_found_whatever_module_tf_saved_model_is_now(tmp_p
     forget_kept_graphs()
     try:
         monkeypatch.setattr(tf, "saved_model", replaced)
-        result = run(example_config(tmp_path / "out", input=ROWS))
+        result = run(example_config(tmp_path / "out", input=SMALL_ROWS))
     finally:
         forget_kept_graphs()
-    assert result.rows["read"] == ROWS["rows"]
+    assert result.rows["read"] == SMALL_ROWS["rows"]
