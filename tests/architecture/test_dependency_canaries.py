@@ -127,6 +127,42 @@ def test_tft_writes_and_loads_an_analysis_graph_through_the_functions_kept_in_me
         f"tf.Transform's placeholder files for pending vocabularies moved: {relies_on}")
 
 
+def test_tft_infers_the_final_schema_from_the_collections_the_metadata_function_reads():
+    """deferred_schema swaps `impl_helper._trace_and_get_metadata(concrete_transform_fn, ...)` (which tf.Transform
+    must still call by that name after writing the transform graph) and evaluates, from the final trace's graph,
+    what tf.Transform's metadata function collects: the range and annotation collections through
+    `_get_schema_overrides` and the sparse shapes through `_get_sparse_output_annotations_v2`, keyed by
+    `_get_tensor_value_to_key_map` of the outputs, the outputs returned through Identities
+    (`tf2_utils.strip_and_get_tensors_and_control_dependencies`); a graph that needs its inputs is refused by
+    `WrappedFunction.prune` with `op_selector.UnliftableError`."""
+    import inspect
+
+    from tensorflow.python.ops import op_selector
+    from tensorflow_transform import impl_helper, schema_inference, tf2_utils
+
+    relies_on = "pipelines/analyze/deferred_schema.py relies on it"
+    writer = inspect.getsource(impl_helper.trace_and_write_v2_saved_model)
+    assert "_trace_and_get_metadata(" in writer, (
+        f"tf.Transform no longer infers the final schema through impl_helper._trace_and_get_metadata: {relies_on}")
+    assert list(inspect.signature(impl_helper._trace_and_get_metadata).parameters)[0] == "concrete_transform_fn", (
+        f"_trace_and_get_metadata no longer takes the final trace first: {relies_on}")
+    metadata_fn = inspect.getsource(schema_inference.get_traced_metadata_fn)
+    for collected in ("_TF_METADATA_TENSOR_COLLECTION", "_TF_METADATA_TENSOR_MIN_COLLECTION",
+                      "_TF_METADATA_TENSOR_MAX_COLLECTION", "_TF_METADATA_EXTRA_ANNOTATION",
+                      "_TF_METADATA_EXTRA_ANNOTATION_TYPE_URL", "_TF_METADATA_EXTRA_ANNOTATION_PROTO",
+                      "_TF_METADATA_EXTRA_ANNOTATION_GLOBAL", "_METADATA_SPARSE_OUTPUT_OVERRIDES_FIELD",
+                      "_get_sparse_output_annotations_v2(", "_get_tensor_value_to_key_map("):
+        assert collected in metadata_fn and hasattr(schema_inference, collected.rstrip("(")), (
+            f"tf.Transform's metadata function no longer collects {collected}: {relies_on}")
+    assert metadata_fn.count("_get_schema_overrides(") == 2, (
+        f"tf.Transform's metadata function collects other overrides: {relies_on}")
+    assert list(inspect.signature(schema_inference._get_schema_overrides).parameters) == [
+        "graph", "tensor_name_to_key_map", "tensor_collection_key", "overrides_keys", "default_tensor_name"], (
+        f"schema_inference._get_schema_overrides' arguments changed: {relies_on}")
+    assert callable(tf2_utils.strip_and_get_tensors_and_control_dependencies), relies_on
+    assert issubclass(op_selector.UnliftableError, Exception), relies_on
+
+
 def test_tft_vocabulary_file_rules_are_still_public_helpers():
     import tensorflow_transform as tft
 
