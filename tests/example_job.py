@@ -151,7 +151,7 @@ def assert_feature_refused(tmp_path, feature: dict, message: str) -> None:
 def tfidf_config(folder) -> dict:
     """TF-IDF over a small CSV written to `folder`: document frequencies counted over the vocabulary's ids, a
     second phase."""
-    from rich_rows import write_csv
+    from rich_rows import write_csv  # here: rich_rows imports TensorFlow, which most users of this module never need
 
     words = ["red", "green", "blue", "cyan", "teal"]
     texts = [" ".join(words[(i * j) % 5] for j in range(1 + i % 4)) for i in range(120)]

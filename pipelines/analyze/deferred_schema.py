@@ -20,8 +20,6 @@ transform_graph/ holds the same bytes either way (tests/pipelines/test_deferred_
 
 from __future__ import annotations
 
-import collections
-
 import tensorflow as tf
 from tensorflow.python.eager import wrap_function
 from tensorflow.python.ops import op_selector
@@ -77,11 +75,11 @@ def _schema_overrides(concrete_transform_fn) -> dict | None:
     returned, _ = tf2_utils.strip_and_get_tensors_and_control_dependencies(flat)
     unwrapped = {output.name: tensor.name for output, tensor in zip(flat, returned)}
     names = {unwrapped[name]: key for name, key in schema_inference._get_tensor_value_to_key_map(outputs).items()}
-    overrides = collections.defaultdict(list)
-    overrides.update(schema_inference._get_schema_overrides(graph, names, *_RANGES))
-    overrides.update(schema_inference._get_schema_overrides(graph, names, *_ANNOTATIONS))
-    overrides[_SPARSE_SHAPES] = [schema_inference._get_sparse_output_annotations_v2(graph, names)]
-    tensors = [value for value in tf.nest.flatten(dict(overrides)) if isinstance(value, tf.Tensor)]
+    # a plain dict: tf.Transform reads the function's result through a defaultdict of its own
+    overrides = {**schema_inference._get_schema_overrides(graph, names, *_RANGES),
+                 **schema_inference._get_schema_overrides(graph, names, *_ANNOTATIONS),
+                 _SPARSE_SHAPES: [schema_inference._get_sparse_output_annotations_v2(graph, names)]}
+    tensors = [value for value in tf.nest.flatten(overrides) if isinstance(value, tf.Tensor)]
     try:
         pruned = wrap_function.WrappedFunction(
             graph, variable_holder=wrap_function.VariableHolder(share_variables=True)).prune(feeds=[],
@@ -90,7 +88,7 @@ def _schema_overrides(concrete_transform_fn) -> dict | None:
         return None
     values = dict(zip((id(tensor) for tensor in tensors), pruned()))
     return tf.nest.map_structure(
-        lambda value: values[id(value)] if isinstance(value, tf.Tensor) else tf.constant(value), dict(overrides))
+        lambda value: values[id(value)] if isinstance(value, tf.Tensor) else tf.constant(value), overrides)
 
 
 _PATCH = SharedPatch([(schema_inference, "get_traced_metadata_fn", _get_traced_metadata_fn),
