@@ -332,7 +332,6 @@ def run(
     preflight.check_inputs(job_config)
     # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
     say(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
-    runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
     title = f"skewless run {job_config.name}"
     result = run_command.run(job_config, overwrite=overwrite, beam_args=list(ctx.args),
@@ -382,7 +381,6 @@ def apply(
         if not overwrite and os.path.exists(output):
             raise output_exists(output)
     _check_input_paths(inputs)
-    runtime.keep_freed_memory()
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
     title = f"skewless apply {os.path.basename(os.path.normpath(run_dir))}"
     result = apply_command.apply(run_dir, output, inputs=inputs or None, input_format=format,
@@ -429,7 +427,6 @@ def predict(
         if not overwrite and os.path.exists(output):
             raise output_exists(output)
     _check_input_paths(inputs)
-    runtime.keep_freed_memory()
     runtime.import_frozen("tensorflow", "apache_beam")
     result = predict_command.predict(export_dir, inputs, output, output_format=format, keys=keys,
                                      input_format=input_format, columns=columns.split(",") if columns else None,
@@ -687,6 +684,7 @@ def main() -> None:
     """The `skewless` command (the CLI's commands called in-process, e.g. by tests, keep IPython importable
     and end as usual)."""
     runtime.arrow_allocates_from_malloc()
+    runtime.keep_freed_memory()
     runtime.no_ipython()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the shell ignores it (`nohup`, `&`)
         signal.signal(signal.SIGINT, _on_interrupt)

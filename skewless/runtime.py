@@ -176,7 +176,10 @@ def keep_freed_memory() -> None:
     Each malloc arena keeps its own freed memory, and glibc gives threads arenas of their own (up to 8 per core):
     with the work units parsed and transformed on both cores, the job's threads held more freed memory between
     stages. Two arenas for the process: at 1M census rows the peak fell from 1,165 to 1,117 MiB at the same wall
-    time (2 cores, 4 runs each, paired, 2026-11-27).
+    time (2 cores, 4 runs each, paired, 2026-11-27). A thread takes its arena at its first allocation and the limit
+    holds only for arenas made after it, so the command calls this before anything starts a thread: called after
+    the input check (which starts pyarrow's threads), the job ran on three arenas and peaked 35 MiB higher
+    (tests/cli/test_runtime_memory.py counts a job's arenas).
     """
     name = ctypes.util.find_library("c")
     if name is None:

@@ -38,6 +38,7 @@ from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
 from skewless.pipelines.runner.bundle_threads import ThreadedMap
 from skewless.pipelines.runner.element_stop import Stopped
+from skewless.pipelines.runner.freed_memory import return_freed_memory
 from skewless.pipelines.runner.stage_thread import StageThread
 
 STATS_CACHE = "skewless-stats"
@@ -100,6 +101,8 @@ def tables_and_statistics(_ready, units: list[WorkUnit], reader: RowReader, stag
     counted on the way, once, for the analysis's partial statistics (`as_restored`) and, where `counting` counts as
     a split does (`AnalysisSpec.counts_as_splits_do`), for a split that receives every row
     (`statistics.in_input_order.split_states`), which would count the same tables again."""
+    if _ready is not None:  # the units were parsed on all cores: what that freed is not this stage's to reuse
+        return_freed_memory()
     accumulator = counting.create_accumulator()
     # counted on threads of their own, each column in order, while the analysis graph runs on the tables
     # (`overlap`): Arrow's kernels and the sketches release the GIL and run beside TensorFlow's. On one thread the

@@ -36,17 +36,19 @@ from skewless.pipelines.reading.sources import RowReader, WorkUnit
 from skewless.pipelines.reading.split_rule import split_of
 from skewless.pipelines.runner.bundle_threads import ThreadedBundle
 from skewless.pipelines.runner.element_stop import Stopped
+from skewless.pipelines.runner.freed_memory import return_freed_memory
 from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
 from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
 from skewless.run_summary import Shard
 from skewless.safe_names import vocabulary_filename
 
 
-# Rows run through the graph and the encoder at a time. A chunk is the reader's (CSV: 8 MB of text, about
-# 65,000 census rows) and the analysis must keep it whole (its sums depend on the grouping), but each row's
-# transformed bytes do not: the graph maps rows one by one (it serves single examples too) and the gzip stream
-# does not depend on how its input is cut. The graph's tensors and the encoded rows of a whole chunk took
-# about 240 MB at its peak (1M census rows); a slice of 16,384 rows keeps that to a quarter.
+# Rows run through the graph and the encoder at a time. A chunk is the reader's (ROW_CHUNK rows; a kept stream
+# holds it in batches of this size: parsed_units.STREAM_BATCH_ROWS) and the analysis must keep it whole (its sums
+# depend on the grouping), but each row's transformed bytes do not: the graph maps rows one by one (it serves
+# single examples too) and the gzip stream does not depend on how its input is cut. The graph's tensors and the
+# encoded rows of a whole chunk took about 240 MB at its peak (1M census rows); a slice of 16,384 rows keeps that
+# to a quarter.
 TRANSFORM_BATCH_ROWS = 16_384
 
 
@@ -218,6 +220,10 @@ class TransformUnitFn(ThreadedBundle):
             name: self._transformer.output.vocabulary_size_by_name(vocabulary_filename(name))
             for name in spec.vocabulary_features
         }
+
+    def start_bundle(self):
+        return_freed_memory()  # what the analysis freed: the units' chunks take other sizes, on other threads
+        super().start_bundle()
 
     def process(self, unit: WorkUnit, graph_ready=None):
         yield from super().process(unit)

@@ -7,8 +7,9 @@ import pyarrow as pa
 
 from dirty_csv import job_config, make_inputs
 
+from skewless.pipelines.reading import parsed_units
 from skewless.pipelines.reading.parsed_units import kept, read_kept, stream_path
-from skewless.pipelines.reading.sources import BadRow, Chunk, RowReader
+from skewless.pipelines.reading.sources import BadRow, Chunk, RowReader, regrouped
 
 
 def test_kept_chunks_read_back_equal_and_a_partial_stream_is_not_read(tmp_path):
@@ -26,6 +27,24 @@ def test_kept_chunks_read_back_equal_and_a_partial_stream_is_not_read(tmp_path):
     next(stopped)
     stopped.close()  # the consumer failed after one chunk: no stream for the transform pass to trust
     assert read_kept(stream_path(str(tmp_path), 8)) is None
+
+
+def test_a_chunk_is_kept_as_batches_the_analysis_regroups_whole(tmp_path, monkeypatch):
+    """The transform pass reads a kept chunk a batch at a time (STREAM_BATCH_ROWS rows), its bad and unlabeled
+    rows with the first; regrouped as the analysis reads them, the batches are the chunk again."""
+    monkeypatch.setattr(parsed_units, "STREAM_BATCH_ROWS", 2)
+    chunk = Chunk(pa.table({"a": [1, None, 3, 4, 5], "s": ["v", "w", None, "y", "z"]}),
+                  np.array([9, 8, 7, 2**64 - 1, 0], np.uint64), [BadRow("f", 4, "why", "raw")], unlabeled=2)
+    path = stream_path(str(tmp_path), 0)
+    assert list(kept(iter([chunk]), path)) == [chunk]
+    batches = list(read_kept(path))
+    assert [batch.table.num_rows for batch in batches] == [2, 2, 1]
+    assert [(batch.bad, batch.unlabeled) for batch in batches] == [(chunk.bad, 2), ([], 0), ([], 0)]
+    assert pa.concat_tables(batch.table for batch in batches).equals(chunk.table)
+    assert np.concatenate([batch.keys for batch in batches]).tolist() == chunk.keys.tolist()
+    (whole,) = regrouped(read_kept(path), 5)
+    assert whole.table.equals(chunk.table) and whole.keys.tolist() == chunk.keys.tolist()
+    assert (whole.bad, whole.unlabeled) == (chunk.bad, 2)
 
 
 def test_transform_pass_reads_the_kept_rows_and_writes_the_same_output(tmp_path, monkeypatch):
