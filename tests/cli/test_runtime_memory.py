@@ -56,7 +56,8 @@ def test_a_job_run_by_the_command_allocates_from_malloc_in_two_arenas(tmp_path):
         features: {{x: {{transform: z_score}}, word: {{transform: vocabulary}}}}
         output: {{dir: {tmp_path / 'out'}, shards: 1}}
         """))
-    env = {key: value for key, value in os.environ.items() if key not in ("ARROW_DEFAULT_MEMORY_POOL", "MALLOC_ARENA_MAX")}
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("ARROW_DEFAULT_MEMORY_POOL", "MALLOC_ARENA_MAX")}
     done = subprocess.run([sys.executable, "-c", MEMORY_OF_A_COMMAND, "run", str(tmp_path / "job.yaml")], env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
