@@ -39,9 +39,9 @@ from skewless.schemas.row_checks import RowProblem, parse_text
 # Bytes of CSV read and parsed at a time. Parsing a block makes transient copies of it (byte masks, pyarrow's
 # parse, utf8_ltrim, the typed casts), and the units are parsed on every core at once: at 1M census rows 8 MB
 # blocks peaked 135 MiB above 2 MB ones (1,066 against 929 MiB, 2 cores, 4 runs each, 2026-11-29) and ran
-# 0.15-0.35 s faster (the job's parsing stage 1.0 against 1.4 s, though the same parse outside the job takes as
-# long with either: docs/performance.md, session 14). The rows' chunks do not depend on it (`RowReader.read`
-# regroups them).
+# 0.15-0.35 s faster (the job's parsing stage 1.0 against 1.4 s: `RowReader.chunk` judges each block, at a cost
+# per call; docs/performance.md, session 14). The rows' chunks do not depend on it (`RowReader.read` regroups
+# them).
 CSV_BLOCK_BYTES = 2 << 20
 # Lines holding either go through Python's csv module: pyarrow would read a quote or a lone
 # carriage return across line ends, and the line number of every row would be lost.
