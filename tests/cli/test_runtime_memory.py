@@ -13,9 +13,9 @@ POOL_AFTER_SETUP = (
     "print(pyarrow.default_memory_pool().backend_name)"
 )
 
-# `skewless ARGS` as the console script runs it, printing at exit (the command's exit handlers run before it ends)
-# Arrow's pool (pyarrow is imported by then, by the command itself) and, on Linux, glibc's malloc_info: one
-# `<heap nr=...>` per arena
+# `skewless ARGS` as the console script runs it, printing at exit, after the command's own exit handlers, Arrow's
+# pool (pyarrow is imported by then, by the command itself) and, on Linux, glibc's malloc_info (one `<heap nr=...>`
+# per arena)
 MEMORY_OF_A_COMMAND = """
 import atexit, ctypes, sys
 
