@@ -1,6 +1,7 @@
 """How the `skewless` command sets up its own process before heavy work. Process-wide, so only the CLI
 calls these (the library leaves a host process's settings alone), but for `import_tensorflow_quietly`, which
-`skewless.layers` and `skewless.pipelines` call. Figures: the 2-core benchmark machine.
+`skewless.layers` and `skewless.pipelines` call, and `glibc_function`, a lookup that sets nothing (the job's
+`freed_memory` uses it). Figures: the 2-core benchmark machine.
 """
 
 from __future__ import annotations
@@ -170,8 +171,8 @@ def keep_freed_memory() -> None:
     default glibc gives each one fresh pages from the kernel and returns them on free, so every chunk
     pays page faults and zeroing: at 1M rows that was 1.5 s more in the encoder and the framing alone,
     and the whole job ran 17.9 s instead of 15.6 s. Freed memory is kept for reuse up to 1 GB above
-    the heap's top. Its price is memory held between chunks, not the peak: at 1M census rows the peak
-    (the analysis pass) stays at 1.22 GB, the transform pass holds about 20 MB more (1.18 against 1.16 GB).
+    the heap's top. Its price is memory held between chunks, and between stages until the job returns it when the
+    next stage starts (pipelines/runner/freed_memory.py: 134 MiB at 1M census rows when the analysis starts).
 
     Each malloc arena keeps its own freed memory, and glibc gives threads arenas of their own (up to 8 per core):
     with the work units parsed and transformed on both cores, the job's threads held more freed memory between
@@ -181,17 +182,23 @@ def keep_freed_memory() -> None:
     the input check (which starts pyarrow's threads), the job ran on three arenas and peaked 35 MiB higher
     (tests/cli/test_runtime_memory.py counts a job's arenas).
     """
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError):  # not glibc
+    mallopt = glibc_function("mallopt")
+    if mallopt is None:
         return
     mallopt(_M_MMAP_THRESHOLD, 256 << 20)
     mallopt(_M_TRIM_THRESHOLD, 1 << 30)
     if "MALLOC_ARENA_MAX" not in os.environ:
         mallopt(_M_ARENA_MAX, _ARENAS)
+
+
+def glibc_function(name: str):
+    """The C library's function `name` through ctypes, or None where the C library has none (not glibc: musl,
+    macOS) or is not found."""
+    library = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(library), name) if library else None
+    except (OSError, AttributeError):
+        return None
 
 
 def quiet_pipeline_errors() -> None:

@@ -11,21 +11,11 @@ stage, not per chunk.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-
 import pyarrow as pa
 
+from skewless.runtime import glibc_function
 
-def _glibc_malloc_trim():
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing kept to hand back this way
-        return None
-
-
-_MALLOC_TRIM = _glibc_malloc_trim()
+_MALLOC_TRIM = glibc_function("malloc_trim")  # None where malloc is not glibc's: nothing kept to hand back this way
 
 
 def return_freed_memory() -> None:
