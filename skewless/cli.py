@@ -40,6 +40,7 @@ from skewless.terminal_text import fitted, line_width, shown, shown_lines
 configuration = lazy_import("skewless.config")
 run_directory = lazy_import("skewless.run_directory")
 preflight = lazy_import("skewless.pipelines.plan.preflight")
+ahead_of_imports = lazy_import("skewless.pipelines.plan.ahead_of_imports")
 progress_display = lazy_import("skewless.progress")
 run_command = lazy_import("skewless.pipelines.commands.run")
 apply_command = lazy_import("skewless.pipelines.commands.apply")
@@ -332,10 +333,12 @@ def run(
     preflight.check_inputs(job_config)
     # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
     say(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
-    runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
-    title = f"skewless run {job_config.name}"
-    result = run_command.run(job_config, overwrite=overwrite, beam_args=list(ctx.args),
-                             progress=_progress_of(title), process_started=process_started)
+    # meanwhile another process parses the input on the idle core, into the staging folder claimed for the run
+    with ahead_of_imports.started(job_config) as ahead:
+        runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
+        title = f"skewless run {job_config.name}"
+        result = run_command.run(job_config, overwrite=overwrite, beam_args=list(ctx.args),
+                                 progress=_progress_of(title), process_started=process_started, parse_ahead=ahead)
     # after publishing, so the page names the run's real path; `skewless report` can always re-render it
     page = report_page.render_report(result.output_dir)
     say(result.summary())

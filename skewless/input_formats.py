@@ -133,22 +133,26 @@ class FormatEntry:
     # whether its `FORMAT.fingerprint` changes whenever its rows do, so an analyzer cache (cache_dir) can be keyed
     # on it: files by name, size and modification time; a database or a generator has nothing to tell
     cache_sees_changes: bool = True
+    # whether `skewless run` parses it in a process of its own while it imports TensorFlow (parse_ahead.py): files
+    # its reader reads with pyarrow alone; not a database or a generator, which that process would query or call
+    # a second time
+    parsed_ahead: bool = False
 
 
 INPUT_FORMATS: dict[str, FormatEntry] = {entry.name: entry for entry in (
     FormatEntry("csv", "skewless.pipelines.reading.csv", CsvOptions,
                 "delimited text, one row a line (or RFC 4180 records with `multiline`); gzip or plain",
                 needs=("paths", "header|columns"), suffixes=(".csv", ".data", ".txt", ".tsv"), text=True,
-                parses_strings=True),
+                parses_strings=True, parsed_ahead=True),
     FormatEntry("parquet", "skewless.pipelines.reading.parquet", ParquetOptions,
                 "Apache Parquet files; typed columns, lists as list columns", needs=("paths",),
-                suffixes=(".parquet", ".pq")),
+                suffixes=(".parquet", ".pq"), parsed_ahead=True),
     FormatEntry("tfrecord", "skewless.pipelines.reading.tfrecord", TfrecordOptions,
                 "TFRecord files of tf.train.Example (or SequenceExample with `record`); gzip or plain",
                 needs=("paths",), suffixes=(".tfrecord", ".tfrecords")),
     FormatEntry("jsonl", "skewless.pipelines.reading.jsonl", JsonlOptions,
                 "JSON Lines, one object a line; JSON lists as list columns; gzip or plain", needs=("paths",),
-                suffixes=(".jsonl", ".ndjson"), parses_strings=True),
+                suffixes=(".jsonl", ".ndjson"), parses_strings=True, parsed_ahead=True),
     FormatEntry("sql", "skewless.pipelines.reading.sql", SqlOptions,
                 "the rows of a SQL `query` or `table` at a database `url`: DuckDB (embedded) or PostgreSQL",
                 needs=("url", "query|table"), cache_sees_changes=False),

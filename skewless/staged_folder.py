@@ -56,16 +56,22 @@ def _boot_id() -> str | None:
         return None
 
 
-def _start_time(pid: int) -> int | None:
-    """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22); None when there is no
-    such process or no /proc."""
+def process_status(pid: int) -> tuple[str, int] | None:
+    """Process `pid`'s state letter ("Z": ended, not yet waited for) and when it started (clock ticks since boot):
+    /proc/PID/stat fields 3 and 22; None when there is no such process or no /proc."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
     except OSError:
         return None
     # field 2, the command name, is in parentheses and may hold spaces and parentheses itself
-    return int(stat[stat.rindex(b")") + 2:].split()[19])
+    fields = stat[stat.rindex(b")") + 2:].split()
+    return fields[0].decode(), int(fields[19])
+
+
+def _start_time(pid: int) -> int | None:
+    status = process_status(pid)
+    return status[1] if status is not None else None
 
 
 def _owner_record(folder: str, token: str) -> dict:

@@ -33,6 +33,7 @@ from skewless.pipelines.analyze.stats import ColumnStats, RawStatsFn
 from skewless.pipelines.output.progress import RowCounter, counted
 from skewless.pipelines.reading.columns import tensor_adapter_config, to_record_batch
 from skewless.pipelines.output.files import read_json, write_json
+from skewless.pipelines.reading.parse_ahead import Handoff
 from skewless.pipelines.reading.parsed_units import in_input_order, kept, stream_path
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
@@ -65,10 +66,15 @@ def _read_chunks(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: s
 
 
 def _keep_unit(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str, parsed_dir: str,
-               stop: threading.Event) -> int:
-    """Parses the unit into its kept stream, on a thread of `ThreadedMap` (beside the bundle's other units);
-    returns its index. Once `stop` is set (another unit failed) it stops after the chunk it is on (`Stopped`),
-    its stream left incomplete."""
+               ahead: Handoff | None, stop: threading.Event) -> int:
+    """Parses the unit into its kept stream, on a thread of `ThreadedMap` (beside the bundle's other units), unless
+    `skewless run`'s parsing process (`ahead`) wrote it; returns its index. Once `stop` is set (another unit
+    failed) it stops after the chunk it is on (`Stopped`), its stream left incomplete."""
+    if ahead is not None:
+        rows = ahead.parsed(unit.index, stop)
+        if rows is not None:
+            RowCounter(staging_dir, "analyze", f"{dataset}-{unit.index:05d}").add(rows)
+            return unit.index
     with contextlib.closing(_read_chunks(unit, reader, staging_dir, dataset, parsed_dir, ahead=False)) as chunks:
         for _ in chunks:
             if stop.is_set():
@@ -148,6 +154,7 @@ class AnalysisSpec:
     dates: dict[str, str] | None = None  # datetime columns -> the zone their statistics' date range is read in
     # raw columns whose distinct values are counted as they are read, refused past their limit (distinct_limits.py)
     distinct_limits: tuple = ()
+    parse_ahead: Handoff | None = None  # `skewless run`'s process parsing the units into parsed_dir meanwhile
 
     def stats_fn(self):
         """How the pass counts the raw columns' statistics."""
@@ -203,7 +210,7 @@ class AnalyzeInputs(beam.PTransform):
                 pipeline
                 | f"Plan[{name}]" >> beam.Create(units, reshuffle=True)
                 | f"Read[{name}]" >> beam.ParDo(
-                    ThreadedMap(_keep_unit, spec.reader, spec.staging_dir, name, self._parsed_dir,
+                    ThreadedMap(_keep_unit, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.parse_ahead,
                                 threads=None if spec.overlap_stages else 1))
                 | f"AllRead[{name}]" >> beam.combiners.ToList()
             )

@@ -19,7 +19,7 @@ TensorFlow cannot write (s3://), the run is written locally and uploaded: pipeli
 from __future__ import annotations
 
 import time
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -38,6 +38,7 @@ from skewless.pipelines.analyze.analysis import AnalysisSpec, AnalyzeInputs
 from skewless.pipelines.analyze.canonical_graph import canonicalize
 from skewless.pipelines.analyze.distinct_limits import raw_column_limits
 from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
+from skewless.pipelines.plan.ahead_of_imports import ParseAhead
 from skewless.pipelines.reading.sources import RowReader
 from skewless.pipelines.runner import arrow_coder, beam_introspection, runners, state_sampler
 from skewless.pipelines.runner.collector import pre_existing_objects_frozen
@@ -112,6 +113,7 @@ def run(
     beam_args: list[str] | None = None,
     progress: Callable[[Callable[[], Snapshot | None]], AbstractContextManager] | None = None,
     process_started: float | None = None,
+    parse_ahead: ParseAhead | None = None,
 ) -> RunResult:
     """Runs the job. `config` is a JobConfig, a path to a YAML config, or a dict.
 
@@ -123,6 +125,9 @@ def run(
     `process_started` (a `time.time()` value), when given, is when the process that runs the job started:
     run.json's total seconds then count from there, and `startup` is the time until the job began (for
     `skewless run`, mostly importing TensorFlow, tf.Transform and Beam).
+
+    `parse_ahead`, when given, is `skewless run`'s process parsing `config`'s input in the staging folder it
+    claimed before those imports (`ahead_of_imports.started`): the job writes there and takes the units parsed.
 
     Examples:
         configs/example.yaml on 2,000 of its synthetic rows; each row goes to one split, or to quarantine:
@@ -140,19 +145,21 @@ def run(
     if not isinstance(config, JobConfig):
         config = load_config(config)
     with one_job_at_a_time(), pre_existing_objects_frozen():
-        return _run(config, overwrite, beam_args, progress, process_started)
+        return _run(config, overwrite, beam_args, progress, process_started, parse_ahead)
 
 
-def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progress, process_started: float | None
-         ) -> RunResult:
+def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progress, process_started: float | None,
+         ahead: ParseAhead | None) -> RunResult:
     started = time.time()
     output_dir = config.output.dir
     output = StagedOutput(output_dir, overwrite, beam_args or [], "run", *reads(config))
     job_plan = plan(config)
-    with output.staging() as staging:
+    with output.staging(ahead.claimed if ahead else None) as staging:
         known = not config.cache_dir
-        with progress(lambda: snapshot(staging, total_known=known)) if progress else nullcontext():
-            _run_pipeline(config, job_plan, staging, beam_args or [])
+        # the parsing process is ended before the staging folder it writes in is published or released
+        with progress(lambda: snapshot(staging, total_known=known)) if progress else nullcontext(), \
+                _ended(ahead):
+            _run_pipeline(config, job_plan, staging, beam_args or [], ahead)
         pipeline_seconds = time.time() - started
         summary = _assemble(config, job_plan, staging, started, pipeline_seconds, process_started)
         # rows.unlabeled only where the run counts it (label.missing: drop), as run.json has it
@@ -164,11 +171,17 @@ def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progre
     return result
 
 
-def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args: list[str]) -> None:
+def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args: list[str], ahead: ParseAhead | None
+                  ) -> None:
     run = RunDirectory(staging)
     graph_dir = run.graph_dir
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     parsed_dir = run.parsed_dir if config.input.keep_parsed else None
+    options = pipeline_options(config, beam_args)
+    if ahead is not None and not (ahead.matches(config, job_plan.units, job_plan.columns)
+                                  and runners.workers_in_this_process(options)):
+        ahead.discard()
+        ahead = None
     analysis = AnalysisSpec(
         datasets=job_plan.datasets,
         reader=reader,
@@ -183,9 +196,9 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         dates={n: f.transform_kind.dates_in(f) for n, f in config.features.items()
                if f.transform_kind.dates_in(f) is not None},
         distinct_limits=tuple(raw_column_limits(config)),
+        parse_ahead=ahead.handoff if ahead else None,
     )
     unit_writes = unit_write_spec(config, job_plan, reader, graph_dir, staging, parsed_dir)
-    options = pipeline_options(config, beam_args)
     in_memory = saved_model_reuse.analysis_graphs_in_memory() if runners.workers_in_this_process(options) \
         else nullcontext()
     with beam_introspection.memoized(), saved_model_reuse.installed(), in_memory, eager_tables.dropped_after(), \
@@ -197,6 +210,16 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
             job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]))
         _ = pipeline | "CountSplitStatistics" >> CountSplitStatistics(job_plan.units, unit_writes, analyzed)
     files.remove_tree(run.tmp_dir)
+
+
+@contextmanager
+def _ended(ahead: ParseAhead | None):
+    """Ends `ahead`'s process on the way out, however the body ends."""
+    try:
+        yield
+    finally:
+        if ahead is not None:
+            ahead.stop()
 
 
 def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,

@@ -16,7 +16,7 @@ import os
 from apache_beam.metrics import Metrics
 
 from skewless.pipelines.output.files import is_local
-from skewless.progress_snapshot import Snapshot
+from skewless.progress_snapshot import Snapshot, read_count, write_count
 from skewless.run_directory import RunDirectory, progress_name
 
 COUNTERS = {"analyze": "rows_analyzed", "transform": "rows_transformed"}
@@ -34,16 +34,8 @@ class RowCounter:
     def add(self, rows: int) -> None:
         self._rows += rows
         self._counter.inc(rows)
-        if self._path is None:
-            return
-        try:
-            os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            temp = f"{self._path}.tmp"
-            with open(temp, "w") as handle:
-                handle.write(str(self._rows))
-            os.replace(temp, self._path)  # a reader never sees half a number
-        except OSError:
-            pass  # a staging folder this worker cannot reach: progress is only a display
+        if self._path is not None:
+            write_count(self._path, self._rows)
 
 
 def counted(rows, counter: RowCounter):
@@ -66,11 +58,9 @@ def snapshot(staging: str, total_known: bool = True) -> Snapshot | None:
         return None
     totals = dict.fromkeys(COUNTERS, 0)
     for name in names:
-        try:
-            with open(os.path.join(folder, name)) as handle:
-                totals[name.split("-", 1)[0]] += int(handle.read() or 0)
-        except (OSError, ValueError, KeyError):
-            continue
+        rows = read_count(os.path.join(folder, name))
+        if rows is not None and name.split("-", 1)[0] in totals:
+            totals[name.split("-", 1)[0]] += rows
     if any(name.startswith("transform-") for name in names):
         total = totals["analyze"] if total_known and totals["analyze"] else None
         # the analysis read every row before the graph the transform waits for was written; none when there was

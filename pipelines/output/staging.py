@@ -66,8 +66,10 @@ class StagedOutput:
         check_replaceable(output_dir, self.kind)
 
     @contextmanager
-    def staging(self) -> Iterator[str]:
-        claimed = claim(self._stand_in or self.output_dir)
+    def staging(self, claimed: str | None = None) -> Iterator[str]:
+        """Yields the staging folder to write, published once the body succeeded; released either way. `claimed`:
+        a claim of the output's staging name this process took already (`skewless run`'s, to parse ahead in)."""
+        claimed = claimed or claim(self._stand_in or self.output_dir)
         try:
             staged = os.path.join(claimed, STAGED)
             yield staged

@@ -16,26 +16,15 @@ any unit without a complete stream from the input, so a missing stream costs tim
 
 from __future__ import annotations
 
-import json
 from typing import Callable, Iterator
 
-import numpy as np
-import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
+from skewless.pipelines.reading import unit_stream
 from skewless.pipelines.reading.format import ROW_CHUNK
 from skewless.pipelines.reading.read_ahead import read_ahead
-from skewless.pipelines.reading.sources import BadRow, Chunk, regrouped
+from skewless.pipelines.reading.sources import Chunk, regrouped
 from skewless.run_directory import parsed_unit_name
-
-_KEYS = "__skewless_split_key"
-# A chunk is written as batches of this many rows: the transform pass reads a batch at a time, up to three per
-# unit in flight (read ahead, queued, transformed), so batches of the transform pass's slice
-# (write/transform.TRANSFORM_BATCH_ROWS) rather than of whole 65,536-row chunks: at 1M census rows the peak was
-# 30-50 MiB lower (2 units at once, 2026-11-29). The analysis regroups them into its chunks (`in_input_order`).
-STREAM_BATCH_ROWS = 16_384
-_BAD = b"skewless.bad_rows"
-_UNLABELED = b"skewless.unlabeled_rows"
 
 
 def stream_path(folder: str, unit: int) -> str:
@@ -46,22 +35,8 @@ def kept(chunks: Iterator[Chunk], path: str) -> Iterator[Chunk]:
     """Passes `chunks` through, writing them to `path`; the stream is complete (renamed to `path`) only
     once the last chunk went through."""
     temp = f"{path}.partial"
-    writer = None
     with FileSystems.create(temp) as handle:
-        for chunk in chunks:
-            batch = _as_batch(chunk)
-            if writer is None:
-                writer = pa.ipc.new_stream(handle, batch.schema)
-            # the chunk's bad and unlabeled rows go with its first batch, as `regrouped` places them
-            metadata = {_BAD: json.dumps([row.to_json() for row in chunk.bad]), _UNLABELED: str(chunk.unlabeled)}
-            for start in range(0, max(batch.num_rows, 1), STREAM_BATCH_ROWS):
-                writer.write_batch(batch.slice(start, STREAM_BATCH_ROWS), custom_metadata=metadata)
-                metadata = {_BAD: "[]", _UNLABELED: "0"}
-            yield chunk
-        if writer is None:
-            # a unit without rows (its byte range lies inside one long line) still has a complete stream
-            writer = pa.ipc.new_stream(handle, pa.schema([]))
-        writer.close()
+        yield from unit_stream.written(chunks, handle)
     FileSystems.rename([temp], [path])
 
 
@@ -89,19 +64,4 @@ def in_input_order(units: list, parsed_dir: str | None, read: Callable, overlap:
 
 def _chunks(path: str) -> Iterator[Chunk]:
     with FileSystems.open(path) as handle:
-        reader = pa.ipc.open_stream(handle)
-        while True:
-            try:
-                batch, metadata = reader.read_next_batch_with_custom_metadata()
-            except StopIteration:
-                return
-            keys = batch.column(_KEYS).to_numpy()
-            table = pa.Table.from_batches([batch.drop_columns([_KEYS])])
-            bad = [BadRow(**row) for row in json.loads(metadata[_BAD])]
-            yield Chunk(table, keys, bad, int(metadata[_UNLABELED]))
-
-
-def _as_batch(chunk: Chunk) -> pa.RecordBatch:
-    columns = [column.combine_chunks() for column in chunk.table.columns]
-    keys = pa.array(np.asarray(chunk.keys, np.uint64))
-    return pa.RecordBatch.from_arrays([*columns, keys], [*chunk.table.column_names, _KEYS])
+        yield from unit_stream.read(handle)

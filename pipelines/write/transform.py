@@ -44,7 +44,7 @@ from skewless.safe_names import vocabulary_filename
 
 
 # Rows run through the graph and the encoder at a time. A chunk is the reader's (ROW_CHUNK rows; a kept stream
-# holds it in batches of this size: parsed_units.STREAM_BATCH_ROWS) and the analysis must keep it whole (its sums
+# holds it in batches of this size: unit_stream.STREAM_BATCH_ROWS) and the analysis must keep it whole (its sums
 # depend on the grouping), but each row's transformed bytes do not: the graph maps rows one by one (it serves
 # single examples too) and the gzip stream does not depend on how its input is cut. The graph's tensors and the
 # encoded rows of a whole chunk took about 240 MB at its peak (1M census rows); a slice of 16,384 rows keeps that

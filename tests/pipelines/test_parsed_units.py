@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from dirty_csv import job_config, make_inputs
 
-from skewless.pipelines.reading import parsed_units
+from skewless.pipelines.reading import unit_stream
 from skewless.pipelines.reading.parsed_units import kept, read_kept, stream_path
 from skewless.pipelines.reading.sources import BadRow, Chunk, RowReader, regrouped
 
@@ -32,7 +32,7 @@ def test_kept_chunks_read_back_equal_and_a_partial_stream_is_not_read(tmp_path):
 def test_a_chunk_is_kept_as_batches_the_analysis_regroups_whole(tmp_path, monkeypatch):
     """The transform pass reads a kept chunk a batch at a time (STREAM_BATCH_ROWS rows), its bad and unlabeled
     rows with the first; regrouped as the analysis reads them, the batches are the chunk again."""
-    monkeypatch.setattr(parsed_units, "STREAM_BATCH_ROWS", 2)
+    monkeypatch.setattr(unit_stream, "STREAM_BATCH_ROWS", 2)
     chunk = Chunk(pa.table({"a": [1, None, 3, 4, 5], "s": ["v", "w", None, "y", "z"]}),
                   np.array([9, 8, 7, 2**64 - 1, 0], np.uint64), [BadRow("f", 4, "why", "raw")], unlabeled=2)
     path = stream_path(str(tmp_path), 0)
