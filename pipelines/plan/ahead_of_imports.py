@@ -26,6 +26,11 @@ from skewless.pipelines.reading import parse_ahead
 from skewless.pipelines.reading.sources import RowReader
 from skewless.run_directory import RunDirectory
 
+# Input below this many bytes (the plan's estimate) is parsed by the job: the process's start (~0.6 s of CPU on
+# the other core, which the imports then share) made a fresh 1,000-row run 0.25 s slower (4 pairs, 2026-11-29),
+# more than parsing such an input takes (~12 ms per MB of census CSV: 0.4 s at this size)
+WORTH_PARSING_AHEAD = 32 * 2**20
+
 
 def applies(config: JobConfig) -> bool:
     """Whether `skewless run` parses `config`'s input ahead: files its reader reads with pyarrow alone, kept for the
@@ -70,12 +75,15 @@ class ParseAhead:
 
 @contextlib.contextmanager
 def started(config: JobConfig) -> Iterator[ParseAhead | None]:
-    """Claims `config`'s staging folder and starts parsing its input there, where that `applies` (else yields
-    None); on the way out ends the process and releases a claim the job did not."""
+    """Claims `config`'s staging folder and starts parsing its input there, where that `applies` and the input is
+    worth it (else yields None); on the way out ends the process and releases a claim the job did not."""
     if not applies(config):
         yield None
         return
     job_plan = plan(config)  # the job plans again, and takes the units only if its plan is this one
+    if job_plan.estimated_bytes < WORTH_PARSING_AHEAD:
+        yield None
+        return
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     claimed = staged_folder.claim(config.output.dir)
     try:

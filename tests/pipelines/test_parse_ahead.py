@@ -20,6 +20,7 @@ from dirty_csv import GOOD_ROWS, job_config, make_inputs
 from skewless.config import load_config
 from skewless.errors import OutputError
 from skewless.pipelines import run
+from skewless.pipelines.plan import ahead_of_imports
 from skewless.pipelines.plan.ahead_of_imports import started
 from skewless.pipelines.reading.parse_ahead import Handoff
 from skewless.pipelines.reading.parsed_units import stream_path
@@ -27,6 +28,13 @@ from skewless.pipelines.reading.sources import RowReader
 from skewless.staged_folder import process_status, staging_name
 
 PARTS = ("data", "quarantine", "statistics", "transform_graph")
+WORTH_PARSING_AHEAD = ahead_of_imports.WORTH_PARSING_AHEAD  # as a `skewless` process has it
+
+
+@pytest.fixture(autouse=True)
+def small_inputs_parsed_ahead(monkeypatch):
+    """The tests' inputs are small: parsed ahead all the same."""
+    monkeypatch.setattr(ahead_of_imports, "WORTH_PARSING_AHEAD", 0)
 
 
 @pytest.fixture
@@ -194,9 +202,20 @@ def _ended(pid: int) -> bool:
     return status is None or status[0] in ("Z", "X")  # gone, or ended and not yet waited for by its new parent
 
 
+def test_a_small_input_is_parsed_by_the_job(tmp_path, monkeypatch):
+    monkeypatch.setattr(ahead_of_imports, "WORTH_PARSING_AHEAD", 10**9)
+    with started(load_config(_dirty_csv(tmp_path))) as ahead:
+        assert ahead is None
+    assert not os.path.exists(staging_name(str(tmp_path / "out")))
+
+
 def test_the_process_dies_with_a_killed_run_and_clean_removes_the_claim(tmp_path):
-    rows = ["a,b,label"] + [f"{i},{['x', 'y', 'z'][i % 3]},{i % 2}" for i in range(400_000)]
-    (tmp_path / "big.csv").write_text("\n".join(rows) + "\n")
+    # past WORTH_PARSING_AHEAD, so the command starts the process
+    block = "".join(f"{i},{['x', 'y', 'z'][i % 3]},{i % 2}\n" for i in range(100_000)).encode()
+    with open(tmp_path / "big.csv", "wb") as handle:
+        handle.write(b"a,b,label\n")
+        for _ in range(WORTH_PARSING_AHEAD // len(block) + 1):
+            handle.write(block)
     (tmp_path / "job.yaml").write_text(json.dumps({
         "name": "killed", "input": {"format": "csv", "paths": [str(tmp_path / "big.csv")], "header": True},
         "features": {"a": {"transform": "z_score"}, "b": {"transform": "vocabulary"}},
