@@ -247,3 +247,25 @@ def test_the_process_dies_with_a_killed_run_and_clean_removes_the_claim(tmp_path
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not os.path.exists(staging_name(str(tmp_path / "out"))) and not os.path.exists(tmp_path / "out")
+
+
+def test_the_process_leaves_its_unit_once_the_job_starts_parsing(tmp_path):
+    """The job's first stage asks it to stop (its threads parse on both cores now): the unit it is on is left
+    unfinished, for the job to parse."""
+    import numpy as np
+
+    from skewless.pipelines.reading import parse_ahead
+    from skewless.pipelines.reading.format import WorkUnit
+    from skewless.pipelines.reading.sources import Chunk
+
+    handoff = Handoff(str(tmp_path), str(tmp_path / "progress"), "input", 0, 0)
+
+    class Reader:
+        def read(self, unit):
+            for index in range(3):
+                yield Chunk(pa.table({"a": [index]}), np.zeros(1, np.uint64))
+                parse_ahead._touch(os.path.join(handoff.folder, parse_ahead._STOP))  # the job's stage starts
+
+    assert parse_ahead._parse(Reader(), WorkUnit(4, ()), handoff) is False
+    assert not os.path.exists(stream_path(handoff.folder, 4))  # none for the job to take: it parses the unit
+    assert open(handoff.progress_file(4)).read() == "1"  # the chunk before it saw the stop (the job counts anew)
