@@ -90,12 +90,15 @@ def started(config: JobConfig) -> Iterator[ParseAhead | None]:
         run = RunDirectory(os.path.join(claimed, staged_folder.STAGED))
         os.makedirs(run.parsed_dir)
         units = sorted(job_plan.units, key=lambda unit: unit.index)
-        process, handoff = parse_ahead.spawn(reader, units, run.parsed_dir, run.progress_dir,
-                                             next(iter(job_plan.datasets)))
+        spawned = parse_ahead.spawn(reader, units, run.parsed_dir, run.progress_dir, next(iter(job_plan.datasets)))
     except BaseException:
         staged_folder.release(claimed)
         raise
-    ahead = ParseAhead(config, claimed, job_plan.units, job_plan.columns, process, handoff)
+    if spawned is None:
+        staged_folder.release(claimed)
+        yield None
+        return
+    ahead = ParseAhead(config, claimed, job_plan.units, job_plan.columns, *spawned)
     try:
         yield ahead
     finally:

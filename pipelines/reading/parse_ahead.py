@@ -84,12 +84,18 @@ class Handoff:
 
 
 def spawn(reader: RowReader, units: list[WorkUnit], folder: str, progress_dir: str, dataset: str
-          ) -> tuple[subprocess.Popen, Handoff]:
-    """Starts the process parsing `units` (in this order) with `reader` into `folder`, an existing folder."""
+          ) -> tuple[subprocess.Popen, Handoff] | None:
+    """Starts the process parsing `units` (in this order) with `reader` into `folder`, an existing folder; None
+    where it cannot be told apart from a later process of its pid (no start time), which could have the job
+    write a unit beside it."""
     process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     status = staged_folder.process_status(process.pid)
-    handoff = Handoff(folder, progress_dir, dataset, process.pid, status[1] if status is not None else -1)
+    if status is None:
+        process.kill()
+        process.wait()
+        return None
+    handoff = Handoff(folder, progress_dir, dataset, process.pid, status[1])
     with contextlib.suppress(BrokenPipeError):  # it ended already: the job parses every unit
         process.stdin.write(pickle.dumps((reader, units, handoff, os.getpid())))
         process.stdin.close()

@@ -209,6 +209,18 @@ def test_a_small_input_is_parsed_by_the_job(tmp_path, monkeypatch):
     assert not os.path.exists(staging_name(str(tmp_path / "out")))
 
 
+def test_a_process_without_a_start_time_is_not_used(tmp_path, monkeypatch):
+    """Without /proc's start time the process cannot be told from a later one of its pid (the job would parse a
+    unit beside it): it is ended and the job parses every unit."""
+    from skewless import staged_folder
+
+    monkeypatch.setattr(staged_folder, "process_status", lambda pid: None)
+    with started(load_config(_dirty_csv(tmp_path))) as ahead:
+        assert ahead is None
+        assert _children(os.getpid()) == []  # ended and waited for
+    assert not os.path.exists(staging_name(str(tmp_path / "out")))
+
+
 def test_the_process_dies_with_a_killed_run_and_clean_removes_the_claim(tmp_path):
     # past WORTH_PARSING_AHEAD, so the command starts the process
     block = "".join(f"{i},{['x', 'y', 'z'][i % 3]},{i % 2}\n" for i in range(100_000)).encode()
