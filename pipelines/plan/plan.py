@@ -34,11 +34,12 @@ class JobPlan:
     datasets: dict  # analysis dataset name -> its work units (one dataset unless there is an analyzer cache)
 
 
-def plan(config: JobConfig) -> JobPlan:
+def plan(config: JobConfig, inputs: list[str] | None = None) -> JobPlan:
     """Resolves inputs, column types and work units; the job and `skewless verify` share it. Refuses an input its
-    sizes show empty (no bytes, rows or records) before types are inferred from it."""
+    sizes show empty (no bytes, rows or records) before types are inferred from it. `inputs`: the input files,
+    where the caller has listed them without Beam (`preflight.local_inputs`)."""
     input_format = reader_of(config.input.format)
-    paths = input_format.inputs(config.input)
+    paths = inputs if inputs is not None else input_format.inputs(config.input)
     input_config = input_format.resolved(config.input, paths)
     sizes = input_sizes(input_config, paths)
     if input_format.size_known and not sum(sizes):
