@@ -27,9 +27,9 @@ from skewless.pipelines.reading import parse_ahead
 from skewless.pipelines.reading.sources import RowReader
 from skewless.run_directory import RunDirectory
 
-# Input below this many bytes (the plan's estimate) is parsed by the job: the process's start (~0.6 s of CPU on
-# the other core, which the imports then share) made a fresh 1,000-row run 0.25 s slower (4 pairs, 2026-11-29),
-# more than parsing such an input takes (~12 ms per MB of census CSV: 0.4 s at this size)
+# Input files of fewer bytes than this (on disk) are parsed by the job, and not planned before the imports: the
+# process's start (~0.6 s of CPU on the other core, which the imports then share) made a fresh 1,000-row run 0.25 s
+# slower (4 pairs, 2026-11-29), more than parsing such an input takes (~12 ms per MB of census CSV: 0.4 s here)
 WORTH_PARSING_AHEAD = 32 * 2**20
 
 
@@ -81,13 +81,10 @@ def started(config: JobConfig) -> Iterator[ParseAhead | None]:
     # the files listed without Beam, so the process starts ~1 s sooner: Beam's import took that long in the plan,
     # and the process, ending sooner, no longer ran beside the imports' last ~100 MiB (1M rows, 2026-11-29)
     paths = local_inputs(config.input.paths) if applies(config) else None
-    if paths is None:
+    if paths is None or sum(map(os.path.getsize, paths)) < WORTH_PARSING_AHEAD:
         yield None
         return
     job_plan = plan(config, paths)  # the job plans again, and takes the units only if its plan is this one
-    if job_plan.estimated_bytes < WORTH_PARSING_AHEAD:
-        yield None
-        return
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     claimed = staged_folder.claim(config.output.dir)
     try:
