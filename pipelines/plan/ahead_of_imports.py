@@ -4,8 +4,8 @@ A fresh `skewless run` spends its first seconds on one core: importing TensorFlo
 3 s) and building the pipeline (about 1 s more) while the other core idles; the job's first stage then parses
 every work unit into the kept stream the analysis and the transform pass read back (`parsed_units`). `started`
 plans the job, claims its staging folder and starts the parsing process (`reading/parse_ahead.py`) on the idle
-core before the imports: the job's first stage finds the units parsed. At 1M census rows 9.59 -> 8.37 s wall, the
-same bytes (three pairs, 2026-11-29; docs/performance.md).
+core before the imports: the job's first stage finds the units parsed. At 1M census rows 9.38 -> 8.20 s wall, the
+same bytes and peak (three pairs, 2026-11-29; docs/performance.md).
 
 Where the job cannot take what the process parsed (its own plan of the input differs: a file changed meanwhile;
 workers in other processes), it stops the process and parses as it would have (`ParseAhead.discard`).
