@@ -52,3 +52,19 @@ def census_run(census_path, tmp_path_factory):
     from skewless.pipelines import run
 
     return run(census_config(census_path, tmp_path_factory.mktemp("census") / "out"))
+
+
+@pytest.fixture
+def unit_reads(monkeypatch):
+    """The work units this process parsed from the input (`RowReader.read`), by index, in the order it did."""
+    from skewless.pipelines.reading.sources import RowReader
+
+    seen = []
+    original = RowReader.read
+
+    def counted(self, unit):
+        seen.append(unit.index)
+        return original(self, unit)
+
+    monkeypatch.setattr(RowReader, "read", counted)
+    return seen

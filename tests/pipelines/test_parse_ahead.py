@@ -37,20 +37,6 @@ def small_inputs_parsed_ahead(monkeypatch):
     monkeypatch.setattr(ahead_of_imports, "WORTH_PARSING_AHEAD", 0)
 
 
-@pytest.fixture
-def reads(monkeypatch):
-    """The units this process (the job's) parsed from the input."""
-    seen = []
-    original = RowReader.read
-
-    def counted(self, unit):
-        seen.append(unit.index)
-        return original(self, unit)
-
-    monkeypatch.setattr(RowReader, "read", counted)
-    return seen
-
-
 def _dirty_csv(folder) -> dict:
     make_inputs(folder)
     return job_config(folder, max_bad_fraction=0.2)
@@ -105,23 +91,23 @@ def _all_parsed(handoff: Handoff, units: list) -> None:
 
 
 @pytest.mark.parametrize("source", sorted(INPUTS))
-def test_units_parsed_ahead_are_taken_and_give_the_bytes_of_a_run_without(tmp_path, reads, source):
+def test_units_parsed_ahead_are_taken_and_give_the_bytes_of_a_run_without(tmp_path, unit_reads, source):
     config = INPUTS[source](tmp_path)
     rows, files = _plain_run(config, tmp_path)
-    assert len(set(reads)) > 1  # several units, each read by the job
+    assert len(set(unit_reads)) > 1  # several units, each read by the job
     job_config = load_config(config)
     with started(job_config) as ahead:
         assert ahead is not None
         _all_parsed(ahead.handoff, ahead.units)
-        reads.clear()
+        unit_reads.clear()
         result = run(job_config, parse_ahead=ahead)
-    assert reads == []  # every unit came from the parsing process
+    assert unit_reads == []  # every unit came from the parsing process
     assert result.rows == rows and (rows["quarantined"] > 0 or source == "parquet")
     assert _files(config["output"]["dir"]) == files
     assert not os.path.exists(staging_name(config["output"]["dir"]))
 
 
-def test_a_unit_the_process_did_not_finish_is_parsed_by_the_job(tmp_path, reads):
+def test_a_unit_the_process_did_not_finish_is_parsed_by_the_job(tmp_path, unit_reads):
     """The process claimed unit 1 and ended without its stream (killed, or failed on it): the job parses it."""
     config = _dirty_csv(tmp_path)
     rows, files = _plain_run(config, tmp_path)
@@ -129,13 +115,13 @@ def test_a_unit_the_process_did_not_finish_is_parsed_by_the_job(tmp_path, reads)
     with started(job_config) as ahead:
         _all_parsed(ahead.handoff, ahead.units)
         os.remove(stream_path(ahead.handoff.folder, 1))
-        reads.clear()
+        unit_reads.clear()
         result = run(job_config, parse_ahead=ahead)
-    assert reads == [1]
+    assert unit_reads == [1]
     assert result.rows == rows and _files(config["output"]["dir"]) == files
 
 
-def test_a_file_changed_after_the_process_started_is_read_as_the_job_finds_it(tmp_path, reads):
+def test_a_file_changed_after_the_process_started_is_read_as_the_job_finds_it(tmp_path, unit_reads):
     """The job plans again: rows appended meanwhile change its units, so it discards what the process parsed."""
     config = _dirty_csv(tmp_path)
     job_config = load_config(config)
@@ -143,11 +129,12 @@ def test_a_file_changed_after_the_process_started_is_read_as_the_job_finds_it(tm
         _all_parsed(ahead.handoff, ahead.units)
         with open(tmp_path / "part-b.csv", "ab") as handle:
             handle.write(b"".join(b"%d,1.5,2,oslo,no\n" % i for i in range(1000, 1040)))
-        reads.clear()
+        unit_reads.clear()
         result = run(job_config, parse_ahead=ahead)
     lines = [line for name in ("part-a.csv", "part-b.csv")
              for line in (tmp_path / name).read_bytes().splitlines()[1:] if line.strip()]
-    assert sorted(reads) == sorted(set(reads)) == list(range(len(reads))) and reads  # every unit, by the job, once
+    # every unit, by the job, once
+    assert sorted(unit_reads) == sorted(set(unit_reads)) == list(range(len(unit_reads))) and unit_reads
     assert result.rows["read"] == len(lines) == GOOD_ROWS + 40 + 12  # the good, appended and bad rows
     assert sum(result.rows["written"].values()) + result.rows["quarantined"] == len(lines)
 

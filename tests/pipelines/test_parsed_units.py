@@ -9,7 +9,7 @@ from dirty_csv import job_config, make_inputs
 
 from skewless.pipelines.reading import unit_stream
 from skewless.pipelines.reading.parsed_units import kept, read_kept, stream_path
-from skewless.pipelines.reading.sources import BadRow, Chunk, RowReader, regrouped
+from skewless.pipelines.reading.sources import BadRow, Chunk, regrouped
 
 
 def test_kept_chunks_read_back_equal_and_a_partial_stream_is_not_read(tmp_path):
@@ -47,17 +47,10 @@ def test_a_chunk_is_kept_as_batches_the_analysis_regroups_whole(tmp_path, monkey
     assert (whole.bad, whole.unlabeled) == (chunk.bad, 2)
 
 
-def test_transform_pass_reads_the_kept_rows_and_writes_the_same_output(tmp_path, monkeypatch):
+def test_transform_pass_reads_the_kept_rows_and_writes_the_same_output(tmp_path, unit_reads):
     from skewless.pipelines import run
 
-    reads = []
-    original = RowReader.read
-
-    def counted_read(self, unit):
-        reads.append(unit.index)
-        return original(self, unit)
-
-    monkeypatch.setattr(RowReader, "read", counted_read)
+    reads = unit_reads
     outputs = {}
     make_inputs(tmp_path)
     for keep in (True, False):
