@@ -128,6 +128,7 @@ def _parse(reader: RowReader, unit: WorkUnit, handoff: Handoff) -> bool:
                 return False
             rows += chunk.rows_read
             write_count(handoff.progress_file(unit.index), rows)
+    write_count(handoff.progress_file(unit.index), rows)  # a unit without rows too: the job takes it by its count
     os.rename(f"{stream}.partial", stream)
     return True
 

@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pyarrow as pa
@@ -261,6 +262,22 @@ def test_the_process_dies_with_a_killed_run_and_clean_removes_the_claim(tmp_path
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not os.path.exists(staging_name(str(tmp_path / "out"))) and not os.path.exists(tmp_path / "out")
+
+
+def test_a_unit_without_rows_is_taken_from_the_process(tmp_path):
+    """A unit can hold no row (its byte range inside one long line): its stream and its count of 0 are written."""
+    from skewless.pipelines.reading import parse_ahead
+    from skewless.pipelines.reading.format import WorkUnit
+
+    handoff = Handoff(str(tmp_path), str(tmp_path / "progress"), "input", os.getpid(),
+                      process_status(os.getpid())[1])
+
+    class Reader:
+        def read(self, unit):
+            return iter(())
+
+    assert parse_ahead._claim(handoff.folder, 2) and parse_ahead._parse(Reader(), WorkUnit(2, ()), handoff)
+    assert handoff.parsed(2, threading.Event()) == 0
 
 
 def test_the_process_leaves_its_unit_once_the_job_starts_parsing(tmp_path):
