@@ -58,9 +58,9 @@ def snapshot(staging: str, total_known: bool = True) -> Snapshot | None:
         return None
     totals = dict.fromkeys(COUNTERS, 0)
     for name in names:
-        rows = read_count(os.path.join(folder, name))
-        if rows is not None and name.split("-", 1)[0] in totals:
-            totals[name.split("-", 1)[0]] += rows
+        stage, rows = name.split("-", 1)[0], read_count(os.path.join(folder, name))
+        if rows is not None and stage in totals:
+            totals[stage] += rows
     if any(name.startswith("transform-") for name in names):
         total = totals["analyze"] if total_known and totals["analyze"] else None
         # the analysis read every row before the graph the transform waits for was written; none when there was
