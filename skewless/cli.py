@@ -330,11 +330,11 @@ def run(
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
     # so are the input paths and columns, where that needs no Beam (a CSV header is read in milliseconds)
-    preflight.check_inputs(job_config)
+    checked = preflight.check_inputs(job_config)
     # the imports below take seconds (a minute and more on a cold disk): say at once that the job is starting
     say(f"skewless run {job_config.name}: starting (importing TensorFlow, tf.Transform and Beam)", err=True)
     # meanwhile another process parses the input on the idle core, into the staging folder claimed for the run
-    with ahead_of_imports.started(job_config) as ahead:
+    with ahead_of_imports.started(job_config, checked) as ahead:
         runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform.beam", "apache_beam")
         title = f"skewless run {job_config.name}"
         result = run_command.run(job_config, overwrite=overwrite, beam_args=list(ctx.args),

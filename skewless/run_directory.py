@@ -110,6 +110,12 @@ def progress_name(stage: str, unit: str) -> str:
     return _PROGRESS.format(stage=stage, unit=unit)
 
 
+def progress_unit(index: int, dataset: str | None = None) -> str:
+    """Work unit `index`'s name in `progress_name`: in the analysis, after the name of the dataset it is read in
+    (the job's first stage and `skewless run`'s parsing process count the same unit under the same name)."""
+    return f"{index:05d}" if dataset is None else f"{dataset}-{index:05d}"
+
+
 @dataclass(frozen=True)
 class RunDirectory:
     """The paths of a run directory's parts (the graph, the shards, run.json ...) and readers of its small files.

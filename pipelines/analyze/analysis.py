@@ -41,6 +41,7 @@ from skewless.pipelines.runner.bundle_threads import ThreadedMap
 from skewless.pipelines.runner.element_stop import Stopped
 from skewless.pipelines.runner.freed_memory import return_freed_memory
 from skewless.pipelines.runner.stage_thread import StageThread
+from skewless.run_directory import progress_unit
 
 STATS_CACHE = "skewless-stats"
 COLUMN_STATES = "column_states"  # the analysis's RawStatsFn state of the input, before `as_restored`
@@ -58,7 +59,7 @@ def _read_chunks(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: s
                  ahead: bool = True):
     """The unit's chunks read from the input (by a thread of their own, `ahead`), counted (and kept for the
     transform pass under `parsed_dir`)."""
-    counter = RowCounter(staging_dir, "analyze", f"{dataset}-{unit.index:05d}")
+    counter = RowCounter(staging_dir, "analyze", progress_unit(unit.index, dataset))
     chunks = reader.read(unit)
     if parsed_dir is not None:
         chunks = kept(chunks, stream_path(parsed_dir, unit.index))
@@ -73,7 +74,7 @@ def _keep_unit(unit: WorkUnit, reader: RowReader, staging_dir: str, dataset: str
     if ahead is not None:
         rows = ahead.parsed(unit.index, stop)
         if rows is not None:
-            RowCounter(staging_dir, "analyze", f"{dataset}-{unit.index:05d}").add(rows)
+            RowCounter(staging_dir, "analyze", progress_unit(unit.index, dataset)).add(rows)
             return unit.index
     with contextlib.closing(_read_chunks(unit, reader, staging_dir, dataset, parsed_dir, ahead=False)) as chunks:
         for _ in chunks:

@@ -22,7 +22,7 @@ from skewless import staged_folder
 from skewless.config import JobConfig
 from skewless.input_formats import INPUT_FORMATS
 from skewless.pipelines.plan.plan import plan
-from skewless.pipelines.plan.preflight import local_inputs
+from skewless.pipelines.plan.preflight import CheckedInputs
 from skewless.pipelines.reading import parse_ahead
 from skewless.pipelines.reading.sources import RowReader
 from skewless.run_directory import RunDirectory
@@ -75,16 +75,17 @@ class ParseAhead:
 
 
 @contextlib.contextmanager
-def started(config: JobConfig) -> Iterator[ParseAhead | None]:
+def started(config: JobConfig, checked: CheckedInputs | None) -> Iterator[ParseAhead | None]:
     """Claims `config`'s staging folder and starts parsing its input there, where that `applies` and the input is
-    worth it (else yields None); on the way out ends the process and releases a claim the job did not."""
-    # the files listed without Beam, so the process starts ~1 s sooner: Beam's import took that long in the plan,
-    # and the process, ending sooner, no longer ran beside the imports' last ~100 MiB (1M rows, 2026-11-29)
-    paths = local_inputs(config.input.paths) if applies(config) else None
-    if paths is None or sum(map(os.path.getsize, paths)) < WORTH_PARSING_AHEAD:
+    worth it (else yields None); on the way out ends the process and releases a claim the job did not. `checked`:
+    what `preflight.check_inputs` read of the input (None: it could not read without Beam, nor can this)."""
+    # planned from the files and types the check read without Beam, so the process starts ~1 s sooner: Beam's
+    # import took that long in the plan, and the process, ending sooner, no longer ran beside the imports' last
+    # ~100 MiB (1M rows, 2026-11-29)
+    if checked is None or not applies(config) or sum(map(os.path.getsize, checked.paths)) < WORTH_PARSING_AHEAD:
         yield None
         return
-    job_plan = plan(config, paths)  # the job plans again, and takes the units only if its plan is this one
+    job_plan = plan(config, checked)  # the job plans again, and takes the units only if its plan is this one
     reader = RowReader.for_job(config, job_plan.input_config, job_plan.columns)
     claimed = staged_folder.claim(config.output.dir)
     try:

@@ -20,6 +20,7 @@ from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.format import WorkUnit
 from skewless.input_formats import reader_of
 from skewless.pipelines.plan import shard_count
+from skewless.pipelines.plan.preflight import CheckedInputs
 from skewless.pipelines.plan.raw_types import resolve_columns
 
 
@@ -34,17 +35,20 @@ class JobPlan:
     datasets: dict  # analysis dataset name -> its work units (one dataset unless there is an analyzer cache)
 
 
-def plan(config: JobConfig, inputs: list[str] | None = None) -> JobPlan:
+def plan(config: JobConfig, checked: CheckedInputs | None = None) -> JobPlan:
     """Resolves inputs, column types and work units; the job and `skewless verify` share it. Refuses an input its
-    sizes show empty (no bytes, rows or records) before types are inferred from it. `inputs`: the input files,
-    where the caller has listed them without Beam (`preflight.local_inputs`)."""
+    sizes show empty (no bytes, rows or records) before types are inferred from it. `checked`: the input files,
+    their resolved config and column types, where the caller read them without Beam (`preflight.check_inputs`)."""
     input_format = reader_of(config.input.format)
-    paths = inputs if inputs is not None else input_format.inputs(config.input)
-    input_config = input_format.resolved(config.input, paths)
+    if checked is not None:
+        paths, input_config = checked.paths, checked.input_config
+    else:
+        paths = input_format.inputs(config.input)
+        input_config = input_format.resolved(config.input, paths)
     sizes = input_sizes(input_config, paths)
     if input_format.size_known and not sum(sizes):
         raise no_rows(config)
-    columns = resolve_columns(config, input_config, paths)
+    columns = checked.columns if checked is not None else resolve_columns(config, input_config, paths)
     estimated = estimated_output_bytes(input_config, sizes)
     count = config.output.shards
     if count == "auto" and not input_format.size_known:

@@ -10,21 +10,34 @@ the first input's head. Where only Beam can tell (a path on an object store, a `
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
-from skewless.config import JobConfig
+from skewless.config import InputConfig, JobConfig
 from skewless.input_formats import INPUT_FORMATS, reader_of
 from skewless.pipelines.output.files import is_local
 from skewless.pipelines.plan.raw_types import check_named_columns, resolve_columns
+from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.files import a_folder, local_matches, no_match
 
 
-def check_inputs(config: JobConfig) -> None:
-    """Raises the error the job would raise on its inputs' paths and columns, where that needs no Beam."""
+@dataclass(frozen=True)
+class CheckedInputs:
+    """What `check_inputs` read: the input files in the job's order, the input config the format resolved for them
+    and the raw columns' types; a plan made before the imports starts from it (`plan.plan`)."""
+
+    paths: list[str]
+    input_config: InputConfig
+    columns: list[RawColumn]
+
+
+def check_inputs(config: JobConfig) -> CheckedInputs | None:
+    """Raises the error the job would raise on its inputs' paths and columns, where that needs no Beam; returns
+    what it read, or None where it could not read without Beam (the job then answers)."""
     if "paths" not in INPUT_FORMATS[config.input.format].needs:
-        return  # a database or a generator: reading it is the job's
+        return None  # a database or a generator: reading it is the job's
     paths = local_inputs(config.input.paths)
     if paths is None:
-        return
+        return None
     input_format = reader_of(config.input.format)
     input_config = input_format.resolved(config.input, paths)
     if not config.schema_path:
@@ -32,7 +45,7 @@ def check_inputs(config: JobConfig) -> None:
         # whose first call imports pandas (most of a second)
         names = input_format.column_names(input_config, paths, set(config.raw_columns))
         check_named_columns(config, input_config, names, paths[0])
-    resolve_columns(config, input_config, paths)
+    return CheckedInputs(paths, input_config, resolve_columns(config, input_config, paths))
 
 
 def local_inputs(patterns) -> list[str] | None:

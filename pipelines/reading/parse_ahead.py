@@ -31,7 +31,7 @@ from skewless.pipelines.reading import unit_stream
 from skewless.pipelines.reading.format import WorkUnit
 from skewless.pipelines.reading.sources import RowReader
 from skewless.progress_snapshot import read_count, write_count
-from skewless.run_directory import parsed_unit_name, progress_name
+from skewless.run_directory import parsed_unit_name, progress_name, progress_unit
 
 _STOP = "parse-ahead.stop"  # in the streams' folder: the job's first stage has started, the process is to end
 _CLAIM = ".claim"  # a unit's stream name plus this: who parses the unit
@@ -68,7 +68,7 @@ class Handoff:
         return read_count(self.progress_file(unit))
 
     def progress_file(self, unit: int) -> str:
-        return os.path.join(self.progress_dir, progress_name("analyze", f"{self.dataset}-{unit:05d}"))
+        return os.path.join(self.progress_dir, progress_name("analyze", progress_unit(unit, self.dataset)))
 
     def discard(self, units: list[WorkUnit]) -> None:
         """Deletes what the process wrote (streams, claims, row counts); call once it has ended."""

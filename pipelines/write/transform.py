@@ -38,7 +38,7 @@ from skewless.pipelines.runner.bundle_threads import ThreadedBundle
 from skewless.pipelines.runner.element_stop import Stopped
 from skewless.pipelines.runner.freed_memory import return_freed_memory
 from skewless.pipelines.write.unit_summary import Moment, UnitClock, UnitSummary
-from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, quarantine_name, shard_name
+from skewless.run_directory import DATA_DIR, QUARANTINE_DIR, progress_unit, quarantine_name, shard_name
 from skewless.run_summary import Shard
 from skewless.safe_names import vocabulary_filename
 
@@ -236,7 +236,7 @@ class TransformUnitFn(ThreadedBundle):
         read = unlabeled = 0
         oov = dict.fromkeys(self._vocabulary_sizes, 0)
         try:
-            counter = RowCounter(self._spec.staging_dir, "transform", f"{unit.index:05d}")
+            counter = RowCounter(self._spec.staging_dir, "transform", progress_unit(unit.index))
             chunks = read_ahead(self._chunks(unit)) if threaded else self._chunks(unit)
             for chunk in counted(chunks, counter):
                 if stop.is_set():

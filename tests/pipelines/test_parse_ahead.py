@@ -22,7 +22,7 @@ from skewless.config import load_config
 from skewless.errors import OutputError
 from skewless.pipelines import run
 from skewless.pipelines.plan import ahead_of_imports
-from skewless.pipelines.plan.ahead_of_imports import started
+from skewless.pipelines.plan.preflight import check_inputs
 from skewless.pipelines.reading.parse_ahead import Handoff
 from skewless.pipelines.reading.parsed_units import stream_path
 from skewless.pipelines.reading.sources import RowReader
@@ -30,6 +30,11 @@ from skewless.staged_folder import process_status, staging_name
 
 PARTS = ("data", "quarantine", "statistics", "transform_graph")
 WORTH_PARSING_AHEAD = ahead_of_imports.WORTH_PARSING_AHEAD  # as a `skewless` process has it
+
+
+def _started(config):
+    """`ahead_of_imports.started` as `skewless run` enters it: after the checks of its inputs."""
+    return ahead_of_imports.started(config, check_inputs(config))
 
 
 @pytest.fixture(autouse=True)
@@ -97,7 +102,7 @@ def test_units_parsed_ahead_are_taken_and_give_the_bytes_of_a_run_without(tmp_pa
     rows, files = _plain_run(config, tmp_path)
     assert len(set(unit_reads)) > 1  # several units, each read by the job
     job_config = load_config(config)
-    with started(job_config) as ahead:
+    with _started(job_config) as ahead:
         assert ahead is not None
         _all_parsed(ahead.handoff, ahead.units)
         unit_reads.clear()
@@ -113,7 +118,7 @@ def test_a_unit_the_process_did_not_finish_is_parsed_by_the_job(tmp_path, unit_r
     config = _dirty_csv(tmp_path)
     rows, files = _plain_run(config, tmp_path)
     job_config = load_config(config)
-    with started(job_config) as ahead:
+    with _started(job_config) as ahead:
         _all_parsed(ahead.handoff, ahead.units)
         os.remove(stream_path(ahead.handoff.folder, 1))
         unit_reads.clear()
@@ -126,7 +131,7 @@ def test_a_file_changed_after_the_process_started_is_read_as_the_job_finds_it(tm
     """The job plans again: rows appended meanwhile change its units, so it discards what the process parsed."""
     config = _dirty_csv(tmp_path)
     job_config = load_config(config)
-    with started(job_config) as ahead:
+    with _started(job_config) as ahead:
         _all_parsed(ahead.handoff, ahead.units)
         with open(tmp_path / "part-b.csv", "ab") as handle:
             handle.write(b"".join(b"%d,1.5,2,oslo,no\n" % i for i in range(1000, 1040)))
@@ -145,7 +150,7 @@ def test_a_refused_overwrite_leaves_no_claim_and_no_process(tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "notes.txt").write_text("mine")
     job_config = load_config(config)
-    with started(job_config) as ahead:
+    with _started(job_config) as ahead:
         with pytest.raises(OutputError, match="not a skewless run"):
             run(job_config, overwrite=True, parse_ahead=ahead)
     assert ahead._process.returncode is not None
@@ -160,7 +165,9 @@ def test_the_process_starts_before_beam_is_imported(tmp_path):
               "from skewless.config import load_config\n"
               "from skewless.pipelines.plan import ahead_of_imports\n"
               "ahead_of_imports.WORTH_PARSING_AHEAD = 0\n"
-              "with ahead_of_imports.started(load_config(json.loads(sys.argv[1]))) as ahead:\n"
+              "from skewless.pipelines.plan.preflight import check_inputs\n"
+              "config = load_config(json.loads(sys.argv[1]))\n"
+              "with ahead_of_imports.started(config, check_inputs(config)) as ahead:\n"
               "    print(ahead is not None, sorted({'apache_beam', 'tensorflow'} & set(sys.modules)))\n")
     done = subprocess.run([sys.executable, "-c", script, json.dumps(config)], capture_output=True, text=True,
                           timeout=120)
@@ -207,7 +214,7 @@ def _ended(pid: int) -> bool:
 
 def test_a_small_input_is_parsed_by_the_job(tmp_path, monkeypatch):
     monkeypatch.setattr(ahead_of_imports, "WORTH_PARSING_AHEAD", 10**9)
-    with started(load_config(_dirty_csv(tmp_path))) as ahead:
+    with _started(load_config(_dirty_csv(tmp_path))) as ahead:
         assert ahead is None
     assert not os.path.exists(staging_name(str(tmp_path / "out")))
 
@@ -218,7 +225,7 @@ def test_a_process_without_a_start_time_is_not_used(tmp_path, monkeypatch):
     from skewless import staged_folder
 
     monkeypatch.setattr(staged_folder, "process_status", lambda pid: None)
-    with started(load_config(_dirty_csv(tmp_path))) as ahead:
+    with _started(load_config(_dirty_csv(tmp_path))) as ahead:
         assert ahead is None
         assert _children(os.getpid()) == []  # ended and waited for
     assert not os.path.exists(staging_name(str(tmp_path / "out")))
