@@ -13,7 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from example_job import EXAMPLE_CONFIG
+from tfx_bsl import sketches
 from typer.testing import CliRunner
 
 from skewless.cli import app
@@ -79,6 +81,37 @@ def _counted_exactly(values: list[str], parts: int = 4) -> tuple[dict, dict]:
     counted = {name: counts for name, (counts, _) in candidate_counts(states).items()}
     (feature,) = dataset_statistics("all", states, columns).datasets[0].features
     return summarize(partials, counted)["column"], feature
+
+
+@pytest.mark.parametrize("later", [0, 3 * TOP_BUCKETS, 2 * EXACT_DISTINCT])
+def test_the_summaries_of_few_values_are_those_of_every_row(later):
+    """While a column has at most TOP_BUCKETS values, its summaries take each distinct value once with its rows
+    (`ColumnStats.add`): the same distinct-count sketch, byte for byte, as one fed every row, and the same
+    Misra-Gries counts; once `later` new values come, past the summary's buckets (or the exact counts), its counts
+    keep the summary's bounds (tfx_bsl's summary of every row evicts differently from process to process then:
+    its hash order)."""
+    rng = np.random.default_rng(7)
+    few = [f"v{i}" for i in range(TOP_BUCKETS - 10)]
+    weights = np.linspace(1, 50, len(few)) / np.linspace(1, 50, len(few)).sum()
+    batches = [pa.array(rng.choice(few, 5000, p=weights)) for _ in range(3)]
+    batches += [pa.array(rng.choice([f"w{i}" for i in range(later)], 3 * later)) for _ in range(2) if later]
+    batches.append(pa.array(rng.choice(few, 4000)))
+    stats = ColumnStats("bytes")
+    top, distinct = sketches.MisraGriesSketch(TOP_BUCKETS), sketches.KmvSketch(1024)
+    for batch in batches:
+        stats.add(batch)
+        top.AddValues(batch)
+        distinct.AddValues(batch)
+
+    assert stats.distinct.Serialize() == distinct.Serialize()
+    assert (stats.exact is not None) == (later < EXACT_DISTINCT)
+    estimates = {item["values"].decode(): item["counts"] for item in stats.top.Estimate().to_pylist()}
+    if not later:
+        assert estimates == {item["values"].decode(): item["counts"] for item in top.Estimate().to_pylist()}
+    rows = collections.Counter(value for batch in batches for value in batch.to_pylist())
+    bound = sum(rows.values()) / (TOP_BUCKETS + 1)
+    assert all(rows[value] <= count <= rows[value] + bound for value, count in estimates.items())  # upper bounds
+    assert {value for value, count in rows.items() if count > bound} <= set(estimates)
 
 
 def test_past_the_threshold_the_top_values_are_the_truly_frequent_ones_counted_exactly():
