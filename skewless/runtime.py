@@ -9,7 +9,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import ctypes.util
 import gc
 import importlib
 import logging
@@ -74,10 +73,12 @@ def import_tf_transform_stack(*modules: str) -> None:
     TensorFlow's legacy Keras engine imports SciPy for its sparse-matrix inputs (`scipy.sparse`, 0.5 s of a
     fresh run) where it is installed, a Keras 2 training input no job passes: both hidden while the stack is
     imported, importable again afterwards. Keras 3, JAX and SciPy are still imported where a command uses
-    them later (the Keras preprocessor, skewless.layers, validate's p-values).
+    them later (the Keras preprocessor, skewless.layers, validate's p-values). So is h5py, which the legacy
+    Keras engines import for HDF5 model files no job writes: its import runs `uname -p` in a forked child
+    (`platform.processor`), whose memory, the command's by then, the process tree's RSS counted twice.
     """
     os.environ.setdefault(_LEGACY_KERAS, "1")
-    with _hidden(("jax", "scipy")):
+    with _hidden(("jax", "scipy", "h5py")):
         import_frozen(*modules)
 
 
@@ -193,10 +194,12 @@ def keep_freed_memory() -> None:
 
 def glibc_function(name: str):
     """The C library's function `name` through ctypes, or None where the C library has none (not glibc: musl,
-    macOS) or is not found."""
-    library = ctypes.util.find_library("c")
+    macOS). Looked up among the symbols the process has loaded (the C library's among them), not by
+    `ctypes.util.find_library`, which runs `ldconfig -p` in a forked child: the job looks up `malloc_trim` once
+    TensorFlow is imported, and a fork of that process (~0.8 GB resident) counted twice in the process tree's
+    memory (a 1M-row run's tree peaked at 1.72 GB in the benchmark of 2026-11-29 11:07, 0.92-0.97 GB otherwise)."""
     try:
-        return getattr(ctypes.CDLL(library), name) if library else None
+        return getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
         return None
 

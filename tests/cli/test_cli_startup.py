@@ -252,10 +252,35 @@ def test_run_json_seconds_count_from_the_command_not_from_its_process_id(tmp_pat
     assert 0 < seconds["startup"] and seconds["startup"] + seconds["pipeline"] <= seconds["total"] <= wall - pause
 
 
-@pytest.mark.parametrize("hidden", ["jax", "scipy"])
+# Runs the command as the `skewless` script does, then prints on stdout's last line the programs it started.
+_RUN_AND_LIST_STARTED = """
+import atexit, json, sys
+started = []
+sys.addaudithook(lambda event, args: started.append([event, repr(args)[:200]])
+                 if event in ("subprocess.Popen", "os.fork", "os.posix_spawn", "os.system", "os.exec") else None)
+atexit.register(lambda: print(json.dumps(started)))
+sys.argv = ["skewless", *{args!r}]
+from skewless.cli import main
+main()
+"""
+
+
+def test_a_run_starts_no_program(tmp_path):
+    """A fork of the job's process (~0.8 GB once TensorFlow is imported) counts its memory twice in the process
+    tree's until it execs: `ctypes.util.find_library` ran `ldconfig -p` for the job's `malloc_trim`, h5py's import
+    `uname -p` (a 1M-row run's tree peaked at 1.72 GB in a benchmark). A run too small to parse ahead starts none."""
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(example_config(tmp_path / "out")))
+    done = subprocess.run([sys.executable, "-c", _RUN_AND_LIST_STARTED.format(args=["run", str(path)])],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+@pytest.mark.parametrize("hidden", ["jax", "scipy", "h5py"])
 def test_a_package_is_hidden_only_while_the_stack_is_imported(hidden):
-    """tf.lite imports JAX, TensorFlow's legacy Keras engine SciPy, if installed; the job commands' import leaves
-    them out, and each imports as usual after."""
+    """tf.lite imports JAX, TensorFlow's legacy Keras engine SciPy and h5py, if installed; the job commands' import
+    leaves them out, and each imports as usual after."""
     if importlib.util.find_spec(hidden) is None:
         pytest.skip(f"{hidden} is not installed: nothing to hide")
     script = ("import sys\nfrom skewless import runtime\nruntime.import_tf_transform_stack('tensorflow')\n"
