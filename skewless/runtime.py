@@ -200,7 +200,7 @@ def glibc_function(name: str):
     memory (a 1M-row run's tree peaked at 1.72 GB in the benchmark of 2026-11-29 11:07, 0.92-0.97 GB otherwise)."""
     try:
         return getattr(ctypes.CDLL(None), name)
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # TypeError: Windows loads no library by None
         return None
 
 
