@@ -197,7 +197,7 @@ def glibc_function(name: str):
     macOS). Looked up among the symbols the process has loaded (the C library's among them), not by
     `ctypes.util.find_library`, which runs `ldconfig -p` in a forked child: the job looks up `malloc_trim` once
     TensorFlow is imported, and a fork of that process (~0.8 GB resident) counted twice in the process tree's
-    memory (a 1M-row run's tree peaked at 1.72 GB in the benchmark of 2026-11-29 11:07, 0.92-0.97 GB otherwise)."""
+    memory (a 1M-row run's tree peaked at 1.72 GB in the benchmark of 2026-11-29 11:07, 0.91-0.97 GB otherwise)."""
     try:
         return getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError, TypeError):  # TypeError: Windows loads no library by None
