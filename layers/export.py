@@ -41,12 +41,14 @@ from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
 from skewless.layers.api_signatures import add_api_signature, set_method_names
 from skewless.layers.label_scale import original_units
+from skewless.layers.padded_request import alone_as_batched, padded_with_record, padding_rows
 from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
 from skewless.run_directory import RunDirectory
 from skewless.safe_names import signature_argument_name
 from skewless.sequence_specs import parse_sequence_examples, split_raw_spec
+from skewless.statistics_files import read_statistics, statistics_splits
 
 EXAMPLES = "examples"
 
@@ -131,8 +133,15 @@ def export_serving_model(
     # Saved objects are those of the archive's trackable (Keras collects only variables and tables
     # there): tracked on it, every asset of the graph is copied into assets/ and read from there.
     archive._tf_trackable.graph_assets = graph.graph_assets
-    archive.add_endpoint("serving_default", lambda examples: alone_as_batched(
-        lambda rows: predict(parse(rows)), examples), examples_spec)
+    padding = _padding_record(serving_spec, _served_transformed_features(graph),
+                              _run_statistics(run_dir) if transform is None else None,
+                              lambda records: predict(_parse_padded(records, serving_spec)))
+    if padding is None:
+        archive.add_endpoint("serving_default", lambda examples: alone_as_batched(
+            lambda rows: predict(parse(rows)), examples), examples_spec)
+    else:
+        archive.add_endpoint("serving_default", lambda examples: padded_with_record(
+            lambda rows: predict(_parse_padded(rows, serving_spec)), examples, padding), examples_spec)
     if not split_raw_spec(serving_spec)[1]:
         archive.add_endpoint("predict_raw", lambda raw: alone_as_batched(
             lambda rows: predict(nan_as_missing(rows, serving_spec)), raw), raw_spec)
@@ -193,17 +202,30 @@ def _write_export(archive, export_dir: str, graph: TransformLayer, serving_spec:
     _write_spec_file(export_dir, graph, serving_spec, api)
 
 
-def alone_as_batched(predict, rows):
-    """`predict(rows)` computed with the first row once more at the end, that extra row's outputs dropped.
+def _padding_record(serving_spec: Mapping, transformed_spec: Mapping, statistics, serve) -> bytes | None:
+    """The first of `padding_rows` that `serve` (serving_default's function before padding) computes without an
+    error, serialized; None where there is none (serving_default then appends the request's first row)."""
+    for row in padding_rows(serving_spec, transformed_spec, statistics):
+        record = serialize_raw_examples([row], serving_spec)[0]
+        try:
+            serve(tf.constant([record]))
+        except tf.errors.OpError:  # the graph refuses it, as the job would quarantine it
+            continue
+        return record
+    return None
 
-    A request of one row is then a batch of two: TensorFlow's matrix product takes another kernel for a single
-    row (a dot product where a batch takes a matrix-vector product), whose sums round otherwise in the last bit,
-    so a row served alone would differ from the same row served among others. From two rows on the kernels agree.
-    The extra row is the last (none is added to an empty request): `[:-1]` drops it with constant bounds, fewer
-    nodes per call than slicing to the request's row count.
-    """
-    more = tf.nest.map_structure(lambda values: tf.concat([values, values[:1]], axis=0), rows)
-    return tf.nest.map_structure(lambda values: values[:-1], predict(more))
+
+def _run_statistics(run_dir):
+    """The run's raw statistics (its train split, else its first), or None where it has none on a local disk."""
+    if run_dir is None or "://" in os.fspath(run_dir):
+        return None
+    splits = statistics_splits(os.fspath(run_dir))
+    if not splits:
+        return None
+    try:
+        return read_statistics(os.fspath(run_dir), "train" if "train" in splits else splits[0])
+    except InputError:
+        return None
 
 
 def _save_each_weight_once(archive, head: ServingHead) -> None:
@@ -339,8 +361,17 @@ def parse_raw_examples(serialized, raw_feature_spec: Mapping) -> dict:
     InvalidArgumentError naming its batch position, where ``parse_example``'s error holds the record's bytes
     (undecodable from Python when they are not UTF-8).
     """
+    return _parsed(serialized, raw_feature_spec, never_empty=False)
+
+
+def _parse_padded(serialized, raw_feature_spec: Mapping) -> dict:
+    """`parse_raw_examples` of a request that holds the export's padding record, so never empty."""
+    return _parsed(serialized, raw_feature_spec, never_empty=True)
+
+
+def _parsed(serialized, raw_feature_spec: Mapping, never_empty: bool) -> dict:
     context, feature_lists = split_raw_spec(dict(raw_feature_spec))
-    return parse_sequence_examples(serialized, context, feature_lists)
+    return parse_sequence_examples(serialized, context, feature_lists, never_empty=never_empty)
 
 
 def _fill(feature: tf.train.Feature, value, dtype: tf.DType, what: str) -> None:

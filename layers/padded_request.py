@@ -1,0 +1,100 @@
+"""The record the serving export appends to every request, so that a row served alone is computed as in a batch.
+
+TensorFlow's matrix product takes another kernel for a single row (a matrix-vector product where a batch of two
+or more takes a matrix product), whose sums round otherwise in the last bit: a row served alone would differ from
+the same row served among others. The export therefore never lets the model see a batch of one. It appends one
+row to every request and drops that row's outputs (`[:-1]`, constant bounds). Which row, two ways:
+
+- **a padding record** chosen when the model is exported, a constant of the graph: `padding_rows` builds one
+  from the run's statistics (each required feature's median or most frequent value, optional features left out),
+  or else from zeros, and keeps the first that the export's own serving function accepts (the graph refuses what
+  the job quarantines: a padding record it refused would fail every request). A request is then never empty, so
+  the parse needs no defaults computed for an empty one, and the request's first row is not sliced out: fewer
+  nodes per call (docs/performance.md, "a padding record instead of the request's first row").
+- **the request's first row once more** (`alone_as_batched`) where no padding record is accepted, or where a row's
+  values could change the shape of another's outputs: a transformed feature of variable length (a list, text
+  tokens, a feature list) is padded to the longest in the batch, and a copy of the request's own row can never
+  be the longest where a constant record could.
+
+Either way each row's outputs are its own: the graph and the model compute row by row, and the appended row is
+always the last, so the positions of the request's rows (and the parse errors naming them) are unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import tensorflow as tf
+
+from skewless.sequence_specs import split_raw_spec
+from skewless.statistics_files import feature_name
+
+
+def padding_rows(serving_spec: Mapping, transformed_spec: Mapping, statistics) -> list[dict]:
+    """Raw rows to try as the padding record, best first; none where the request's first row must be appended
+    instead (see the module docstring). The export keeps the first its serving function accepts.
+
+    `serving_spec` is the raw spec the export parses (no label); `transformed_spec` the transformed features it
+    can serve; `statistics` the run's DatasetFeatureStatistics of a split, or None. A row holds the required
+    features only: an optional one is left out, as missing.
+    """
+    if split_raw_spec(dict(serving_spec))[1]:
+        return []  # feature lists: ragged outputs, and a SequenceExample record
+    if not all(isinstance(spec, tf.io.FixedLenFeature) for spec in transformed_spec.values()):
+        return []
+    required = {name: spec for name, spec in serving_spec.items()
+                if isinstance(spec, tf.io.FixedLenFeature) and spec.default_value is None}
+    rows = [_filled(_typical_values(required, statistics), required), _filled(_zeros(required), required)]
+    return [row for index, row in enumerate(rows) if row not in rows[:index]]
+
+
+def _typical_values(required: Mapping, statistics) -> dict:
+    """Each required feature's median (numbers) or most frequent value (text) in `statistics`, zero where the
+    statistics have none."""
+    found = {}
+    for feature in statistics.features if statistics is not None else ():
+        name = feature_name(feature)
+        if name not in required:
+            continue
+        kind = feature.WhichOneof("stats")
+        if kind == "num_stats":
+            found[name] = feature.num_stats.median
+        elif kind == "string_stats" and feature.string_stats.top_values:
+            found[name] = feature.string_stats.top_values[0].value
+    return {**_zeros(required), **found}
+
+
+def _zeros(required: Mapping) -> dict:
+    # text "0" rather than "": the graph refuses empty text in a required feature
+    return {name: "0" if spec.dtype == tf.string else 0 for name, spec in required.items()}
+
+
+def _filled(values: Mapping, required: Mapping) -> dict:
+    """Each value as its feature's dtype (an int rounded), repeated over a feature of fixed shape."""
+    row = {}
+    for name, spec in required.items():
+        value = values[name]
+        if spec.dtype.is_integer:
+            value = int(round(float(value)))
+        elif spec.dtype.is_floating:
+            value = float(value)
+        row[name] = [value] * int(np.prod(spec.shape)) if list(spec.shape) else value
+    return row
+
+
+def padded_with_record(predict, examples, record: bytes):
+    """`predict(examples)` computed with `record` appended, that row's outputs dropped."""
+    more = tf.concat([examples, tf.constant([record])], axis=0)
+    return tf.nest.map_structure(lambda values: values[:-1], predict(more))
+
+
+def alone_as_batched(predict, rows):
+    """`predict(rows)` computed with the first row once more at the end, that extra row's outputs dropped.
+
+    The extra row is the last (none is added to an empty request): `[:-1]` drops it with constant bounds, fewer
+    nodes per call than slicing to the request's row count. `rows` is a tensor or a structure of them (one per raw
+    feature: predict_raw).
+    """
+    more = tf.nest.map_structure(lambda values: tf.concat([values, values[:1]], axis=0), rows)
+    return tf.nest.map_structure(lambda values: values[:-1], predict(more))
