@@ -209,8 +209,8 @@ def _padding_record(serving_spec: Mapping, transformed_spec: Mapping, statistics
         record = serialize_raw_examples([row], serving_spec)[0]
         try:
             serve(tf.constant([record]))
-        except tf.errors.OpError:  # the graph refuses it, as the job would quarantine it
-            continue
+        except (tf.errors.OpError, ValueError, TypeError):  # refused (as the job would quarantine it), or the
+            continue                                       # model cannot be called eagerly: the next way
         return record
     return None
 

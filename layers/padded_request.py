@@ -31,6 +31,11 @@ from skewless.sequence_specs import split_raw_spec
 from skewless.statistics_files import feature_name
 
 
+# Every request parses and transforms the padding record: a most frequent value longer than this (an image, a
+# document) would cost each call more than the padding saves, so its feature takes the zero instead.
+MAX_TEXT_BYTES = 64
+
+
 def padding_rows(serving_spec: Mapping, transformed_spec: Mapping, statistics) -> list[dict]:
     """Raw rows to try as the padding record, best first; none where the request's first row must be appended
     instead (see the module docstring). The export keeps the first its serving function accepts.
@@ -50,8 +55,8 @@ def padding_rows(serving_spec: Mapping, transformed_spec: Mapping, statistics) -
 
 
 def _typical_values(required: Mapping, statistics) -> dict:
-    """Each required feature's median (numbers) or most frequent value (text) in `statistics`, zero where the
-    statistics have none."""
+    """Each required feature's median (numbers) or most frequent value (text, up to MAX_TEXT_BYTES) in `statistics`,
+    zero where the statistics have none."""
     found = {}
     for feature in statistics.features if statistics is not None else ():
         name = feature_name(feature)
@@ -61,7 +66,9 @@ def _typical_values(required: Mapping, statistics) -> dict:
         if kind == "num_stats":
             found[name] = feature.num_stats.median
         elif kind == "string_stats" and feature.string_stats.top_values:
-            found[name] = feature.string_stats.top_values[0].value
+            value = feature.string_stats.top_values[0].value
+            if len(value.encode()) <= MAX_TEXT_BYTES:
+                found[name] = value
     return {**_zeros(required), **found}
 
 

@@ -11,7 +11,7 @@ from tensorflow_metadata.proto.v0 import statistics_pb2
 
 from skewless.layers import TransformLayer, export_serving_model, model_inputs, serialize_raw_examples
 from skewless.layers import export as export_module
-from skewless.layers.padded_request import padding_rows
+from skewless.layers.padded_request import MAX_TEXT_BYTES, padding_rows
 from skewless.pipelines.reading.synthetic_rows import synthetic_rows
 from skewless.statistics_files import read_statistics
 
@@ -153,6 +153,15 @@ def test_padding_rows_take_the_statistics_then_zeros():
     assert rows == [{"n": 42, "x": [2.5, 2.5, 2.5], "s": "Private"}, {"n": 0, "x": [0.0, 0.0, 0.0], "s": "0"}]
     # without statistics the two candidates are one
     assert padding_rows(_spec(), fixed, None) == [{"n": 0, "x": [0.0, 0.0, 0.0], "s": "0"}]
+
+
+def test_a_long_most_frequent_value_is_not_a_padding_value():
+    """Each request parses and transforms the padding record: an image or a document as its value would cost
+    every call more than the padding saves."""
+    fixed = {"out": tf.io.FixedLenFeature([], tf.float32)}
+    rows = padding_rows(_spec(), fixed, _statistics(n=1.0, s="x" * (MAX_TEXT_BYTES + 1)))
+    assert rows[0]["s"] == "0"
+    assert padding_rows(_spec(), fixed, _statistics(s="é" * (MAX_TEXT_BYTES // 2)))[0]["s"] == "é" * (MAX_TEXT_BYTES // 2)
 
 
 @pytest.mark.parametrize("transformed", [
