@@ -13,8 +13,8 @@ row to every request and drops that row's outputs (`[:-1]`, constant bounds). Wh
   nodes per call (docs/performance.md, "a padding record instead of the request's first row").
 - **the request's first row once more** (`alone_as_batched`) where no padding record is accepted, or where a row's
   values could change the shape of another's outputs: a transformed feature of variable length (a list, text
-  tokens, a feature list) is padded to the longest in the batch, and a copy of the request's own row can never
-  be the longest where a constant record could.
+  tokens, a feature list) is padded to the longest in the batch, which a copy of one of the request's rows never
+  lengthens and a constant record could.
 
 Either way each row's outputs are its own: the graph and the model compute row by row, and the appended row is
 always the last, so the positions of the request's rows (and the parse errors naming them) are unchanged.
@@ -22,6 +22,7 @@ always the last, so the positions of the request's rows (and the parse errors na
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -34,6 +35,7 @@ from skewless.statistics_files import feature_name
 # Every request parses and transforms the padding record: a most frequent value longer than this (an image, a
 # document) would cost each call more than the padding saves, so its feature takes the zero instead.
 MAX_TEXT_BYTES = 64
+INT64_LIMIT = 2.0**62  # a median past it is no padding value of an int64 feature (rounding could overflow)
 
 
 def padding_rows(serving_spec: Mapping, transformed_spec: Mapping, statistics) -> list[dict]:
@@ -55,17 +57,20 @@ def padding_rows(serving_spec: Mapping, transformed_spec: Mapping, statistics) -
 
 
 def _typical_values(required: Mapping, statistics) -> dict:
-    """Each required feature's median (numbers) or most frequent value (text, up to MAX_TEXT_BYTES) in `statistics`,
-    zero where the statistics have none."""
+    """Each required feature's median (numbers: finite, an int's within int64) or most frequent value (text, up to
+    MAX_TEXT_BYTES) in `statistics`, zero where the statistics have none of its kind."""
     found = {}
     for feature in statistics.features if statistics is not None else ():
         name = feature_name(feature)
-        if name not in required:
+        spec = required.get(name)
+        if spec is None:
             continue
         kind = feature.WhichOneof("stats")
-        if kind == "num_stats":
-            found[name] = feature.num_stats.median
-        elif kind == "string_stats" and feature.string_stats.top_values:
+        if kind == "num_stats" and spec.dtype != tf.string:
+            median = feature.num_stats.median
+            if math.isfinite(median) and (spec.dtype.is_floating or abs(median) < INT64_LIMIT):
+                found[name] = median
+        elif kind == "string_stats" and spec.dtype == tf.string and feature.string_stats.top_values:
             value = feature.string_stats.top_values[0].value
             if len(value.encode()) <= MAX_TEXT_BYTES:
                 found[name] = value

@@ -164,6 +164,15 @@ def test_a_long_most_frequent_value_is_not_a_padding_value():
     assert padding_rows(_spec(), fixed, _statistics(s="é" * (MAX_TEXT_BYTES // 2)))[0]["s"] == "é" * (MAX_TEXT_BYTES // 2)
 
 
+def test_statistics_of_another_kind_or_out_of_range_give_zeros():
+    """A median that is no int64 value (NaN, past the range) and statistics of the other kind than the feature's
+    dtype are not padding values: the zero stands."""
+    fixed = {"out": tf.io.FixedLenFeature([], tf.float32)}
+    rows = padding_rows(_spec(), fixed, _statistics(n=float("nan"), x=float("inf"), s=3.0))
+    assert rows == [{"n": 0, "x": [0.0, 0.0, 0.0], "s": "0"}]
+    assert padding_rows(_spec(), fixed, _statistics(n=1e30, x="text"))[0] == {"n": 0, "x": [0.0, 0.0, 0.0], "s": "0"}
+
+
 @pytest.mark.parametrize("transformed", [
     {"out": tf.io.VarLenFeature(tf.int64)},
     {"out": tf.io.RaggedFeature(tf.int64, value_key="out")},
