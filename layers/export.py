@@ -121,6 +121,9 @@ def export_serving_model(
     def parse(examples):
         return parse_raw_examples(examples, serving_spec)
 
+    def predict_padded(examples):  # a request that holds the padding record, so never empty
+        return predict(_parse_padded(examples, serving_spec))
+
     examples_spec = [tf.TensorSpec([None], tf.string, name=EXAMPLES)]
     raw_spec = [
         {name: tf.TensorSpec([None, *_shape(spec)], spec.dtype, name=signature_argument_name(name))
@@ -134,14 +137,14 @@ def export_serving_model(
     # there): tracked on it, every asset of the graph is copied into assets/ and read from there.
     archive._tf_trackable.graph_assets = graph.graph_assets
     padding = _padding_record(serving_spec, _served_transformed_features(graph),
-                              _run_statistics(run_dir) if transform is None else None,
-                              lambda records: predict(_parse_padded(records, serving_spec)))
-    if padding is None:
-        archive.add_endpoint("serving_default", lambda examples: alone_as_batched(
-            lambda rows: predict(parse(rows)), examples), examples_spec)
-    else:
-        archive.add_endpoint("serving_default", lambda examples: padded_with_record(
-            lambda rows: predict(_parse_padded(rows, serving_spec)), examples, padding), examples_spec)
+                              _run_statistics(run_dir) if transform is None else None, predict_padded)
+
+    def serve(examples):
+        if padding is None:  # no padding record qualifies: the request's first row once more
+            return alone_as_batched(lambda rows: predict(parse(rows)), examples)
+        return padded_with_record(predict_padded, examples, padding)
+
+    archive.add_endpoint("serving_default", serve, examples_spec)
     if not split_raw_spec(serving_spec)[1]:
         archive.add_endpoint("predict_raw", lambda raw: alone_as_batched(
             lambda rows: predict(nan_as_missing(rows, serving_spec)), raw), raw_spec)

@@ -13,7 +13,7 @@ from skewless.layers import TransformLayer, export_serving_model, model_inputs, 
 from skewless.layers import export as export_module
 from skewless.layers.padded_request import MAX_TEXT_BYTES, padding_rows
 from skewless.pipelines.reading.synthetic_rows import synthetic_rows
-from skewless.statistics_files import read_statistics
+from skewless.statistics_files import feature_name, read_statistics
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_the_padding_record_holds_the_required_features_at_their_typical_values(
     required = {name for name, s in spec.items()
                 if name != "label" and isinstance(s, tf.io.FixedLenFeature) and s.default_value is None}
     assert set(example.features.feature) == required
-    statistics = {(".".join(f.path.step) or f.name): f for f in read_statistics(example_run.output_dir, "train").features}
+    statistics = {feature_name(f): f for f in read_statistics(example_run.output_dir, "train").features}
     for name in required:
         feature, stats = example.features.feature[name], statistics[name]
         if spec[name].dtype == tf.string:
