@@ -37,6 +37,7 @@ from skewless.pipelines.reading.parse_ahead import Handoff
 from skewless.pipelines.reading.parsed_units import in_input_order, kept, stream_path
 from skewless.pipelines.reading.read_ahead import read_ahead
 from skewless.pipelines.reading.sources import RowReader, WorkUnit
+from skewless.pipelines.runner.arrow_coder import carrying
 from skewless.pipelines.runner.bundle_threads import ThreadedMap
 from skewless.pipelines.runner.element_stop import Stopped
 from skewless.pipelines.runner.freed_memory import return_freed_memory
@@ -217,11 +218,11 @@ class AnalyzeInputs(beam.PTransform):
             )
         else:
             ready = pipeline | f"Plan[{name}]" >> beam.Create([None])
-        # typed, so Beam sizes them with `arrow_coder.ArrowCoder` rather than by pickling each one
         read = ready | f"InInputOrder[{name}]" >> beam.FlatMap(
             tables_and_statistics, units, spec.reader, spec.staging_dir, name, self._parsed_dir, spec.overlap_stages,
-            spec.stats_fn()).with_output_types(pa.Table).with_outputs(COLUMN_STATES, main="tables")
-        tables = read.tables
+            spec.stats_fn()).with_outputs(COLUMN_STATES, main="tables")
+        # typed, so Beam sizes them with `arrow_coder.ArrowCoder` rather than by pickling each one
+        tables = carrying(read.tables, pa.Table)
         path = os.path.join(spec.stats_dir, f"{name}.json")
         statistics = read[COLUMN_STATES] | f"Stats[{name}]" >> beam.Map(as_restored)
         _ = statistics | f"WriteStats[{name}]" >> beam.Map(write_json, path)
@@ -232,8 +233,8 @@ class AnalyzeInputs(beam.PTransform):
                 DistinctValuesFn(list(spec.distinct_limits), spec.reader.columns))
         self._statistics.append(statistics)
         self._column_states = read[COLUMN_STATES]  # the last dataset's: the whole input's where there is one
-        return tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, spec.reader.columns).with_output_types(
-            pa.RecordBatch)
+        return carrying(tables | f"ToRecordBatches[{name}]" >> beam.Map(to_record_batch, spec.reader.columns),
+                        pa.RecordBatch)
 
     def _analyze_with_cache(self, pipeline):
         spec = self._spec

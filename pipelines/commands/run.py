@@ -209,6 +209,7 @@ def _run_pipeline(config: JobConfig, job_plan: JobPlan, staging: str, beam_args:
         _ = pipeline | "TransformAndWrite" >> TransformAndWrite(
             job_plan.units, unit_writes, graph_ready=beam.pvalue.AsSingleton(analyzed["graph"]))
         _ = pipeline | "CountSplitStatistics" >> CountSplitStatistics(job_plan.units, unit_writes, analyzed)
+        arrow_coder.infer_onward(pipeline)
     files.remove_tree(run.tmp_dir)
 
 

@@ -8,7 +8,9 @@ them as that fallback does (pickle), and estimates their size as Arrow's buffer 
 
 `registered()` answers Beam's coder registry with `ArrowCoder` for `pa.Table` and `pa.RecordBatch` for the length
 of a `with` block (a job), so Beam behaves as shipped outside skewless's jobs; the PCollections that hold them
-say so with `with_output_types`. No output changes: a coder only carries elements between Beam's stages.
+are marked so by `carrying`, and `infer_onward` gives the steps that read them (tf.Transform's identity step, say)
+the output types Beam's inference gives them, which the job's pipeline leaves off elsewhere
+(`assemble.launch.pipeline_options`). No output changes: a coder only carries elements between Beam's stages.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pyarrow as pa
 from apache_beam import coders
 from apache_beam.coders import coder_impl
 from apache_beam.coders.coders import FastCoder
+from apache_beam.pipeline import PipelineVisitor
 
 from skewless.pipelines.runner.shared_patch import SharedPatch
 
@@ -50,6 +53,28 @@ class ArrowCoder(FastCoder):
 
     def __hash__(self) -> int:
         return hash(type(self))
+
+
+def carrying(pcoll, arrow_type):
+    """`pcoll`, whose elements are `arrow_type` (`pa.Table` or `pa.RecordBatch`), with that element type, so Beam
+    picks its coder from the registry (`ArrowCoder` in a job). Set directly: a declared output type
+    (`with_output_types`) reaches the PCollection only through Beam's construction-time type checks, which the
+    job's pipeline leaves off (`assemble.launch.pipeline_options`)."""
+    pcoll.element_type = arrow_type
+    return pcoll
+
+
+def infer_onward(pipeline) -> None:
+    """Beam's output-type inference (`infer_output_type`) for each step of `pipeline` whose main inputs hold one
+    Arrow type, in the order the steps were applied, so an Arrow value passed on keeps its type (and `ArrowCoder`)."""
+    class _Inference(PipelineVisitor):
+        def visit_transform(self, node):
+            kinds = {pcoll.element_type for pcoll in node.main_inputs.values()}
+            output = node.outputs.get(None)
+            if len(kinds) == 1 and kinds <= set(ARROW_TYPES) and output is not None and output.element_type is None:
+                output.element_type = node.transform.infer_output_type(*kinds)
+
+    pipeline.visit(_Inference())
 
 
 def _get_coder(typehint):
