@@ -1,40 +1,18 @@
 """Beam sizes the analysis pass's Arrow tables and record batches without pickling them
 (pipelines/runner/arrow_coder.py), and the job writes the same bytes as with Beam's own fallback coder."""
 
-import collections
 import contextlib
-import copyreg
 
 import apache_beam as beam
 import pyarrow as pa
 from apache_beam import coders
+from arrow_pickles import arrow_pickles
 from example_job import example_config
 from run_output import files_of
 
 from skewless.pipelines import run
 from skewless.pipelines.analyze import saved_model_reuse
 from skewless.pipelines.runner import arrow_coder
-
-
-@contextlib.contextmanager
-def arrow_pickles():
-    """Counts the tables and record batches pickled in the block, by type name."""
-    counts = collections.Counter()
-
-    def counting(value):
-        counts[type(value).__name__] += 1
-        return value.__reduce__()
-
-    before = {kind: copyreg.dispatch_table.get(kind) for kind in arrow_coder.ARROW_TYPES}
-    copyreg.dispatch_table.update({kind: counting for kind in arrow_coder.ARROW_TYPES})
-    try:
-        yield counts
-    finally:
-        for kind, reducer in before.items():
-            if reducer is None:
-                copyreg.dispatch_table.pop(kind, None)
-            else:
-                copyreg.dispatch_table[kind] = reducer
 
 
 def test_the_coder_carries_a_table_and_sizes_it_without_encoding_it():

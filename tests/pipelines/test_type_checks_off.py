@@ -1,15 +1,13 @@
 """The job builds its pipeline without Beam's construction-time type checks (assemble/launch.py): its files are those
-of a job built with them, for every kind of tf.Transform graph, every transform family, the analyzer cache's path
-and the census config, and Beam sizes the analysis's Arrow values as it did (without pickling them)."""
+of a job built with them, for every kind of tf.Transform graph, every transform family and
+the census config, and Beam sizes the analysis's Arrow values as it did (without pickling them)."""
 
 import pytest
 from apache_beam.options.pipeline_options import DirectOptions, TypeOptions
+from arrow_pickles import arrow_pickles
 from example_job import CENSUS, PHASE_CONFIGS, census_config
 from family_rows import family_config, write_family_csv
 from run_output import files_of, forget_kept_graphs
-from test_analyzer_cache import config as cached_config
-from test_analyzer_cache import write_file
-from test_arrow_coder import arrow_pickles
 
 from skewless.config import load_config
 from skewless.pipelines import run
@@ -19,12 +17,6 @@ from skewless.pipelines.assemble import launch
 def _every_family(folder) -> dict:
     write_family_csv(folder)
     return family_config(folder, folder / "out")
-
-
-def _cached(folder) -> dict:
-    for index in range(3):
-        write_file(folder, index)
-    return cached_config(folder, folder / "out", cache_dir=folder / "cache")
 
 
 def _census(folder) -> dict:
@@ -51,17 +43,15 @@ def test_the_checks_are_off_unless_the_config_turns_them_on(tmp_path):
         assert options.view_as(DirectOptions).direct_num_workers == 1
 
 
-@pytest.mark.parametrize("name", [*PHASE_CONFIGS, "every_family", "cached", "census"])
+@pytest.mark.parametrize("name", [*PHASE_CONFIGS, "every_family", "census"])
 def test_a_job_built_without_type_checks_writes_the_type_checked_jobs_bytes(tmp_path, name):
     """The same files, and Arrow values pickled no more often: only where a later phase reads the record batches
     across a stage boundary (ArrowCoder encodes them), never to size them."""
-    make = {**PHASE_CONFIGS, "every_family": _every_family, "cached": _cached, "census": _census}[name]
+    make = {**PHASE_CONFIGS, "every_family": _every_family, "census": _census}[name]
     config = make(tmp_path)  # one folder for both: the graph names its own path
     with arrow_pickles() as unchecked_pickles:
         unchecked = files_of(run(config).output_dir)
     forget_kept_graphs()  # a fresh process's rerun: the same config would otherwise get the kept graphs
-    if name == "cached":  # the analyzer cache would otherwise answer the second run
-        config = {**config, "cache_dir": str(tmp_path / "cache-checked")}
     with arrow_pickles() as checked_pickles:
         checked = files_of(run(_type_checked(config), overwrite=True).output_dir)
     assert unchecked_pickles == checked_pickles
