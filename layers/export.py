@@ -41,7 +41,7 @@ from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
 from skewless.layers.api_signatures import add_api_signature, set_method_names
 from skewless.layers.label_scale import original_units
-from skewless.layers.padded_request import alone_as_batched, padded_with_record, padding_rows
+from skewless.layers.padded_request import padded_with_record, padding_rows
 from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
@@ -140,14 +140,13 @@ def export_serving_model(
                               _run_statistics(run_dir) if transform is None else None, predict_padded)
 
     def serve(examples):
-        if padding is None:  # no padding record qualifies: the request's first row once more
-            return alone_as_batched(lambda rows: predict(parse(rows)), examples)
+        if padding is None:  # no padding record qualifies: the request as it is
+            return predict(parse(examples))
         return padded_with_record(predict_padded, examples, padding)
 
     archive.add_endpoint("serving_default", serve, examples_spec)
     if not split_raw_spec(serving_spec)[1]:
-        archive.add_endpoint("predict_raw", lambda raw: alone_as_batched(
-            lambda rows: predict(nan_as_missing(rows, serving_spec)), raw), raw_spec)
+        archive.add_endpoint("predict_raw", lambda raw: predict(nan_as_missing(raw, serving_spec)), raw_spec)
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
     api = add_api_signature(archive, graph, model, lambda examples: predict(parse(examples)))
     _save_each_weight_once(archive, head)
@@ -207,7 +206,7 @@ def _write_export(archive, export_dir: str, graph: TransformLayer, serving_spec:
 
 def _padding_record(serving_spec: Mapping, transformed_spec: Mapping, statistics, serve) -> bytes | None:
     """The first of `padding_rows` that `serve` (serving_default's function before padding) computes without an
-    error, serialized; None where there is none (serving_default then appends the request's first row)."""
+    error, serialized; None where there is none (serving_default then parses the request as it is)."""
     for row in padding_rows(serving_spec, transformed_spec, statistics):
         record = serialize_raw_examples([row], serving_spec)[0]
         try:

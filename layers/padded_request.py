@@ -1,23 +1,16 @@
-"""The record the serving export appends to every request, so that a row served alone is computed as in a batch.
+"""The record the serving export appends to every request, so that the request is never empty.
 
-TensorFlow's matrix product takes another kernel for a single row (a matrix-vector product where a batch of two
-or more takes a matrix product), whose sums round otherwise in the last bit: a row served alone would differ from
-the same row served among others. The export therefore never lets the model see a batch of one. It appends one
-row to every request and drops that row's outputs (`[:-1]`, constant bounds). Which row, two ways:
+`padding_rows` builds the record when the model is exported, a constant of the graph: each required feature's
+median or most frequent value in the run's statistics (optional features left out), or else zeros; the export
+keeps the first that its own serving function accepts (the graph refuses what the job quarantines: a padding
+record it refused would fail every request). `serving_default` appends it to every request and drops that row's
+outputs (`[:-1]`, constant bounds). A request is then never empty, so the parse needs no defaults computed for an
+empty one: fewer nodes per call (docs/performance.md, "a padding record instead of the request's first row").
 
-- **a padding record** chosen when the model is exported, a constant of the graph: `padding_rows` builds one
-  from the run's statistics (each required feature's median or most frequent value, optional features left out),
-  or else from zeros, and keeps the first that the export's own serving function accepts (the graph refuses what
-  the job quarantines: a padding record it refused would fail every request). A request is then never empty, so
-  the parse needs no defaults computed for an empty one, and the request's first row is not sliced out: fewer
-  nodes per call (docs/performance.md, "a padding record instead of the request's first row").
-- **the request's first row once more** (`alone_as_batched`) where no padding record is accepted, or where a row's
-  values could change the shape of another's outputs: a transformed feature of variable length (a list, text
-  tokens, a feature list) is padded to the longest in the batch, which a copy of one of the request's rows never
-  lengthens and a constant record could.
-
-Either way each row's outputs are its own: the graph and the model compute row by row, and the appended row is
-always the last, so the positions of the request's rows (and the parse errors naming them) are unchanged.
+There is no padding record where a row's values could change the shape of another's outputs: a transformed
+feature of variable length (a list, text tokens, a feature list) is padded to the longest in the batch, which a
+constant record could lengthen. There the request is parsed as it is. Either way each row's outputs are its own:
+the graph computes row by row, and the model is called on batches of one size (`layers/fixed_size_calls.py`).
 """
 
 from __future__ import annotations
@@ -39,8 +32,8 @@ INT64_LIMIT = 2.0**62  # a median past it is no padding value of an int64 featur
 
 
 def padding_rows(serving_spec: Mapping, transformed_spec: Mapping, statistics) -> list[dict]:
-    """Raw rows to try as the padding record, best first; none where the request's first row must be appended
-    instead (see the module docstring). The export keeps the first its serving function accepts.
+    """Raw rows to try as the padding record, best first; none where the request must be parsed as it is (see
+    the module docstring). The export keeps the first its serving function accepts.
 
     `serving_spec` is the raw spec the export parses (no label); `transformed_spec` the transformed features it
     can serve; `statistics` the run's DatasetFeatureStatistics of a split, or None. A row holds the required
@@ -98,15 +91,4 @@ def _filled(values: Mapping, required: Mapping) -> dict:
 def padded_with_record(predict, examples, record: bytes):
     """`predict(examples)` computed with `record` appended, that row's outputs dropped."""
     more = tf.concat([examples, tf.constant([record])], axis=0)
-    return tf.nest.map_structure(lambda values: values[:-1], predict(more))
-
-
-def alone_as_batched(predict, rows):
-    """`predict(rows)` computed with the first row once more at the end, that extra row's outputs dropped.
-
-    The extra row is the last (none is added to an empty request): `[:-1]` drops it with constant bounds, fewer
-    nodes per call than slicing to the request's row count. `rows` is a tensor or a structure of them (one per raw
-    feature: predict_raw).
-    """
-    more = tf.nest.map_structure(lambda values: tf.concat([values, values[:1]], axis=0), rows)
     return tf.nest.map_structure(lambda values: values[:-1], predict(more))

@@ -25,21 +25,25 @@ import tensorflow as tf
 # convert_variables_to_constants_v2 converts every variable; its converter takes an allowlist of them.
 from tensorflow.python.framework import convert_to_constants
 
+from skewless.layers.fixed_size_calls import in_fixed_size_calls
+
 # Larger tables stay variables: a constant is stored in the graph itself (a GraphDef is limited to 2 GB) and
 # read into memory whole. A frozen table is a constant only: the export saves `ServingHead.variables`.
 MAX_FROZEN_BYTES = 32 * 2**20
 
 
 class ServingHead:
-    """`model` as the export calls it (`head(inputs)`), and `variables`: the TF variables that call reads, those
-    of `model` but the tables made constants, for the export to save (each weight once: a variable or a constant)."""
+    """`model` as the export calls it (`head(inputs)`: `ROWS` rows per call, see `layers/fixed_size_calls.py`), and
+    `variables`: the TF variables that call reads, those of `model` but the tables made constants, for the export
+    to save (each weight once: a variable or a constant)."""
 
-    def __init__(self, call, variables):
+    def __init__(self, call, variables, dense_outputs: bool):
         self._call = call
         self.variables = variables
+        self._dense_outputs = dense_outputs
 
     def __call__(self, inputs):
-        return self._call(inputs)
+        return in_fixed_size_calls(self._call, inputs, self._dense_outputs)
 
 
 def serving_head(model, never_negative: Collection = ()) -> ServingHead:
@@ -53,8 +57,9 @@ def serving_head(model, never_negative: Collection = ()) -> ServingHead:
     def call(inputs):
         return model(inputs, training=False)
 
+    dense_outputs = all(_dense_spec(output) is not None for output in tf.nest.flatten(model.outputs))
     # a Keras variable's value on the TensorFlow backend is its tf.Variable, the object the export saves
-    as_is = ServingHead(call, [variable.value for variable in model.variables])
+    as_is = ServingHead(call, [variable.value for variable in model.variables], dense_outputs)
     specs = keras.tree.map_structure(_dense_spec, model.input)
     if any(spec is None for spec in tf.nest.flatten(specs)):
         return as_is
@@ -77,7 +82,8 @@ def serving_head(model, never_negative: Collection = ()) -> ServingHead:
         outputs = frozen(*tf.nest.flatten(inputs), *captured)
         return tf.nest.pack_sequence_as(traced.structured_outputs, outputs)
 
-    return ServingHead(call_frozen, [by_handle[id(value)] for value in captured if id(value) in by_handle])
+    return ServingHead(call_frozen, [by_handle[id(value)] for value in captured if id(value) in by_handle],
+                       dense_outputs)
 
 
 def _dense_spec(tensor):

@@ -98,6 +98,13 @@ def census_config(census_path, output_dir):
     return config
 
 
+def census_config_or_skip(folder):
+    """census_config on the shared census file, writing to `folder`/out; the test skips where the file is absent."""
+    if not CENSUS.exists():
+        pytest.skip(f"{CENSUS} is absent (../shared/data/census/README)")
+    return census_config(CENSUS, folder / "out")
+
+
 def example_rows(count=None):
     """The raw rows of the example run, as its synthetic source made them (bytes values, None = missing)."""
     from skewless.pipelines.reading.synthetic_rows import synthetic_rows

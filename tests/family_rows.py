@@ -52,3 +52,10 @@ def family_config(folder, out) -> dict:
         "label": {"column": "y", "map": {"yes": 1, "no": 0}},
         "output": {"dir": str(out), "splits": {"train": 1.0}, "shards": 1, "max_bad_fraction": 0.1},
     }
+
+
+def every_family_config(folder) -> dict:
+    """The family rows written to `folder` and the config of every transform family over them, writing to
+    `folder`/out."""
+    write_family_csv(folder)
+    return family_config(folder, folder / "out")

@@ -1,7 +1,7 @@
 """Issue 40, goal 5: serving_default appends a padding record chosen at export time to every request (instead of
 the request's first row once more), and keeps each promise of the export: a row served alone gives its bits in a
 batch, an empty request gives empty outputs, a bad record is named by its batch position. Where the graph refuses
-every padding row, or an output's length depends on the batch, the export appends the request's first row."""
+every padding row, or an output's length depends on the batch, the request is parsed as it is."""
 
 import keras
 import numpy as np
@@ -115,9 +115,10 @@ def test_a_bad_record_is_named_by_its_batch_position(served, records):
         _serve(served, [records[0], tf.train.Example().SerializeToString()])
 
 
-def test_a_refused_padding_row_falls_back_to_the_first_row(example_run, dense_model, records, tmp_path, monkeypatch):
-    """Where the graph refuses every padding row (here one missing a required feature), serving_default appends
-    the request's first row: no padding record in the graph, the same outputs, the same promises."""
+def test_a_refused_padding_row_falls_back_to_the_request_as_it_is(example_run, dense_model, records, tmp_path,
+                                                                   monkeypatch):
+    """Where the graph refuses every padding row (here one missing a required feature), serving_default parses
+    the request as it is: no padding record in the graph, the same outputs, the same promises."""
     required = padding_rows(TransformLayer(example_run.output_dir).raw_feature_spec, {}, None)[0]
     dropped = sorted(required)[0]
     monkeypatch.setattr(export_module, "padding_rows",

@@ -10,8 +10,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_transform as tft
 import tensorflow_transform.beam as tft_beam
-from example_job import CENSUS, PHASE_CONFIGS, census_config
-from family_rows import family_config, write_family_csv
+from example_job import PHASE_CONFIGS, census_config_or_skip
+from family_rows import every_family_config
 from run_output import files_of, forget_kept_graphs
 from tensorflow_transform import impl_helper, schema_inference
 from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
@@ -20,20 +20,9 @@ from skewless.pipelines import run
 from skewless.pipelines.analyze import deferred_schema
 
 
-def _every_family(folder) -> dict:
-    write_family_csv(folder)
-    return family_config(folder, folder / "out")
-
-
 def _with_a_hook(folder) -> dict:
     """A `preprocessing_fn` hook's output beside every family's (its code, not the config, makes the graph)."""
-    return {**_every_family(folder), "preprocessing_fn": "test_reuse_key_completeness:doubled_n"}
-
-
-def _census(folder):
-    if not CENSUS.exists():
-        pytest.skip(f"{CENSUS} is absent (../shared/data/census/README)")
-    return census_config(CENSUS, folder / "out")
+    return {**every_family_config(folder), "preprocessing_fn": "test_reuse_key_completeness:doubled_n"}
 
 
 @pytest.fixture
@@ -53,7 +42,8 @@ def traces(monkeypatch):
 
 @pytest.mark.parametrize("name", [*PHASE_CONFIGS, "every_family", "with_a_hook", "census"])
 def test_the_schemas_inferred_without_a_trace_change_no_output(tmp_path, monkeypatch, traces, name):
-    make = {**PHASE_CONFIGS, "every_family": _every_family, "with_a_hook": _with_a_hook, "census": _census}[name]
+    make = {**PHASE_CONFIGS, "every_family": every_family_config, "with_a_hook": _with_a_hook,
+            "census": census_config_or_skip}[name]
     config = make(tmp_path)  # one folder for both: the graph names its own path
     skipped = files_of(run(config).output_dir)
     assert traces == []

@@ -5,24 +5,13 @@ the census config, and Beam sizes the analysis's Arrow values as it did (without
 import pytest
 from apache_beam.options.pipeline_options import DirectOptions, TypeOptions
 from arrow_pickles import arrow_pickles
-from example_job import CENSUS, PHASE_CONFIGS, census_config
-from family_rows import family_config, write_family_csv
+from example_job import PHASE_CONFIGS, census_config_or_skip
+from family_rows import every_family_config
 from run_output import files_of, forget_kept_graphs
 
 from skewless.config import load_config
 from skewless.pipelines import run
 from skewless.pipelines.assemble import launch
-
-
-def _every_family(folder) -> dict:
-    write_family_csv(folder)
-    return family_config(folder, folder / "out")
-
-
-def _census(folder) -> dict:
-    if not CENSUS.exists():
-        pytest.skip(f"{CENSUS} is absent (../shared/data/census/README)")
-    return census_config(CENSUS, folder / "out")
 
 
 def _type_checked(config):
@@ -36,7 +25,7 @@ def _type_checked(config):
 
 
 def test_the_checks_are_off_unless_the_config_turns_them_on(tmp_path):
-    config = {**_every_family(tmp_path), "runner": {"options": {"direct_num_workers": 1}}}
+    config = {**every_family_config(tmp_path), "runner": {"options": {"direct_num_workers": 1}}}
     for config, checked in ((config, False), (_type_checked(config), True)):
         options = launch.pipeline_options(load_config(config), ["--no_pipeline_type_check"] * checked)
         assert options.view_as(TypeOptions).pipeline_type_check is checked  # the config's word wins over a flag
@@ -47,7 +36,7 @@ def test_the_checks_are_off_unless_the_config_turns_them_on(tmp_path):
 def test_a_job_built_without_type_checks_writes_the_type_checked_jobs_bytes(tmp_path, name):
     """The same files, and Arrow values pickled no more often: only where a later phase reads the record batches
     across a stage boundary (ArrowCoder encodes them), never to size them."""
-    make = {**PHASE_CONFIGS, "every_family": _every_family, "census": _census}[name]
+    make = {**PHASE_CONFIGS, "every_family": every_family_config, "census": census_config_or_skip}[name]
     config = make(tmp_path)  # one folder for both: the graph names its own path
     with arrow_pickles() as unchecked_pickles:
         unchecked = files_of(run(config).output_dir)
