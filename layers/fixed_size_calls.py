@@ -7,7 +7,8 @@ way the same row rounds otherwise in the last bits alone and among other rows (m
 batch of 200; a 1000 -> 256 -> 256 -> 1 head, for 177 of 300 rows padded to 24 alone and among 4,800). Called on
 `ROWS` rows every time, each row is computed by the same code whatever the request: the rows of a batch are cut
 into calls of `ROWS`, the last filled with copies of the batch's last row, and the outputs of the copies dropped.
-`ROWS` is a multiple of the group sizes (6 for AVX2, 8 for AVX-512), so no row of a call is in an unfilled group.
+`ROWS` is a multiple of 6 (this machine's group) and of 8 and 12 (wider vector units' groups, not measured
+here), so no row of a call is in an unfilled group, and every call's sums are split alike.
 """
 
 from __future__ import annotations
