@@ -18,26 +18,27 @@ import tensorflow as tf
 ROWS = 24
 
 
-def in_fixed_size_calls(call, inputs, dense_outputs: bool = True):
+def in_fixed_size_calls(call, inputs):
     """`call(inputs)` computed `ROWS` rows at a time: `inputs` is a structure of tensors (dense, sparse or ragged)
     with the batch as their first axis, `call` computes row by row. An empty batch is one call of no rows.
 
-    Outputs that are not all dense tensors (`dense_outputs=False`) cannot be joined from several calls: there the
-    batch is filled to a multiple of `ROWS` and computed in one call (the groups whole, a large product's sums
-    split as for that batch size).
+    Outputs that are not all dense tensors cannot be joined from several calls: there the batch is filled to a
+    multiple of `ROWS` and computed in one call (the groups whole, a large product's sums split as for that batch
+    size).
     """
     rows = _row_count(tf.nest.flatten(inputs)[0])
     filled_rows = rows + (-rows) % ROWS
     # the batch's rows, then its last row repeated (none where there is no row: then nothing is repeated)
     order = tf.concat([tf.range(rows), tf.fill([filled_rows - rows], rows - 1)], axis=0)
     filled = tf.nest.map_structure(lambda values: _last_row_repeated(values, order, rows, filled_rows - rows), inputs)
-    if not dense_outputs:
+    # the outputs' kinds, dtypes and shapes, traced apart: the graph holds the model once for one call, once in
+    # the loop
+    traced = tf.function(call, autograph=False).get_concrete_function(
+        tf.nest.map_structure(tf.type_spec_from_value, filled)).structured_outputs
+    if not all(isinstance(output, tf.Tensor) for output in tf.nest.flatten(traced)):
         return _first_rows(call(filled), rows)
 
     calls = filled_rows // ROWS
-    # the outputs' dtypes and shapes, traced apart: the graph holds the model once for one call, once in the loop
-    traced = tf.function(call, autograph=False).get_concrete_function(
-        tf.nest.map_structure(tf.type_spec_from_value, filled)).structured_outputs
 
     def each_call():
         def one(index, pieces):

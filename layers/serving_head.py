@@ -37,13 +37,12 @@ class ServingHead:
     `variables`: the TF variables that call reads, those of `model` but the tables made constants, for the export
     to save (each weight once: a variable or a constant)."""
 
-    def __init__(self, call, variables, dense_outputs: bool):
+    def __init__(self, call, variables):
         self._call = call
         self.variables = variables
-        self._dense_outputs = dense_outputs
 
     def __call__(self, inputs):
-        return in_fixed_size_calls(self._call, inputs, self._dense_outputs)
+        return in_fixed_size_calls(self._call, inputs)
 
 
 def serving_head(model, never_negative: Collection = ()) -> ServingHead:
@@ -57,9 +56,8 @@ def serving_head(model, never_negative: Collection = ()) -> ServingHead:
     def call(inputs):
         return model(inputs, training=False)
 
-    dense_outputs = all(_dense_spec(output) is not None for output in tf.nest.flatten(model.outputs))
     # a Keras variable's value on the TensorFlow backend is its tf.Variable, the object the export saves
-    as_is = ServingHead(call, [variable.value for variable in model.variables], dense_outputs)
+    as_is = ServingHead(call, [variable.value for variable in model.variables])
     specs = keras.tree.map_structure(_dense_spec, model.input)
     if any(spec is None for spec in tf.nest.flatten(specs)):
         return as_is
@@ -82,8 +80,7 @@ def serving_head(model, never_negative: Collection = ()) -> ServingHead:
         outputs = frozen(*tf.nest.flatten(inputs), *captured)
         return tf.nest.pack_sequence_as(traced.structured_outputs, outputs)
 
-    return ServingHead(call_frozen, [by_handle[id(value)] for value in captured if id(value) in by_handle],
-                       dense_outputs)
+    return ServingHead(call_frozen, [by_handle[id(value)] for value in captured if id(value) in by_handle])
 
 
 def _dense_spec(tensor):
