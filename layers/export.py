@@ -41,14 +41,12 @@ from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
 from skewless.layers.api_signatures import add_api_signature, set_method_names
 from skewless.layers.label_scale import original_units
-from skewless.layers.padded_request import padded_with_record, padding_rows
 from skewless.layers.serving_head import ServingHead, serving_head
 from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
 from skewless.run_directory import RunDirectory
 from skewless.safe_names import signature_argument_name
 from skewless.sequence_specs import parse_sequence_examples, split_raw_spec
-from skewless.statistics_files import read_statistics, statistics_splits
 
 EXAMPLES = "examples"
 
@@ -121,8 +119,8 @@ def export_serving_model(
     def parse(examples):
         return parse_raw_examples(examples, serving_spec)
 
-    def predict_padded(examples):  # a request that holds the padding record, so never empty
-        return predict(_parse_padded(examples, serving_spec))
+    def serve(examples):
+        return predict(parse(examples))
 
     examples_spec = [tf.TensorSpec([None], tf.string, name=EXAMPLES)]
     raw_spec = [
@@ -136,19 +134,11 @@ def export_serving_model(
     # Saved objects are those of the archive's trackable (Keras collects only variables and tables
     # there): tracked on it, every asset of the graph is copied into assets/ and read from there.
     archive._tf_trackable.graph_assets = graph.graph_assets
-    padding = _padding_record(serving_spec, _served_transformed_features(graph),
-                              _run_statistics(run_dir) if transform is None else None, predict_padded)
-
-    def serve(examples):
-        if padding is None:  # no padding record qualifies: the request as it is
-            return predict(parse(examples))
-        return padded_with_record(predict_padded, examples, padding)
-
     archive.add_endpoint("serving_default", serve, examples_spec)
     if not split_raw_spec(serving_spec)[1]:
         archive.add_endpoint("predict_raw", lambda raw: predict(nan_as_missing(raw, serving_spec)), raw_spec)
     archive.add_endpoint("transform_features", lambda examples: graph(parse(examples)), examples_spec)
-    api = add_api_signature(archive, graph, model, lambda examples: predict(parse(examples)))
+    api = add_api_signature(archive, graph, model, serve)
     _save_each_weight_once(archive, head)
     if not local:  # an object store has no rename to publish by: the old export goes, then the new is written
         if replacing:
@@ -202,32 +192,6 @@ def _write_export(archive, export_dir: str, graph: TransformLayer, serving_spec:
     if api is not None and "method" in api:
         set_method_names(export_dir, {api["name"]: api["method"]})
     _write_spec_file(export_dir, graph, serving_spec, api)
-
-
-def _padding_record(serving_spec: Mapping, transformed_spec: Mapping, statistics, serve) -> bytes | None:
-    """The first of `padding_rows` that `serve` (serving_default's function before padding) computes without an
-    error, serialized; None where there is none (serving_default then parses the request as it is)."""
-    for row in padding_rows(serving_spec, transformed_spec, statistics):
-        record = serialize_raw_examples([row], serving_spec)[0]
-        try:
-            serve(tf.constant([record]))
-        except (tf.errors.OpError, ValueError, TypeError):  # refused (as the job would quarantine it), or the
-            continue                                       # model cannot be called eagerly: the next way
-        return record
-    return None
-
-
-def _run_statistics(run_dir):
-    """The run's raw statistics (its train split, else its first), or None where it has none on a local disk."""
-    if run_dir is None or "://" in os.fspath(run_dir):
-        return None
-    splits = statistics_splits(os.fspath(run_dir))
-    if not splits:
-        return None
-    try:
-        return read_statistics(os.fspath(run_dir), "train" if "train" in splits else splits[0])
-    except InputError:
-        return None
 
 
 def _save_each_weight_once(archive, head: ServingHead) -> None:
@@ -363,17 +327,8 @@ def parse_raw_examples(serialized, raw_feature_spec: Mapping) -> dict:
     InvalidArgumentError naming its batch position, where ``parse_example``'s error holds the record's bytes
     (undecodable from Python when they are not UTF-8).
     """
-    return _parsed(serialized, raw_feature_spec, never_empty=False)
-
-
-def _parse_padded(serialized, raw_feature_spec: Mapping) -> dict:
-    """`parse_raw_examples` of a request that holds the export's padding record, so never empty."""
-    return _parsed(serialized, raw_feature_spec, never_empty=True)
-
-
-def _parsed(serialized, raw_feature_spec: Mapping, never_empty: bool) -> dict:
     context, feature_lists = split_raw_spec(dict(raw_feature_spec))
-    return parse_sequence_examples(serialized, context, feature_lists, never_empty=never_empty)
+    return parse_sequence_examples(serialized, context, feature_lists)
 
 
 def _fill(feature: tf.train.Feature, value, dtype: tf.DType, what: str) -> None:

@@ -49,7 +49,7 @@ def split_transformed_spec(spec: dict) -> tuple[dict, dict]:
     return {name: s for name, s in spec.items() if name not in lists}, lists
 
 
-def parse_sequence_examples(serialized, context_spec: dict, sequence_spec: dict, never_empty: bool = False) -> dict:
+def parse_sequence_examples(serialized, context_spec: dict, sequence_spec: dict) -> dict:
     """A batch of serialized SequenceExamples -> one dict of context and feature-list tensors.
 
     A record that is not one fails with InvalidArgumentError "Invalid protocol message input, example id:
@@ -60,16 +60,13 @@ def parse_sequence_examples(serialized, context_spec: dict, sequence_spec: dict,
     records ("Inconsistent max number of elements"), and an empty default is what makes a feature required: each
     required feature's default is a tensor computed from the batch, empty when it holds records and zeros
     (which fill nothing) when it holds none. A `tf.cond` between two parses did the same with 21 more nodes per
-    call: the serving export's p50 1.09x -> 1.04x stock's (docs/performance.md, "Serving latency"). With
-    `never_empty` (the caller adds a record to every batch: the serving export's padding record) the specs are
-    taken as they are, without those defaults' nodes.
+    call: the serving export's p50 1.09x -> 1.04x stock's (docs/performance.md, "Serving latency").
     """
     serialized = tf.convert_to_tensor(serialized, tf.string)
     positions = tf.range(tf.size(serialized))
     names = tf.strings.join(["batch position ", tf.strings.as_string(positions)])
-    if not never_empty:
-        defaults = _RequiredDefaults(positions[:1])
-        context_spec = {name: defaults.spec(spec) for name, spec in context_spec.items()}
+    defaults = _RequiredDefaults(positions[:1])
+    context_spec = {name: defaults.spec(spec) for name, spec in context_spec.items()}
     context, sequences, _ = tf.io.parse_sequence_example(
         serialized, context_features=context_spec or None, sequence_features=sequence_spec or None,
         example_names=names,
