@@ -71,8 +71,8 @@ class ShardWriter:
     """Writes TFRecord framing (length, masked CRC32C of the length, data, masked CRC32C of the data).
 
     Through Beam's filesystems, so any path Beam can write works; gzip is done here, in blocks, to keep memory
-    flat, by zlib-ng at zlib's default level (TensorFlow's TFRecordWriter uses zlib's): a standard gzip stream,
-    in ~0.7 of zlib's CPU and ~6% fewer bytes on census rows (docs/performance.md), the same bytes on every run.
+    flat, by zlib-ng at `gzip_level` (`output.gzip_level`): a standard gzip stream, at level 6 in ~0.7 of zlib's
+    CPU and ~6% fewer bytes on census rows (docs/performance.md), the same bytes on every run.
     Compressing and writing run on a thread of the writer's own: zlib-ng releases the GIL, so on a
     multi-core machine gzip overlaps with transforming the next chunk. At most `MAX_PENDING` blocks wait
     for that thread, which bounds the memory it can hold. `threaded=False` compresses and writes on the
@@ -81,11 +81,11 @@ class ShardWriter:
 
     MAX_PENDING = 2
 
-    def __init__(self, path: str, compression: str, threaded: bool = True):
+    def __init__(self, path: str, compression: str, gzip_level: int, threaded: bool = True):
         self.path = path
         self._temp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
         self._file = FileSystems.create(self._temp, compression_type=CompressionTypes.UNCOMPRESSED)
-        self._gzip = zlib_ng.compressobj(6, zlib_ng.DEFLATED, 31) if compression == "gzip" else None
+        self._gzip = zlib_ng.compressobj(gzip_level, zlib_ng.DEFLATED, 31) if compression == "gzip" else None
         self._unzipped = bytearray()  # the shard's bytes not yet compressed: less than one GZIP_BLOCK
         self._compressing = StageThread("shard-writer", self.MAX_PENDING, threaded)
         self.records = 0

@@ -188,6 +188,7 @@ class UnitWriteSpec:
     staging_dir: str  # the run's staging directory: shards, quarantine and progress go under it
     splits: dict[str, float]  # split name -> its fraction of the rows
     compression: str  # of the shards
+    gzip_level: int  # deflate's level where they are gzip
     unit_count: int  # for the shard and quarantine file names (`-of-N`)
     vocabulary_features: list[str]  # features whose out-of-vocabulary rows are counted
     # the id a value the vocabulary lacks gets without OOV buckets, where the rows tell it apart (`unseen_id`)
@@ -265,6 +266,7 @@ class TransformUnitFn(ThreadedBundle):
                     spec.staging_dir, DATA_DIR, shard_name(split, unit.index, spec.unit_count, spec.compression)
                 ),
                 spec.compression,
+                spec.gzip_level,
                 spec.overlap_stages,
             )
             for split in spec.splits

@@ -48,6 +48,7 @@ def unit_write_spec(config: JobConfig, job_plan, reader, graph_dir: str, staging
         staging_dir=staging,
         splits=config.output.splits,
         compression=config.output.compression,
+        gzip_level=config.output.gzip_level,
         unit_count=len(job_plan.units),
         vocabulary_features=[n for n, f in config.features.items() if f.transform_kind.counts_oov],
         unseen_ids={n: f.transform_kind.unseen_id(f) for n, f in config.features.items()

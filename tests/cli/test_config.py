@@ -86,6 +86,14 @@ def test_unknown_key_and_bad_splits(tmp_path):
         load_config(write(tmp_path, GOOD + "  splits: {train: 0.6, eval: 0.3}\n"))
 
 
+@pytest.mark.parametrize("level", ["0", "10", "-1", "fast", "2.5"])
+def test_a_gzip_level_outside_deflates_is_refused_naming_the_key(tmp_path, level):
+    with pytest.raises(ConfigError, match=r"job.yaml:9: output.gzip_level"):
+        load_config(write(tmp_path, GOOD + f"  gzip_level: {level}\n"))
+    assert load_config(write(tmp_path, GOOD + "  gzip_level: 9\n")).output.gzip_level == 9
+    assert load_config(write(tmp_path, GOOD)).output.gzip_level == 2
+
+
 # Issue 42 item 3: a misspelt key is answered with the known key of that mapping it is closest to. Each case: a
 # config with every section, where one real key (dotted path) is replaced by a misspelling of it.
 _FULL = {"name": "t", "input": {"format": "csv", "paths": ["a.csv"], "header": True, "delimiter": ";"},

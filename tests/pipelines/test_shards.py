@@ -6,7 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dirty_csv import job_config, make_inputs
 from example_job import REPO
+from run_output import files_of
 
 from skewless.config import parse_input, load_config
 from skewless.pipelines.reading.columns import RawColumn
@@ -125,7 +127,7 @@ def test_shard_writer_writes_the_bytes_tensorflow_writes(tmp_path, compression):
     rng = np.random.default_rng(7)
     records = [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in rng.integers(0, 300, 500)]
     records[3] = b""
-    ours = ShardWriter(str(tmp_path / "ours"), compression)
+    ours = ShardWriter(str(tmp_path / "ours"), compression, 2)
     for block in (records[:123], records[123:]):
         lengths = np.array([len(r) for r in block], np.int64)
         ours.write_records(Records(np.frombuffer(b"".join(block), np.uint8), lengths))
@@ -157,8 +159,8 @@ def test_gzip_shards_are_the_same_bytes_however_written(tmp_path):
     records = [rng.choice(np.frombuffer(b"abcd,Married", np.uint8), int(n)).tobytes()
                for n in rng.integers(0, 2_000, 3_000)]
 
-    def written(name, threaded, block_records):
-        writer = ShardWriter(str(tmp_path / name), "gzip", threaded=threaded)
+    def written(name, threaded, block_records, level=2):
+        writer = ShardWriter(str(tmp_path / name), "gzip", level, threaded=threaded)
         for block in (records[i : i + block_records] for i in range(0, len(records), block_records)):
             writer.write_records(Records(np.frombuffer(b"".join(block), np.uint8),
                                          np.array([len(r) for r in block], np.int64)))
@@ -171,6 +173,9 @@ def test_gzip_shards_are_the_same_bytes_however_written(tmp_path):
     assert gzip.decompress(first) == b"".join(
         tfrecord_frames(Records(np.frombuffer(r, np.uint8), np.array([len(r)], np.int64))).tobytes() for r in records)
     assert [r.numpy() for r in tf.data.TFRecordDataset(str(tmp_path / "a"), "GZIP")] == records
+    # another level: other bytes, fewer of them, the same records
+    smaller = written("g", True, 1_000, level=6)
+    assert smaller != first and len(smaller) < len(first) and gzip.decompress(smaller) == gzip.decompress(first)
 
 
 def _records(lengths, seed=11) -> list[bytes]:
@@ -201,3 +206,25 @@ def test_tfrecord_frames_are_the_bytes_tensorflow_writes(tmp_path, records, impl
     framed = frames(Records(np.frombuffer(b"".join(records), np.uint8),
                                      np.array([len(r) for r in records], np.int64)))
     assert framed.dtype == np.uint8 and framed.tobytes() == (tmp_path / "tf").read_bytes()
+
+
+def test_a_job_gzips_its_shards_at_output_gzip_level(tmp_path):
+    """output.gzip_level reaches every shard: level 9 writes other gzip bytes than the default's, of the same
+    records, and the statistics are the same bytes."""
+    import gzip
+
+    from skewless.pipelines import run
+
+    make_inputs(tmp_path)
+    outputs = {}
+    for level in (None, 9):
+        config = job_config(tmp_path, max_bad_fraction=0.2, dir=str(tmp_path / f"out-{level}"))
+        if level is not None:
+            config["output"]["gzip_level"] = level
+        outputs[level] = files_of(run(config).output_dir, ("data", "statistics"))
+    default, nine = outputs[None], outputs[9]
+    shards = sorted(path for path in default if path.startswith("data/"))
+    assert shards and sorted(nine) == sorted(default)
+    assert all(gzip.decompress(nine[path]) == gzip.decompress(default[path]) for path in shards)
+    assert any(nine[path] != default[path] for path in shards)
+    assert all(nine[path] == default[path] for path in default if path.startswith("statistics/"))
