@@ -50,6 +50,7 @@ block only.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import os
@@ -65,7 +66,7 @@ from tensorflow_transform.beam import common as tft_common
 from tensorflow_transform.beam import impl as tft_impl
 from tensorflow_transform.saved import saved_transform_io_v2
 
-from skewless.pipelines.analyze import eager_tables
+from skewless.pipelines.analyze import construction_trace, eager_tables
 from skewless.pipelines.analyze.preprocessing import REUSE_KEY_ATTRIBUTE
 from skewless.pipelines.output.files import folder_digest, is_local, process_folder
 from skewless.pipelines.runner.shared_patch import SharedPatch
@@ -152,7 +153,13 @@ def _create_saved_model(tensor_replacement_map, base_temp_dir, preprocessing_fn,
         key = reuse_key(preprocessing_fn, input_signature, output_keys_to_name_map, save_options)
         if key and tensor_replacement_map is not None:
             key = _with_results(key, tensor_replacement_map, base_temp_dir)
-    module = _kept_module(key) if key and _IN_MEMORY.active() else None
+    in_memory = _IN_MEMORY.active()
+    module = _kept_module(key) if key and in_memory else None
+    if module is None and in_memory and tensor_replacement_map is None:
+        module = construction_trace.analysis_graph(base_temp_dir, preprocessing_fn, input_signature,
+                                                   output_keys_to_name_map)
+        if module is not None and key and _reads_only_placeholder_files(module, base_temp_dir):
+            _keep_module(key, module)
     kept = _kept_folder(key) if key and module is None else None
     if module is not None:
         saved_model_dir = tft_common.get_unique_temp_path(base_temp_dir)
@@ -387,8 +394,10 @@ _IN_MEMORY = SharedPatch([(saved_transform_io_v2, "write_v2_saved_model", _write
                          on_restore=_forget_job_modules)
 
 
+@contextlib.contextmanager
 def analysis_graphs_in_memory():
     """While the block runs, tf.Transform's analysis graphs reach the analysis pass in memory, never written
     (`_write_v2_saved_model`, `_loader_init`). Only for a job whose every worker runs in this process
     (`runners.workers_in_this_process`): a worker elsewhere would find no graph in the folder."""
-    return _IN_MEMORY.installed()
+    with _IN_MEMORY.installed(), construction_trace.kept():
+        yield

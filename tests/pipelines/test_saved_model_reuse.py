@@ -15,12 +15,13 @@ from tensorflow_transform.beam import impl as tft_impl
 
 from skewless.config import load_config
 from skewless.pipelines import run
-from skewless.pipelines.analyze import saved_model_reuse
+from skewless.pipelines.analyze import construction_trace, saved_model_reuse
 from skewless.pipelines.analyze.preprocessing import build_preprocessing_fn
 from skewless.pipelines.plan.plan import plan
 from skewless.pipelines.write import loaded_graph
 
 SIGNATURE = {"age": tf.TensorSpec([None], tf.float32)}
+PRUNED = "pruned"
 
 
 def _outputs(result) -> dict:
@@ -30,15 +31,23 @@ def _outputs(result) -> dict:
 @pytest.fixture
 def writes(monkeypatch):
     """The SavedModels tf.Transform itself writes during the test, one per phase (True for the first phase's,
-    whose replacements are None; False for a later one's, the last being the transform graph), and "load" where
-    it loads an analysis graph."""
+    whose replacements are None; False for a later one's, the last being the transform graph), PRUNED where the
+    first phase's analysis graph is pruned from tf.Transform's construction trace instead (in memory,
+    pipelines/analyze/construction_trace.py), and "load" where it loads an analysis graph."""
     written = []
     original_write = tft_impl._create_v2_saved_model
+    original_prune = construction_trace.analysis_graph
     original_load = tft_impl._RunMetaGraphDoFn._make_graph_state
 
     def counted_write(tensor_replacement_map, *rest):
         written.append(tensor_replacement_map is None)
         return original_write(tensor_replacement_map, *rest)
+
+    def counted_prune(*args):
+        module = original_prune(*args)
+        if module is not None:
+            written.append(PRUNED)
+        return module
 
     def counted_load(self, saved_model_dir):
         written.append("load")
@@ -46,6 +55,7 @@ def writes(monkeypatch):
 
     forget_kept_graphs()
     monkeypatch.setattr(tft_impl, "_create_v2_saved_model", counted_write)
+    monkeypatch.setattr(construction_trace, "analysis_graph", counted_prune)
     monkeypatch.setattr(tft_impl._RunMetaGraphDoFn, "_make_graph_state", counted_load)
     yield written
     forget_kept_graphs()
@@ -68,7 +78,7 @@ def loads(monkeypatch):
 
 def test_a_rerun_reuses_the_first_graph_and_writes_the_same_bytes(tmp_path, writes):
     run(example_config(tmp_path / "first", input=SMALL_ROWS))
-    assert writes == [True, "load", False]  # the analysis graph written and loaded, then the final graph
+    assert writes == [PRUNED, "load", False]  # the analysis graph written and loaded, then the final graph
     # another output directory (the kept graph's table names hold the first run's temporary paths)
     config = example_config(tmp_path / "out", input=SMALL_ROWS)
     again = _outputs(run(config))
@@ -77,7 +87,7 @@ def test_a_rerun_reuses_the_first_graph_and_writes_the_same_bytes(tmp_path, writ
     # the same bytes as a process that never kept a graph, to the same directory
     forget_kept_graphs()
     fresh = _outputs(run(config, overwrite=True))
-    assert writes[4:] == [True, "load", False]
+    assert writes[4:] == [PRUNED, "load", False]
     assert fresh == again
 
 
@@ -87,14 +97,14 @@ def test_a_rerun_on_the_same_data_traces_nothing_and_loads_the_graph_once(tmp_pa
     (its tables end with the job), so the first rerun loads it once and later ones get the loaded graph."""
     config = example_config(tmp_path / "out", input=SMALL_ROWS)
     run(config)
-    assert writes == [True, "load", False] and loads == []  # both graphs read in memory
+    assert writes == [PRUNED, "load", False] and loads == []  # both graphs read in memory
     again = _outputs(run(config, overwrite=True))
     assert writes[3:] == [] and len(loads) == 1
     assert _outputs(run(config, overwrite=True)) == again
     assert writes[3:] == [] and len(loads) == 1
     forget_kept_graphs()
     fresh = _outputs(run(config, overwrite=True))
-    assert writes[3:] == [True, "load", False] and len(loads) == 1
+    assert writes[3:] == [PRUNED, "load", False] and len(loads) == 1
     assert fresh == again
 
 
@@ -122,7 +132,7 @@ def test_a_graph_that_reads_a_file_of_its_run_is_not_kept(tmp_path, writes):
     gaps_run(tmp_path / "first")
     shutil.rmtree(tmp_path / "first")
     again, _ = gaps_run(tmp_path / "again")
-    assert writes.count(True) == 2  # traced both times
+    assert writes.count(PRUNED) == 2  # made both times
     forget_kept_graphs()
     fresh, _ = gaps_run(tmp_path / "fresh")
     # the shards (the graphs differ by the output folder their tables are named after)
@@ -134,7 +144,7 @@ def test_a_changed_config_traces_its_graph_anew(tmp_path, writes):
     run(config)
     config["features"] = {**config["features"], "hours_per_week": {"transform": "bucketize", "num_buckets": 5}}
     changed = _outputs(run(config, overwrite=True))
-    assert writes == [True, "load", False] * 2
+    assert writes == [PRUNED, "load", False] * 2
     forget_kept_graphs()
     assert _outputs(run(config, overwrite=True)) == changed
 
@@ -248,7 +258,7 @@ def test_a_rerun_takes_the_analysis_graph_kept_in_memory(tmp_path, writes, saves
     run); the same bytes as a fresh process's."""
     config = example_config(tmp_path / "out", input=SMALL_ROWS)
     run(config)
-    assert len(saves) == 1 and loads == [] and writes == [True, "load", False]
+    assert len(saves) == 1 and loads == [] and writes == [PRUNED, "load", False]
     again = _outputs(run(config, overwrite=True))
     assert len(saves) == 1 and len(loads) == 1 and writes[3:] == []
     assert loads[0].endswith("transform_fn")
@@ -262,7 +272,7 @@ def test_a_later_phase_reading_a_vocabulary_file_is_traced_again(tmp_path, write
     the first phase and the transform graph are reused. The same bytes as a fresh process's."""
     config = tfidf_config(tmp_path)
     run(config)
-    assert writes == [True, "load", False, "load", False]
+    assert writes == [PRUNED, "load", False, "load", False]
     again = files_of(run(config, overwrite=True).output_dir)
     assert writes[5:] == [False, "load"]
     forget_kept_graphs()
