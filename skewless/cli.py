@@ -545,7 +545,7 @@ def export(
         fail(f"{out}: TensorFlow cannot write this store (a SavedModel is written by TensorFlow); export to a local folder and copy it")
     layers.export_serving_model(object_store.local_run(run_dir), model, out, overwrite=overwrite)
     api = layers.read_spec_file(out)["api_signature"] or {}
-    signatures = ", ".join(["serving_default", "predict_raw", "transform_features"] + [api["name"]] * ("name" in api))
+    signatures = ", ".join(["serving_default", "predict_raw", "transform_features", *([api["name"]] if "name" in api else [])])
     left_out = f"; no Classify/Regress API signature: {api['left_out']}" if "left_out" in api else ""
     say(f"exported {out} (signatures: {signatures}){left_out}")
 

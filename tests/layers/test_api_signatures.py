@@ -146,6 +146,20 @@ def test_a_transformed_regression_label_regresses_in_its_own_units(table_runs, t
         "predict_raw", "regression", "serving_default", "transform_features"]
 
 
+def test_an_export_without_an_api_signature_says_why_and_succeeds(table_runs, tmp_path):
+    """A model of two outputs has no Classify or Regress signature: the export is written, exits 0 and says so."""
+    run_dir = table_runs[0]["species"].output_dir
+    inputs, encoded = model_inputs(run_dir)
+    model = keras.Model(inputs, {"p": keras.layers.Dense(3, activation="softmax")(encoded),
+                                 "q": keras.layers.Dense(1)(encoded)})
+    out = tmp_path / "export"
+    result = CliRunner().invoke(app, ["export", run_dir, "--model", _saved(model, tmp_path), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "(signatures: serving_default, predict_raw, transform_features); no Classify/Regress API signature: " \
+        "the classification signature serves a model's one output; the model has 2" in " ".join(result.output.split())
+    assert set(tf.saved_model.load(str(out)).signatures) == {"serving_default", "predict_raw", "transform_features"}
+
+
 def _saved(model, folder) -> str:
     path = str(folder / "model.keras")
     model.save(path)
