@@ -564,8 +564,9 @@ def verify(
     The input's first rows are also read as the source holds them (CSV text untrimmed, JSON booleans, NA
     tokens, lists, dates): the run's shards against the TransformLayer, predict_raw, the export's
     transform_features and the native preprocessor (dense and sparse input), row by row; rows the job
-    quarantined must be refused at serving; with --export, a row's serving_default output alone must equal
-    its output in a batch. Each difference names the path, the feature and the rows (file:line).
+    quarantined must be refused at serving (but for their label alone: serving takes none); with --export, a
+    row's serving_default output alone must equal its output in a batch. Each difference names the path, the
+    feature and the rows (file:line).
 
     Exits 0 when every path is equal, 1 on any difference, 2 when no difference was found but a check
     could not run (each is printed as "could not check: ...").

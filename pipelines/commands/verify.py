@@ -106,8 +106,9 @@ def verify(run_dir: str, sample: int = 1000, export_dir: str | None = None, nati
     The input's first `source_rows` rows are also read as the source holds them (CSV text untrimmed, JSON
     booleans, NA tokens, lists, dates, out-of-range values) and compared row by row: the job's shards against
     the TransformLayer, predict_raw's rule, the export's transform_features and the native preprocessor (dense
-    and sparse input); rows the job quarantined must be refused at serving; with an export, a row's
-    serving_default output alone must equal its output in the batch (`verify_source.check_source_rows`).
+    and sparse input); rows the job quarantined must be refused at serving (but for their label alone: serving
+    takes none); with an export, a row's serving_default output alone must equal its output in the batch
+    (`verify_source.check_source_rows`).
 
     Examples:
         After ``skewless run configs/example.yaml -o out/example``: the graph on 200 sampled rows (and their

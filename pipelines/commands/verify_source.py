@@ -133,11 +133,14 @@ def check_source_rows(run_dir: str, config, job_plan, limit: int, export_dir: st
                 _check_predict_raw(check, export_dir, picked, [wheres[i] for i in dense])
     if native:
         _check_native(check, run_dir, spec, requests, wheres, batch, compare)
-    _check_refused(check, layer, spec, export_dir, quarantined, lists, job_plan.input_config)
+    # serving takes no label: a row quarantined for its label alone is served as any other
+    refusable = [(row, verdict) for row, verdict in quarantined if not _for_the_label(verdict, layer.label)]
+    _check_refused(check, layer, spec, export_dir, refusable, lists, job_plan.input_config)
     if export_dir is not None:
         _check_alone_vs_batched(check, export_dir, requests, wheres)
         try:
-            _check_predict(check, export_dir, job_plan.input_config, rows, verdicts, dict(zip(wheres, requests)))
+            _check_predict(check, export_dir, job_plan.input_config, rows, verdicts, dict(zip(wheres, requests)),
+                           layer.label)
         except Exception as error:  # noqa: BLE001 - reported, the other paths ran
             check.unchecked["skewless predict"] = one_line_reason(error)
     return check
@@ -367,6 +370,11 @@ def _check_refused(check: SourceCheck, layer, spec: dict, export_dir, quarantine
         _add(check, "serving", feature, row, f"quarantined by the job ({verdict.reason}) but served")
 
 
+def _for_the_label(verdict: Verdict, label: str | None) -> bool:
+    """Whether the job quarantined the row for its label (a reason names its column first)."""
+    return label is not None and verdict.reason.startswith(f"{label}: ")
+
+
 # --------------------------------------------------------------------------------- an export's signatures
 
 
@@ -397,9 +405,10 @@ def _check_predict_raw(check: SourceCheck, export_dir: str, requests: list[dict]
 
 
 def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list[HeldRow], verdicts: list[Verdict],
-                   requests: dict[str, dict]) -> None:
+                   requests: dict[str, dict], label: str | None) -> None:
     """`skewless predict` on the first input file's first rows (copied as the file holds them) against
-    serving_default on the same rows' requests: it scores what the job wrote, as serving does, and nothing else."""
+    serving_default on the same rows' requests: it scores what the job wrote, as serving does, and nothing else
+    but rows the job quarantined for their `label` alone (predict reads no label)."""
     if not rows:
         return
     first = [(row, verdict) for row, verdict in zip(rows, verdicts) if row.source == rows[0].source]
@@ -430,7 +439,7 @@ def _check_predict(check: SourceCheck, export_dir: str, input_config, rows: list
         predicted = None if reason is not None else next(scored_rows, None)
         if verdict.outcome == "written" and reason is not None:
             _add(check, "skewless predict", reason.split(":", 1)[0], row, f"the job wrote this row; predict: {reason}")
-        elif verdict.outcome == "quarantined" and predicted is not None:
+        elif verdict.outcome == "quarantined" and predicted is not None and not _for_the_label(verdict, label):
             _add(check, "skewless predict", verdict.reason.split(":", 1)[0], row,
                  f"quarantined by the job ({verdict.reason}) but scored")
         elif predicted is not None and row.where in requests:

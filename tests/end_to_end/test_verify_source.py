@@ -168,6 +168,27 @@ def test_serving_a_row_the_job_quarantines_is_reported(tmp_path, monkeypatch):
     assert 0 < len(found[("serving", "x")]) == result.source.quarantined - 2  # the two bad lines are refused
 
 
+@pytest.mark.parametrize("label", ["maybe", ""], ids=["outside the map", "missing"])
+def test_rows_quarantined_for_their_label_alone_are_served_without_a_difference(tmp_path, label):
+    """Serving and predict take no label: a row the job quarantines for its label (outside label.map, or missing
+    with label.missing: quarantine) is served and scored as any other, and the check still sees the bad number."""
+    write_rows(tmp_path / "rows.csv")
+    header, *lines = (tmp_path / "rows.csv").read_text().splitlines()
+    named = {"0": "no", "1": "yes"}
+    lines = [line.rsplit(",", 1)[0] + "," + named[line.rsplit(",", 1)[1]] if line.count(",") == 4 else line
+             for line in lines]
+    lines[4] = lines[4].rsplit(",", 1)[0] + f",{label}"  # line 6
+    (tmp_path / "rows.csv").write_text("\n".join([header, *lines]) + "\n")
+    run_dir = run({"name": "t", "input": {"format": "csv", "paths": [str(tmp_path / "rows.csv")], "header": True},
+                   "features": FEATURES, "label": {"column": "label", "map": {"no": 0, "yes": 1},
+                                                   "missing": "quarantine"},
+                   "output": {"dir": str(tmp_path / "out"), "shards": 2, "max_bad_fraction": 0.5}}).output_dir
+    export_dir = export_serving_model(run_dir, plain_model(run_dir), tmp_path / "export")
+    result = verify(run_dir, sample=20, export_dir=export_dir, native=False, source_rows=45)
+    assert result.source.quarantined == 2  # line 6's label and line 40's number
+    assert result.source.differences == [], [d.line() for d in result.source.differences]
+
+
 def test_a_serving_parse_that_trims_text_is_reported(tmp_path, monkeypatch):
     """Item 1 from the other side: the job keeps " NJ" (skip_initial_space: false), a serving parse trims it."""
     from skewless.pipelines.commands import verify_source  # the module whose serving parse is replaced
