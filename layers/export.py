@@ -32,10 +32,11 @@ from typing import Iterable, Mapping
 
 import keras
 import numpy as np
+import pyarrow as pa
 import tensorflow as tf
 
 from skewless import interrupt_request, staged_folder
-from skewless.boolean_values import as_number
+from skewless.boolean_values import as_int, as_number
 from skewless.config import load_config
 from skewless.errors import InputError, SchemaError
 from skewless.export_target import SPEC_FILE, check_export_folder, check_model_file
@@ -46,6 +47,7 @@ from skewless.layers.transform_graph import specs_from_json, specs_to_json
 from skewless.layers.transform_layer import TransformLayer
 from skewless.run_directory import RunDirectory
 from skewless.safe_names import signature_argument_name
+from skewless.schemas.row_checks import parse_text
 from skewless.sequence_specs import parse_sequence_examples, split_raw_spec
 
 EXAMPLES = "examples"
@@ -332,18 +334,28 @@ def parse_raw_examples(serialized, raw_feature_spec: Mapping) -> dict:
 
 
 def _fill(feature: tf.train.Feature, value, dtype: tf.DType, what: str) -> None:
-    """One tf.train.Feature holding `value` (a value or a list of them) as `dtype`; a boolean (or its word, as the
-    job reads text) is 1 or 0 in a numeric feature."""
+    """One tf.train.Feature holding `value` (a value or a list of them) as `dtype`; a boolean is 1 or 0 (in a
+    numeric feature, so is its word, as the job reads text; in a text feature, the text "1" or "0", as the job reads
+    a JSON boolean in a string column)."""
     values = np.asarray(value, dtype=object).reshape(-1).tolist()
     try:
         if dtype == tf.string:
-            feature.bytes_list.value.extend(v if isinstance(v, bytes) else str(v).encode() for v in values)
+            feature.bytes_list.value.extend(v if isinstance(v, bytes) else str(as_int(v)).encode() for v in values)
         elif dtype.is_floating:
-            feature.float_list.value.extend(float(as_number(v)) for v in values)
+            feature.float_list.value.extend(float(as_number(_number_text(v, "float"))) for v in values)
         else:
-            feature.int64_list.value.extend(_exact_int(as_number(v)) for v in values)
+            feature.int64_list.value.extend(_exact_int(as_number(_number_text(v, "int"))) for v in values)
     except (TypeError, ValueError):
         raise InputError(f"{what} = {value!r} is not a {dtype.name}") from None
+
+
+def _number_text(value, kind: str):
+    """`value`, but text that the job's number grammar refuses (schemas/row_checks.py: ASCII digits, no `_`
+    separators, which Python's `float` and `int` read) raises ValueError, as the job quarantines it."""
+    if isinstance(value, (str, bytes)) and parse_text(pa.array([value], pa.binary() if isinstance(value, bytes)
+                                                                 else pa.string()), kind).invalid[0]:
+        raise ValueError(value)
+    return value
 
 
 def transform_raw_rows(graph_dir: str | os.PathLike | TransformLayer, rows: Iterable[Mapping]) -> dict[str, np.ndarray]:

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tensorflow_metadata.proto.v0 import schema_pb2
 
+from skewless.boolean_values import as_int
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, InputConfig, JobConfig
 from skewless.pipelines.reading.sequence_input import values_per_row
 from skewless.schemas import load_schema
@@ -395,15 +396,16 @@ def _one_value(column: pa.Array) -> pa.Array:
 
 
 def numbers_as_text(column: pa.Array) -> pa.Array:
-    """A column of numbers (or lists of them) as text, each as Python writes it, as a JSON Lines block mixing
-    numbers and text holds them; any other column as it is."""
+    """A column of numbers or booleans (or lists of them) as text, each as Python writes it, a boolean as 1 or 0
+    (docs/values.md), as a JSON Lines block mixing numbers and text holds them; any other column as it is."""
     if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
         values = numbers_as_text(column.values)
         return column if values is column.values else type(column).from_arrays(column.offsets, values,
                                                                                  mask=column.is_null())
-    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+            or pa.types.is_boolean(column.type)):
         return column
-    return pa.array([None if value is None else repr(value) for value in column.to_pylist()], pa.string())
+    return pa.array([None if value is None else repr(as_int(value)) for value in column.to_pylist()], pa.string())
 
 
 def _as_kind(values: pa.Array, kind: str) -> pa.Array:
