@@ -11,7 +11,7 @@ from skewless.lazy_imports import lazy_import
 from skewless.pipelines.output import files
 from skewless.pipelines.plan.plan import JobPlan, sample_rows
 from skewless.pipelines.reading.columns import raw_schema
-from skewless.redaction import url_without_credentials
+from skewless.redaction import options_without_credentials, url_without_credentials
 from skewless.run_directory import KERAS_PREPROCESSOR_FILE, RunDirectory
 
 # on first use: skewless.layers imports Keras 3, which a job needs only to export the Keras preprocessor
@@ -33,6 +33,9 @@ def write_metadata(config: JobConfig, job_plan: JobPlan, staging: str) -> None:
         kept["input"]["skip_initial_space"] = job_plan.input_config.skip_initial_space
     if kept["input"].get("url"):
         kept["input"]["url"] = url_without_credentials(kept["input"]["url"])
+    # so are runner options that hold a credential (S3's keys): later commands get them as Beam does, from the
+    # environment or their own `--` arguments
+    kept["runner"]["options"] = options_without_credentials(kept["runner"]["options"])
     files.write_bytes(run.config_file, yaml.safe_dump(kept, sort_keys=False).encode())
 
 

@@ -97,10 +97,13 @@ def password(between: str = "") -> str:
     return PIECES[0] + between + PIECES[1]
 
 
-def _with_password(secret: str, in_query: bool = False) -> str:
-    """The shared server's URL (tests/postgres_server.py: it takes any password) holding `secret`."""
+def _with_password(secret: str, in_query: bool | str = False) -> str:
+    """The shared server's URL (tests/postgres_server.py: it takes any password) holding `secret`; `in_query`: as
+    ?password= (or as the key given, which libpq percent-decodes)."""
     url = shared_url()
-    return f"{url}?password={secret}" if in_query else url.replace("postgres@", f"postgres:{secret}@", 1)
+    if in_query:
+        return f"{url}?{'password' if in_query is True else in_query}={secret}"
+    return url.replace("postgres@", f"postgres:{secret}@", 1)
 
 
 def _table() -> None:
@@ -112,7 +115,7 @@ def _table() -> None:
         connection.commit()
 
 
-def postgres_job(secret: str, in_query: bool = False, table: str = "rows") -> Callable[[Path], list]:
+def postgres_job(secret: str, in_query: bool | str = False, table: str = "rows") -> Callable[[Path], list]:
     def make(folder):
         _table()
         config = small_config(folder, input={"format": "sql", "url": _with_password(secret, in_query),
@@ -155,6 +158,18 @@ def _config_url(url: str) -> Callable[[Path], None]:
 
 
 _OLD_URL = f"postgresql://reader:{password()}@db.example:5432/shop?sslmode=require&password={password('-')}"
+# Beam's S3 options as a config gives them (docs/recipes: object stores)
+_S3_KEYS = {"s3_access_key_id": password(), "s3_secret_access_key": password("-"), "s3_session_token": password("_")}
+
+
+def _config_options(options: dict) -> Callable[[Path], None]:
+    """An older run's config.yaml, which kept its runner options as given."""
+    def damage(run):
+        config = yaml.safe_load((run / "config.yaml").read_text())
+        config["runner"]["options"] = options
+        (run / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return damage
+
 
 SECRET_CASES = [
     Case("secrets: a run with the password in the URL", postgres_job(password()), 0, None, issue=41, item=6,
@@ -163,6 +178,16 @@ SECRET_CASES = [
          item=6, writes=("out",), after=keeps_no_password(), printed=shows_no_password),
     Case("secrets: a run with a '#' in the password", postgres_job(password("#")), 0, None, issue=41, item=6,
          writes=("out",), after=keeps_no_password(), printed=shows_no_password),
+    Case("secrets: a run with ?pass%77ord= (libpq decodes the key)", postgres_job(password(), "pass%77ord"), 0,
+         None, issue=41, item=6, writes=("out",), after=keeps_no_password(), printed=shows_no_password),
+    Case("secrets: a missing table, ?%70assword= in the URL", postgres_job(password(), "%70assword", "nothere"), 2,
+         "the database refuses the query", issue=41, item=6, printed=shows_the_user_and_host),
+    Case("secrets: S3 keys in runner.options", lambda f: job(f, small_config(f, runner={"options": _S3_KEYS})), 0,
+         None, issue=41, item=6, writes=("out",), after=keeps_no_password(), printed=shows_no_password),
+    Case("secrets: report of a run whose config.yaml kept S3 keys", damaged(
+        _config_options(_S3_KEYS), lambda f: ["report", str(run_copy(f))]), 0, None, issue=41, item=6, run=True,
+        writes=("run",), after=lambda f: shows_no_password((run_copy(f) / "report.html").read_text()),
+        printed=shows_no_password),
     Case("secrets: a missing table, the password in the URL", postgres_job(password(), table="nothere"), 2,
          "the database refuses the query", issue=41, printed=shows_the_user_and_host),
     Case("secrets: a missing table, ?password= in the URL", postgres_job(password(), True, "nothere"), 2,
