@@ -58,6 +58,7 @@ _UNIT_SUMMARY = "unit-{unit:05d}.json"
 _PARSED_UNIT = "unit-{unit:05d}.arrow"
 _PROGRESS = "{stage}-{unit}"
 _PREDICTIONS = "predictions-{index:05d}-of-{count:05d}.{extension}"
+PREDICTIONS_GLOB = "predictions-*-of-*.*"
 STATISTICS_DIR = "statistics"
 _STATISTICS = "Split-{split}/FeatureStats.pb"  # TFX StatisticsGen's layout, under statistics/
 _STATISTICS_PATTERN = re.compile(r"^Split-(?P<split>.+)/FeatureStats\.pb$")

@@ -21,6 +21,7 @@ loses its run.json first, then its files.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from contextlib import contextmanager
 from typing import Iterable, Iterator
@@ -30,7 +31,21 @@ from apache_beam.io.filesystems import FileSystems
 from skewless import interrupt_request, staged_folder
 from skewless.errors import InputError, OutputError, OutputExistsError, output_exists
 from skewless.pipelines.output import files, object_store
-from skewless.run_directory import RUN_FILE
+from skewless.run_directory import (
+    CONFIG_FILE,
+    DATA_DIR,
+    GRAPH_DIR,
+    KERAS_PREPROCESSOR_CHECK_FILE,
+    KERAS_PREPROCESSOR_FILE,
+    PREDICTIONS_GLOB,
+    QUARANTINE_DIR,
+    QUARANTINE_GLOB,
+    REPORT_FILE,
+    RUN_FILE,
+    SEQUENCE_FILE,
+    SHARD_GLOB,
+    STATISTICS_DIR,
+)
 from skewless.run_summary import PredictionSummary, output_summary
 from skewless.staged_folder import STAGED, staging_name
 
@@ -126,6 +141,36 @@ def check_replaceable(output_dir: str, kind: str) -> None:
         raise OutputError(f"{marker}: cannot read ({error.strerror}), so {output_dir} is not known to be a skewless "
                           f"run; {_only(kind)}") from None
     _check_previous_output(output_dir, summary, marker, kind)
+    added = _added_files(output_dir, kind)
+    if added:
+        shown = ", ".join(added[:3]) + (", ..." if len(added) > 3 else "")
+        raise OutputError(f"{output_dir}: holds {shown}, which {KINDS[kind]} did not write; --overwrite replaces only "
+                          "a previous output as it was written (move those out, or delete it yourself)")
+
+
+# What a published output holds: by name at its top, and in its folders of files of one kind, by name pattern (the
+# run directory's names, skewless/run_directory.py); a tf.Transform graph's and the statistics' own layouts inside
+_WRITTEN_TOP = {
+    "run": {RUN_FILE, CONFIG_FILE, REPORT_FILE, DATA_DIR, GRAPH_DIR, STATISTICS_DIR, QUARANTINE_DIR, SEQUENCE_FILE,
+            KERAS_PREPROCESSOR_FILE, KERAS_PREPROCESSOR_CHECK_FILE},
+    "applied": {RUN_FILE, CONFIG_FILE, REPORT_FILE, DATA_DIR, GRAPH_DIR, STATISTICS_DIR, QUARANTINE_DIR, SEQUENCE_FILE},
+    "predictions": {RUN_FILE, QUARANTINE_DIR},
+}
+_WRITTEN_INSIDE = {DATA_DIR: SHARD_GLOB, QUARANTINE_DIR: QUARANTINE_GLOB}
+
+
+def _added_files(output_dir: str, kind: str) -> list[str]:
+    """Entries of a previous output of `kind` that it would not have written (a user's NOTES.txt, checkpoints/), by
+    path relative to it."""
+    added = []
+    for name in sorted(os.listdir(output_dir)):
+        path = os.path.join(output_dir, name)
+        if name not in _WRITTEN_TOP[kind] and not (kind == "predictions" and fnmatch.fnmatch(name, PREDICTIONS_GLOB)):
+            added.append(name + "/" * os.path.isdir(path))
+        elif name in _WRITTEN_INSIDE and os.path.isdir(path):
+            added += [f"{name}/{inner}" for inner in sorted(os.listdir(path))
+                      if not fnmatch.fnmatch(inner, _WRITTEN_INSIDE[name]) or not os.path.isfile(os.path.join(path, inner))]
+    return added
 
 
 def _only(kind: str) -> str:

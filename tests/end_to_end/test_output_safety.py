@@ -152,12 +152,13 @@ def test_overwrite_replaces_a_previous_run_or_an_empty_folder(tmp_path, what):
     if what == "previous run":
         first = job.run(small_config(output))
         assert first.rows["read"] == 300
-        (output / "data" / "stale-shard").write_bytes(b"old")
+        # a shard of the previous run's (a run of more shards): replaced; a user's file would refuse the overwrite
+        (output / "data" / "train-00007-of-00008.tfrecord.gz").write_bytes(b"old")
     else:
         output.mkdir()
     result = job.run(small_config(output), overwrite=True)
     assert result.rows == {"read": 300, "written": {"train": 300}, "quarantined": 0}
-    assert not (output / "data" / "stale-shard").exists() and (output / "run.json").exists()
+    assert not (output / "data" / "train-00007-of-00008.tfrecord.gz").exists() and (output / "run.json").exists()
     assert staging_left(tmp_path) == []
 
 

@@ -238,6 +238,22 @@ KIND_CASES = [
     Case("run --overwrite: its input CSV inside the previous output", keep("out", lambda f: (
         shutil.copytree(run_copy(f), f / "out"), csv_job(f, example_csv(f / "out")))[-1]), 2,
         "which this command reads", issue=41, item=2, run=True, after=unchanged("out")),
+    Case("run --overwrite: a previous run holding the user's NOTES.txt and checkpoints/", keep("out", lambda f: (
+        shutil.copytree(run_copy(f), f / "out"), write(f / "out" / "NOTES.txt", "mine"),
+        write(f / "out" / "checkpoints" / "model.keras", b"weights"), job(f, None, "--overwrite"))[-1]), 2,
+        "holds NOTES.txt, checkpoints/, which a run of `skewless run` did not write", issue=41, item=2, run=True,
+        after=unchanged("out")),
+    Case("run --overwrite: a user's file among the previous run's shards", keep("out", lambda f: (
+        shutil.copytree(run_copy(f), f / "out"), write(f / "out" / "data" / "NOTES.txt", "mine"),
+        job(f, None, "--overwrite"))[-1]), 2, "holds data/NOTES.txt, which a run of `skewless run` did not write",
+        issue=41, item=2, run=True, after=unchanged("out")),
+    Case("apply --overwrite: a previous output of apply holding the user's NOTES.txt", keep("out", lambda f: (
+        shutil.copytree(run_copy(f), f / "out"), (f / "out" / "config.yaml").unlink(),
+        set_summary(applied={"run": str(run_copy(f)), "graph_sha256": "0" * 64, "label_left_out": False})(f / "out"),
+        write(f / "out" / "NOTES.txt", "mine"),
+        ["apply", str(run_copy(f)), "--output", str(f / "out"), "--overwrite"])[-1]), 2,
+        "holds NOTES.txt, which an output of `skewless apply` did not write", issue=41, item=2, run=True,
+        after=unchanged("out")),
     Case("export: an output inside the run it reads", keep("run", lambda f: (
         model_file(f), export_args(f, "run/export"))[-1]), 2, "is inside", issue=41, item=2, run=True,
         writes=("model.keras",), after=unchanged("run")),
