@@ -6,9 +6,15 @@ from __future__ import annotations
 import tensorflow_transform as tft
 
 from skewless.config import JobConfig
+from skewless.errors import InputError
+from skewless.lazy_imports import lazy_import
 from skewless.pipelines.write.unit_summary import UnitSummary
 from skewless.run_directory import RunDirectory
 from skewless.safe_names import most_frequent_filename
+
+# on first use: skewless.layers imports Keras 3, which a job reads the graph back with only where a feature's
+# float32 results may have overflowed (tests/cli/test_cli_startup.py checks that a run never loads it otherwise)
+graph_analyzers = lazy_import("skewless.layers.graph_analyzers")
 
 
 def feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[UnitSummary], staging: str) -> dict:
@@ -38,5 +44,21 @@ def feature_report(config: JobConfig, columns, raw_stats: dict, parts: list[Unit
         if feature.fill == "most_frequent" and column in optional:  # a required column has nothing to fill
             entry["most_frequent_file"] = most_frequent_filename(column)
         report[name] = entry
+    _check_float32(config, raw_stats, staging)
     return report
+
+
+def _check_float32(config: JobConfig, raw_stats: dict, staging: str) -> None:
+    """Fails naming the first feature whose tf.Transform analyzer results overflowed float32 on this data
+    (`Transform.float32_problem`): the graph is read back only where the statistics say it may have
+    (`float32_risk`: nothing to read for most configs), before anything is published."""
+    risky = {name: feature for name, feature in config.features.items() if not feature.transform_kind.new_output
+             and feature.transform_kind.float32_risk(feature, raw_stats.get(feature.raw_column(name), {}))}
+    if not risky:
+        return
+    found = graph_analyzers.read_graph_features(RunDirectory(staging).graph_dir)
+    for name, feature in risky.items():
+        problem = feature.transform_kind.float32_problem(found[name]) if name in found else None
+        if problem:
+            raise InputError(f"transformed feature {name!r}: {problem}; nothing was written")
 

@@ -207,6 +207,15 @@ class Transform:
         """Fields of its run.json entry beyond the statistics (`graph`: the run's TFTransformOutput)."""
         return {}
 
+    def float32_risk(self, feature, statistics: dict) -> bool:
+        """Whether tf.Transform's float32 analyzers may overflow on a raw column of these statistics (run.json's,
+        float64): the job then reads the graph's results back (`float32_problem`) before it publishes."""
+        return False
+
+    def float32_problem(self, graph_feature) -> str | None:
+        """What is wrong with the graph's analyzer results for this feature (its `GraphFeature`), or None."""
+        return None
+
     def dates_in(self, feature) -> str | None:
         """The time zone on whose wall clock its raw values are dates (the statistics show their date range), or
         None: its values are no dates."""

@@ -8,6 +8,7 @@ from skewless.lazy_imports import lazy_import
 from skewless.transforms.base import not_built_by
 from skewless.transforms.numeric import CLIP, CLIP_OPS, ELEMENTWISE, KEY, NumericTransform
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 # on first use: loading a config reads this registry without TensorFlow; a builder loads what it calls
 tft = lazy_import("tensorflow_transform")
 standardize_layers = lazy_import("skewless.layers.standardize")
@@ -31,6 +32,21 @@ class ZScore(NumericTransform):
 
     def native_scale(self, plan, graph) -> str | None:
         return standardized(plan, graph, "z_score")
+
+    def float32_risk(self, feature, statistics: dict) -> bool:
+        # tf.Transform sums squared deviations in float32 by batch: values whose squares summed over the rows come
+        # near float32's largest overflow there (measured: a deviation of 2e18 over 400 rows), well before the
+        # variance itself would
+        std, count = statistics.get("std"), statistics.get("count") or 0
+        return std is not None and std * std * max(count, 1) > FLOAT32_MAX * 1e-3
+
+    def float32_problem(self, graph_feature) -> str | None:
+        variance = graph_feature.constant("Sqrt", 0)
+        if variance is None or (np.isfinite(np.float32(variance)) and np.float32(variance) < FLOAT32_MAX):
+            return None
+        return (f"its variance overflowed float32 in tf.Transform's analyzer (the graph holds {np.float32(variance)}, "
+                "so every z-score would be divided by a wrong deviation); clip the feature's values "
+                "(`clip: [low, high]`) or rescale them before the job")
 
     def label_statistics(self, graph) -> dict[str, float] | None:
         return mean_and_deviation(graph)

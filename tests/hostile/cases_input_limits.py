@@ -229,6 +229,18 @@ VALUE_CASES = [
         b"a,x\n" + b"".join(b"%d,%s\n" % (i, {5: b"3e38", 9: b"-3e38"}.get(i, b"%d.5" % i)) for i in range(400)),
         {"a": {"transform": "z_score"}, "x": {"transform": "scale_0_1"}}, "csv"), 2,
         "transformed feature 'x': its transform gives nan", issue=41, item=10, writes=("x.csv",)),
+    Case("z_score of values 1e18..9e18 (tf.Transform's float32 variance overflows)", lines_job(
+        b"a,x\n" + b"".join(b"%d,%de18\n" % (i, 1 + i % 9) for i in range(400)),
+        {"a": {"transform": "z_score"}, "x": {"transform": "z_score"}}, "csv"), 2,
+        "transformed feature 'x': its variance overflowed float32", issue=41, item=10, writes=("x.csv",)),
+    Case("z_score of values 1e18..9e18, clipped: still refused (the clip leaves the overflow)", lines_job(
+        b"a,x\n" + b"".join(b"%d,%de18\n" % (i, 1 + i % 9) for i in range(400)),
+        {"a": {"transform": "z_score"}, "x": {"transform": "z_score", "clip": [0, 1e19]}}, "csv"), 2,
+        "transformed feature 'x': its variance overflowed float32", issue=41, item=10, writes=("x.csv",)),
+    Case("z_score of values 1e8..9e8: written, no overflow", lines_job(
+        b"a,x\n" + b"".join(b"%d,%de8\n" % (i, 1 + i % 9) for i in range(400)),
+        {"a": {"transform": "z_score"}, "x": {"transform": "z_score"}}, "csv"), 0, None, issue=41, item=10,
+        writes=("x.csv", "out")),
     Case("scale_0_1 label over -3e38..3e38", lines_job(
         b"a,y\n" + b"".join(b"%d,%s\n" % (i, {5: b"3e38", 9: b"-3e38"}.get(i, b"%d.5" % i)) for i in range(400)),
         {"a": {"transform": "z_score"}}, "csv", {"column": "y", "transform": "scale_0_1"}), 2,
