@@ -6,7 +6,9 @@ it: the rename fails while another run's claim exists. Each holds an ``owner`` r
 start time and the boot it started in, so a pid that another process took since is no owner), a random token
 (also in the claim folder's name) and the identity (device, inode) of the folder it was written in. Only a folder
 whose record matches it is skewless's: a folder merely named like one (``out.staging-backup``, a copy of a
-claim) is never removed, by a run or by `skewless clean`.
+claim) is never removed, by a run or by `skewless clean`. The claiming process also holds its owner file locked
+(`flock`) while it holds the claim: a claim whose lock is held is live whatever its pid says here, as for a run in
+another PID namespace (a container sharing the volume), whose pid means another process, or none, on this side.
 
 Publishing swaps the staged folder with a replaced output in one rename (``RENAME_EXCHANGE``) where the kernel
 has it, so the output path holds the old output or the new one, whole, at every moment; the old one then goes
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import json
 import os
 import re
@@ -36,6 +39,8 @@ _RECORD_KIND = "skewless staging claim"
 # the tokens of the claims this process holds (a record naming this process is live only while listed here)
 _LIVE_TOKENS: set[str] = set()
 _LIVE_LOCK = threading.Lock()
+# token -> the descriptor of its claim's owner file, which this process holds locked while it holds the claim
+_LOCKED: dict[str, int] = {}
 
 
 def staging_name(output_dir: str) -> str:
@@ -97,15 +102,20 @@ def read_owner(folder: str, token: str | None = None) -> dict | None:
         return None
     if not isinstance(record.get("token"), str) or (token is not None and record["token"] != token):
         return None
+    record["path"] = folder
     return record
 
 
 def owner_alive(record: dict) -> bool:
-    """Whether the process that wrote `record` still runs: the same pid, started at the same time, in this boot."""
+    """Whether the process that wrote `record` still runs: its owner file locked (`_lock_held`: a run in another PID
+    namespace too), or the same pid, started at the same time, in this boot (a record of an older skewless, a
+    filesystem whose locks cannot be told)."""
     pid = record["pid"]
     if pid == os.getpid() and record.get("started") == _start_time(pid):
         with _LIVE_LOCK:
             return record["token"] in _LIVE_TOKENS  # this process: a claim it still holds (a notebook's other run)
+    if "path" in record and _lock_held(record["path"]):
+        return True
     started = _start_time(pid)
     if started is not None:
         return started == record.get("started") and _boot_id() == record.get("boot")
@@ -118,6 +128,43 @@ def owner_alive(record: dict) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _lock_held(folder: str) -> bool | None:
+    """Whether a process holds `folder`'s owner file locked (a live claim, in any PID namespace of this kernel), or
+    None where that cannot be told (no such file, a filesystem without locks)."""
+    try:
+        descriptor = os.open(os.path.join(folder, OWNER_FILE), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)  # and with it the lock just taken, if it was free
+    return False
+
+
+def _hold_lock(folder: str, token: str) -> None:
+    """Locks `folder`'s owner file for as long as this process holds the claim (`release` unlocks it)."""
+    descriptor = os.open(os.path.join(folder, OWNER_FILE), os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        return  # a filesystem without locks: the pid tells, as for an older record
+    with _LIVE_LOCK:
+        _LOCKED[token] = descriptor
+
+
+def _unlock(token: str) -> None:
+    with _LIVE_LOCK:
+        descriptor = _LOCKED.pop(token, None)
+    if descriptor is not None:
+        os.close(descriptor)
 
 
 # ---------------------------------------------------------------------------------------------------- claiming
@@ -138,6 +185,7 @@ def claim(output_dir: str) -> str:
         with open(os.path.join(candidate, OWNER_FILE + ".tmp"), "w") as handle:
             handle.write(json.dumps(_owner_record(candidate, token)))
         os.rename(os.path.join(candidate, OWNER_FILE + ".tmp"), os.path.join(candidate, OWNER_FILE))
+        _hold_lock(candidate, token)
         os.mkdir(os.path.join(candidate, STAGED))
     except OSError as error:
         _forget(candidate, token)
@@ -162,12 +210,14 @@ def release(claimed: str) -> None:
     if record is not None:
         with _LIVE_LOCK:
             _LIVE_TOKENS.discard(record["token"])
+        _unlock(record["token"])
 
 
 def _forget(candidate: str, token: str) -> None:
     shutil.rmtree(candidate, ignore_errors=True)
     with _LIVE_LOCK:
         _LIVE_TOKENS.discard(token)
+    _unlock(token)
 
 
 def _what(path: str) -> str:

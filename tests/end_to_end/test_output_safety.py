@@ -200,3 +200,36 @@ def test_relative_output_on_the_command_line_is_relative_to_the_current_director
     assert from_config.returncode == 0, from_config.stderr[-2000:]
     assert (tmp_path / "configs" / "set" / "out" / "run.json").exists()
     assert not (tmp_path / "here" / "set").exists()
+
+
+def test_a_claim_held_by_a_run_in_another_pid_namespace_is_live(tmp_path):
+    """A run in a container sharing the volume records its own namespace's pid (often 1), which here is another
+    process or none; its owner file, locked while it holds the claim, still shows it live: `clean` and another
+    run refuse, and once it has ended the claim is cleaned."""
+    import json
+    import subprocess
+    import sys
+
+    from skewless.errors import OutputExistsError
+
+    out = tmp_path / "out"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from skewless import staged_folder\n"
+        f"staged_folder.claim({str(out)!r}); print('claimed', flush=True); sys.stdin.read()")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "claimed"
+        owner = Path(staged_folder.staging_name(str(out))) / staged_folder.OWNER_FILE
+        record = json.loads(owner.read_text())
+        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        with open(owner, "r+") as handle:  # the same file (its lock stays): the pid as the other namespace saw it
+            handle.write(json.dumps({**record, "pid": int(gone.stdout), "started": 1}))
+            handle.truncate()
+        with pytest.raises(OutputExistsError, match="a running skewless"):
+            staged_folder.clean(str(out))
+        with pytest.raises(OutputExistsError, match="another skewless run"):
+            staged_folder.claim(str(out))
+        assert owner.exists()
+    finally:
+        holder.communicate("")
+    assert staged_folder.clean(str(out)) == [staged_folder.staging_name(str(out))]
