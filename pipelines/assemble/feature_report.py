@@ -11,6 +11,7 @@ from skewless.lazy_imports import lazy_import
 from skewless.pipelines.write.unit_summary import UnitSummary
 from skewless.run_directory import RunDirectory
 from skewless.safe_names import most_frequent_filename
+from skewless.transforms import TRANSFORMS
 
 # on first use: skewless.layers imports Keras 3, which a job reads the graph back with only where a feature's
 # float32 results may have overflowed (tests/cli/test_cli_startup.py checks that a run never loads it otherwise)
@@ -52,13 +53,18 @@ def _check_float32(config: JobConfig, raw_stats: dict, staging: str) -> None:
     """Fails naming the first feature whose tf.Transform analyzer results overflowed float32 on this data
     (`Transform.float32_problem`): the graph is read back only where the statistics say it may have
     (`float32_risk`: nothing to read for most configs), before anything is published."""
-    risky = {name: feature for name, feature in config.features.items() if not feature.transform_kind.new_output
+    risky = {name: feature.transform_kind for name, feature in config.features.items()
+             if not feature.transform_kind.new_output
              and feature.transform_kind.float32_risk(feature, raw_stats.get(feature.raw_column(name), {}))}
+    label = config.label
+    if label is not None and label.transform in TRANSFORMS and TRANSFORMS[label.transform].float32_risk(
+            None, raw_stats.get(label.column, {})):
+        risky[label.column] = TRANSFORMS[label.transform]
     if not risky:
         return
     found = graph_analyzers.read_graph_features(RunDirectory(staging).graph_dir)
-    for name, feature in risky.items():
-        problem = feature.transform_kind.float32_problem(found[name]) if name in found else None
+    for name, transform in risky.items():
+        problem = transform.float32_problem(found[name]) if name in found else None
         if problem:
             raise InputError(f"transformed feature {name!r}: {problem}; nothing was written")
 

@@ -237,6 +237,10 @@ VALUE_CASES = [
         b"a,x\n" + b"".join(b"%d,%de18\n" % (i, 1 + i % 9) for i in range(400)),
         {"a": {"transform": "z_score"}, "x": {"transform": "z_score", "clip": [0, 1e19]}}, "csv"), 2,
         "transformed feature 'x': its variance overflowed float32", issue=41, item=10, writes=("x.csv",)),
+    Case("z_score label of values 1e18..9e18 (tf.Transform's float32 variance overflows)", lines_job(
+        b"a,y\n" + b"".join(b"%d,%de18\n" % (i, 1 + i % 9) for i in range(400)),
+        {"a": {"transform": "z_score"}}, "csv", {"column": "y", "transform": "z_score"}), 2,
+        "transformed feature 'y': its variance overflowed float32", issue=41, item=10, writes=("x.csv",)),
     Case("z_score of values 1e8..9e8: written, no overflow", lines_job(
         b"a,x\n" + b"".join(b"%d,%de8\n" % (i, 1 + i % 9) for i in range(400)),
         {"a": {"transform": "z_score"}, "x": {"transform": "z_score"}}, "csv"), 0, None, issue=41, item=10,
