@@ -326,7 +326,7 @@ def run(
     output_dir = job_config.output.dir
     # said before TensorFlow is imported, as the next check; the job checks what the config reads again
     check_not_input(output_dir, files=[os.path.abspath(config)])
-    if not overwrite and "://" not in output_dir and os.path.exists(output_dir):
+    if not overwrite and "://" not in output_dir and os.path.lexists(output_dir):  # a dangling link is there too
         # said before TensorFlow is imported, in a moment; the job checks again on any filesystem
         raise output_exists(output_dir)
     # so are the input paths and columns, where that needs no Beam (a CSV header is read in milliseconds)
@@ -381,7 +381,7 @@ def apply(
     if "://" not in output:
         output = os.path.abspath(output)
         check_not_input(output, folders=[run_dir])  # said before TensorFlow is imported; the job checks again
-        if not overwrite and os.path.exists(output):
+        if not overwrite and os.path.lexists(output):
             raise output_exists(output)
     _check_input_paths(inputs)
     runtime.import_tf_transform_stack("tensorflow", "tensorflow_transform", "apache_beam")
@@ -427,7 +427,7 @@ def predict(
     if "://" not in output:
         output = os.path.abspath(output)
         check_not_input(output, folders=[export_dir], files=inputs)  # before TensorFlow is imported; predict again
-        if not overwrite and os.path.exists(output):
+        if not overwrite and os.path.lexists(output):
             raise output_exists(output)
     _check_input_paths(inputs)
     runtime.import_frozen("tensorflow", "apache_beam")

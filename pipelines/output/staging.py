@@ -73,8 +73,8 @@ class StagedOutput:
         staged_folder.check_not_input(output_dir, *self._reads)
         if overwrite:
             self._check_replaceable(output_dir)  # again at publish time: something else may appear there meanwhile
-        elif files.exists(output_dir):
-            raise output_exists(output_dir)
+        elif os.path.lexists(output_dir) if files.is_local(output_dir) else files.exists(output_dir):
+            raise output_exists(output_dir)  # a dangling link too: publishing would be refused at the end
 
     def _check_replaceable(self, output_dir: str) -> None:
         staged_folder.check_not_input(output_dir, *self._reads)

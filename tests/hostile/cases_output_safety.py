@@ -204,6 +204,10 @@ def export_args(folder: Path, out: str = "exported", model: str = "model.keras",
     return ["export", str(run_copy(folder)), "--model", str(folder / model), "--output", str(folder / out), *extra]
 
 
+def dangling_link_left(folder: Path) -> None:
+    assert (folder / "out").is_symlink() and not (folder / "nowhere").exists()
+
+
 def predict_args(folder: Path, output: Path) -> list:
     return ["predict", str(exported(folder)), "--input", str(example_csv(folder)), "--output", str(output),
             "--overwrite"]
@@ -238,6 +242,9 @@ KIND_CASES = [
     Case("run --overwrite: its input CSV inside the previous output", keep("out", lambda f: (
         shutil.copytree(run_copy(f), f / "out"), csv_job(f, example_csv(f / "out")))[-1]), 2,
         "which this command reads", issue=41, item=2, run=True, after=unchanged("out")),
+    Case("run: the output is a dangling link (refused before the job, the link left)", lambda f: (
+        (f / "out").symlink_to(f / "nowhere"), job(f))[-1], 2, "output directory exists", issue=41, item=2,
+        writes=("out",), after=dangling_link_left),
     Case("run --overwrite: a previous run holding the user's NOTES.txt and checkpoints/", keep("out", lambda f: (
         shutil.copytree(run_copy(f), f / "out"), write(f / "out" / "NOTES.txt", "mine"),
         write(f / "out" / "checkpoints" / "model.keras", b"weights"), job(f, None, "--overwrite"))[-1]), 2,
