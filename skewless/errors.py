@@ -4,6 +4,7 @@ The CLI turns any `SkewlessError` into one line on stderr and exit code 2, so ev
 what went wrong and where (file, line, column or feature) without a traceback.
 """
 
+import errno
 import re
 
 
@@ -62,6 +63,19 @@ def own_message(error: SkewlessError) -> str:
     return _BEAM_STEP.sub("", str(error))
 
 
+def _disk_full(error: BaseException) -> BaseException | None:
+    """The error, or one it was raised from, that is a full disk (ENOSPC), also as Beam passes it on: the text of
+    an OSError re-raised from a pipeline step ("OSError: [Errno 28] No space left on device [while running ..."); or
+    None."""
+    seen = []
+    while error is not None and error not in seen:
+        seen.append(error)
+        if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or f"[Errno {errno.ENOSPC}]" in str(error):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
 # the most of an unexpected error's message its line shows; --debug shows all of it
 MESSAGE_CHARACTERS = 500
 
@@ -77,6 +91,11 @@ def one_line(error: BaseException, where: str) -> str:
         cause = cause.__cause__ or cause.__context__
     if cause is not None:  # ours, raised in a Beam worker and wrapped by Beam on the way out
         return own_message(cause).splitlines()[0]
+    full = _disk_full(error)
+    if full is not None:
+        return (f"{getattr(full, 'filename', None) or where}: No space left on device: the disk where the command "
+                "writes is full (its output's staging folder beside the output, or the temporary folder); free "
+                "space and run it again (what the output path held is unchanged)")
     filename = getattr(error, "filename", None)
     if isinstance(error, OSError) and filename:
         return f"{filename}: {error.strerror or error}"

@@ -1,6 +1,8 @@
 """Every command answers a bad input it is given with one line naming the file and exit code 2;
 `SKEWLESS_DEBUG=1` shows the traceback instead (issue 15, item 7)."""
 
+import errno
+
 import pytest
 from commands import cli
 
@@ -82,3 +84,23 @@ def test_an_unexpected_errors_long_message_is_cut_in_its_line():
                     "(rerun with --debug for the traceback)")
     short = one_line(ValueError("x" * MESSAGE_CHARACTERS), "job.yaml")
     assert "more characters" not in short and "x" * MESSAGE_CHARACTERS in short
+
+
+@pytest.mark.parametrize("error", [
+    OSError(errno.ENOSPC, "No space left on device"),
+    RuntimeError("OSError: [Errno 28] No space left on device [while running 'TransformAndWrite/WriteParts']"),
+    RuntimeError("a step failed"),
+], ids=["an OSError", "Beam's text of one", "raised from one"])
+def test_a_full_disk_is_named_as_one_and_where_the_command_writes(error):
+    if str(error) == "a step failed":
+        try:
+            try:
+                raise OSError(errno.ENOSPC, "No space left on device", "/out.staging/run/data/x")
+            except OSError as cause:
+                raise error from cause
+        except RuntimeError as raised:
+            error = raised
+    line = one_line(error, "job.yaml")
+    named = "/out.staging/run/data/x" if str(error) == "a step failed" else "job.yaml"  # the file, where one is named
+    assert line.startswith(f"{named}: No space left on device: the disk where the command writes is full")
+    assert "staging folder" in line and "unchanged" in line
