@@ -397,7 +397,8 @@ _IN_MEMORY = SharedPatch([(saved_transform_io_v2, "write_v2_saved_model", _write
 @contextlib.contextmanager
 def analysis_graphs_in_memory():
     """While the block runs, tf.Transform's analysis graphs reach the analysis pass in memory, never written
-    (`_write_v2_saved_model`, `_loader_init`). Only for a job whose every worker runs in this process
+    (`_write_v2_saved_model`, `_loader_init`), the first phase's pruned from tf.Transform's construction trace
+    (`construction_trace`). Only for a job whose every worker runs in this process
     (`runners.workers_in_this_process`): a worker elsewhere would find no graph in the folder."""
     with _IN_MEMORY.installed(), construction_trace.kept():
         yield
