@@ -7,8 +7,9 @@ quarantine files, the run's config.yaml, report.html, progress lines and `inspec
 What is cut is chosen to leak nothing even from a URL a driver would misread: the user information runs to the
 *last* "@" (a raw "@", "/", "#" or "%zz" in a password is still cut whole), and the password parameters
 (`password=`, `sslpassword=`, their keys compared percent-decoded as libpq reads them: `pass%77ord=`) go before
-that "@" is looked for, so an "@" inside one cannot be taken for the end of the user information. The URL that remains still works where the password comes from elsewhere
-(libpq's PGPASSWORD, a service file, ~/.pgpass: docs/recipes/sql.md).
+that "@" is looked for, so an "@" inside one cannot be taken for the end of the user information. The URL that
+remains still works where the password comes from elsewhere (libpq's PGPASSWORD, a service file, ~/.pgpass:
+docs/recipes/sql.md). Runner options named for a credential (`options_without_credentials`) are not kept either.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ _SECRET_OPTION_NAME = (r"[A-Za-z0-9_.-]*(?:secret|password|passwd|_token(?!s)|cr
                        r"|access_key|private_key|api_key)[A-Za-z0-9_]*")
 _SECRET_OPTION = re.compile(rf"^{_SECRET_OPTION_NAME}$", re.IGNORECASE)
 # YAML's `name: value`, a flag's `--name=value`, a dict's `'name': 'value'`
-_SECRET_OPTION_IN_TEXT = re.compile(rf"(?<![\w.-])({_SECRET_OPTION_NAME}['\"]?(?:=|:[ \t]*))(['\"]?[^\s,}}'\"]+['\"]?)",
-                                    re.IGNORECASE)
+_SECRET_OPTION_IN_TEXT = re.compile(
+    rf"(?<![\w.-])({_SECRET_OPTION_NAME}['\"]?(?:=|:[ \t]*))(['\"]?[^\s,}}'\"]+['\"]?)", re.IGNORECASE)
 # schemes of local files, whose "user information" would be a path
 _LOCAL_SCHEMES = ("duckdb", "file")
 

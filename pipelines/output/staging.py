@@ -168,8 +168,9 @@ def _added_files(output_dir: str, kind: str) -> list[str]:
         if name not in _WRITTEN_TOP[kind] and not (kind == "predictions" and fnmatch.fnmatch(name, PREDICTIONS_GLOB)):
             added.append(name + "/" * os.path.isdir(path))
         elif name in _WRITTEN_INSIDE and os.path.isdir(path):
+            pattern = _WRITTEN_INSIDE[name]
             added += [f"{name}/{inner}" for inner in sorted(os.listdir(path))
-                      if not fnmatch.fnmatch(inner, _WRITTEN_INSIDE[name]) or not os.path.isfile(os.path.join(path, inner))]
+                      if not (fnmatch.fnmatch(inner, pattern) and os.path.isfile(os.path.join(path, inner)))]
     return added
 
 
