@@ -148,11 +148,11 @@ def shows_the_user_and_host(text: str) -> None:
     assert "postgresql://postgres@127.0.0.1:" in text, text[-2000:]
 
 
-def _config_url(url: str) -> Callable[[Path], None]:
-    """An older run's config.yaml, which kept the URL as given (password and all)."""
+def _config_kept(section: str, key: str, value) -> Callable[[Path], None]:
+    """An older run's config.yaml, which kept `section.key` as given (a URL's password, runner options' keys)."""
     def damage(run):
         config = yaml.safe_load((run / "config.yaml").read_text())
-        config["input"]["url"] = url
+        config[section][key] = value
         (run / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return damage
 
@@ -160,15 +160,6 @@ def _config_url(url: str) -> Callable[[Path], None]:
 _OLD_URL = f"postgresql://reader:{password()}@db.example:5432/shop?sslmode=require&password={password('-')}"
 # Beam's S3 options as a config gives them (docs/recipes: object stores)
 _S3_KEYS = {"s3_access_key_id": password(), "s3_secret_access_key": password("-"), "s3_session_token": password("_")}
-
-
-def _config_options(options: dict) -> Callable[[Path], None]:
-    """An older run's config.yaml, which kept its runner options as given."""
-    def damage(run):
-        config = yaml.safe_load((run / "config.yaml").read_text())
-        config["runner"]["options"] = options
-        (run / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    return damage
 
 
 SECRET_CASES = [
@@ -185,7 +176,8 @@ SECRET_CASES = [
     Case("secrets: S3 keys in runner.options", lambda f: job(f, small_config(f, runner={"options": _S3_KEYS})), 0,
          None, issue=41, item=6, writes=("out",), after=keeps_no_password(), printed=shows_no_password),
     Case("secrets: report of a run whose config.yaml kept S3 keys", damaged(
-        _config_options(_S3_KEYS), lambda f: ["report", str(run_copy(f))]), 0, None, issue=41, item=6, run=True,
+        _config_kept("runner", "options", _S3_KEYS), lambda f: ["report", str(run_copy(f))]), 0, None,
+        issue=41, item=6, run=True,
         writes=("run",), after=lambda f: shows_no_password((run_copy(f) / "report.html").read_text()),
         printed=shows_no_password),
     Case("secrets: a missing table, the password in the URL", postgres_job(password(), table="nothere"), 2,
@@ -207,11 +199,13 @@ SECRET_CASES = [
         features={"a": {"transform": "z_score"}}, label=None)), 2, "input.url postgresql://u@127.0.0.1:9/db t",
         issue=41, item=6, printed=shows_no_password),
     Case("secrets: report of a run whose config.yaml kept a password", damaged(
-        _config_url(_OLD_URL), lambda f: ["report", str(run_copy(f))]), 0, None, issue=41, item=6, run=True,
+        _config_kept("input", "url", _OLD_URL), lambda f: ["report", str(run_copy(f))]), 0, None,
+        issue=41, item=6, run=True,
         writes=("run",), after=lambda f: shows_no_password((run_copy(f) / "report.html").read_text()),
         printed=shows_no_password),
     Case("secrets: inspect of a run whose config.yaml kept a password", damaged(
-        _config_url(_OLD_URL), lambda f: ["inspect", str(run_copy(f))]), 0, None, issue=41, run=True,
+        _config_kept("input", "url", _OLD_URL), lambda f: ["inspect", str(run_copy(f))]), 0, None,
+        issue=41, run=True,
         writes=("run",), printed=shows_no_password),
 ]
 
