@@ -30,6 +30,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from skewless import interrupt_request, staged_folder
 from skewless.errors import InputError, OutputError, OutputExistsError, output_exists
+from skewless.output_formats import OUTPUT_FORMATS, output_format
 from skewless.pipelines.output import files, object_store
 from skewless.run_directory import (
     CONFIG_FILE,
@@ -42,7 +43,6 @@ from skewless.run_directory import (
     QUARANTINE_GLOB,
     REPORT_FILE,
     RUN_FILE,
-    SEQUENCE_FILE,
     SHARD_GLOB,
     STATISTICS_DIR,
 )
@@ -149,23 +149,30 @@ def check_replaceable(output_dir: str, kind: str) -> None:
 
 
 # What a published output holds: by name at its top, and in its folders of files of one kind, by name pattern (the
-# run directory's names, skewless/run_directory.py); a tf.Transform graph's and the statistics' own layouts inside
+# run directory's names, skewless/run_directory.py; the run files of each output format, `_format_run_files`); a
+# tf.Transform graph's and the statistics' own layouts inside
 _WRITTEN_TOP = {
-    "run": {RUN_FILE, CONFIG_FILE, REPORT_FILE, DATA_DIR, GRAPH_DIR, STATISTICS_DIR, QUARANTINE_DIR, SEQUENCE_FILE,
+    "run": {RUN_FILE, CONFIG_FILE, REPORT_FILE, DATA_DIR, GRAPH_DIR, STATISTICS_DIR, QUARANTINE_DIR,
             KERAS_PREPROCESSOR_FILE, KERAS_PREPROCESSOR_CHECK_FILE},
-    "applied": {RUN_FILE, CONFIG_FILE, REPORT_FILE, DATA_DIR, GRAPH_DIR, STATISTICS_DIR, QUARANTINE_DIR, SEQUENCE_FILE},
+    "applied": {RUN_FILE, CONFIG_FILE, REPORT_FILE, DATA_DIR, GRAPH_DIR, STATISTICS_DIR, QUARANTINE_DIR},
     "predictions": {RUN_FILE, QUARANTINE_DIR},
 }
 _WRITTEN_INSIDE = {DATA_DIR: SHARD_GLOB, QUARANTINE_DIR: QUARANTINE_GLOB}
 
 
+def _format_run_files() -> set[str]:
+    """The files beside the shards that any output format writes into a run and an applied run (`run_files`)."""
+    return {name for format_name in OUTPUT_FORMATS for name in output_format(format_name).run_files}
+
+
 def _added_files(output_dir: str, kind: str) -> list[str]:
     """Entries of a previous output of `kind` that it would not have written (a user's NOTES.txt, checkpoints/), by
     path relative to it."""
+    written = _WRITTEN_TOP[kind] | (_format_run_files() if kind != "predictions" else set())
     added = []
     for name in sorted(os.listdir(output_dir)):
         path = os.path.join(output_dir, name)
-        if name not in _WRITTEN_TOP[kind] and not (kind == "predictions" and fnmatch.fnmatch(name, PREDICTIONS_GLOB)):
+        if name not in written and not (kind == "predictions" and fnmatch.fnmatch(name, PREDICTIONS_GLOB)):
             added.append(name + "/" * os.path.isdir(path))
         elif name in _WRITTEN_INSIDE and os.path.isdir(path):
             pattern = _WRITTEN_INSIDE[name]

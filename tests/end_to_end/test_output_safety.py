@@ -162,6 +162,21 @@ def test_overwrite_replaces_a_previous_run_or_an_empty_folder(tmp_path, what):
     assert staging_left(tmp_path) == []
 
 
+def test_overwrite_replaces_a_previous_run_holding_an_output_formats_run_files(tmp_path):
+    """A SequenceExample run writes sequence_example.json beside its shards (the format's `run_files`): --overwrite
+    replaces such a run as it replaces any other."""
+    from skewless.output_formats import OUTPUT_FORMATS, output_format
+
+    output = tmp_path / "out"
+    job.run(small_config(output))
+    run_files = {name for format_name in OUTPUT_FORMATS for name in output_format(format_name).run_files}
+    assert run_files
+    for name in run_files:
+        (output / name).write_text("{}")
+    job.run(small_config(output), overwrite=True)
+    assert not any((output / name).exists() for name in run_files) and (output / "run.json").exists()
+
+
 def test_unwritable_output_parent_is_one_line(tmp_path):
     (tmp_path / "a_file").write_bytes(b"x")
     for output, reason in ((tmp_path / "a_file" / "out", f"{tmp_path / 'a_file'} is a file, not a folder"),
