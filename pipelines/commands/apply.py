@@ -29,13 +29,14 @@ from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
 
 from skewless.config import JobConfig, load_config
 from skewless.errors import ConfigError, InputError
-from skewless.input_formats import VALUE_OPTIONS, reader_of
+from skewless.input_formats import FILE_FORMATS, INPUT_FORMATS, VALUE_OPTIONS, reader_of
 from skewless.output_formats import output_format
 from skewless.pipelines.output import files, object_store
 from skewless.pipelines.assemble.launch import pipeline_options, reads, work_started
 from skewless.pipelines.assemble.summary import shared_summary_fields, sum_parts, unit_parts
 from skewless.pipelines.plan.plan import JobPlan, plan
 from skewless.pipelines.output.progress import snapshot
+from skewless.pipelines.reading.files import format_of, told_format
 from skewless.pipelines.reading.sources import RowReader
 from skewless.pipelines.runner import runners
 from skewless.pipelines.runner.one_job_at_a_time import one_job_at_a_time
@@ -88,8 +89,10 @@ def apply(
 ) -> ApplyResult:
     """Transforms `inputs` (default: the run's own input) with the graph of the run at `run_dir`.
 
-    The input is read with the run's input settings (`input_format` replaces the format, `header` whether
-    a CSV's first line names its columns, `columns` a headerless CSV's column names) and its raw column types; rows are checked, split, encoded, sharded and
+    The input is read with the run's input settings (`input_format` replaces the format, which is otherwise
+    what the names of `inputs` say, else the run's; `header` whether a CSV's first line names its columns, by
+    default the run's, or yes where the run read another format; `columns` a headerless CSV's column names)
+    and its raw column types; rows are checked, split, encoded, sharded and
     written as the run's were, into `output_dir`, published whole. `one_split` writes every row to one
     split, "all", instead of the run's splits. `max_bad_fraction` replaces the run's
     ``output.max_bad_fraction`` (new data may deserve a limit of its own). Raises InputError when `run_dir` is
@@ -176,11 +179,15 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
     if inputs:
         # a command-line path is the shell's: relative to the current directory
         raw["input"]["paths"] = [path if "://" in path else os.path.abspath(path) for path in inputs]
+        input_format = input_format or _format_of_new_files(inputs, config.input.format)
     if input_format and input_format != config.input.format:
         # the run's settings for another format do not apply: keep only those every format has
         general = (*VALUE_OPTIONS, "keep_parsed")
         raw["input"] = {"format": input_format, "paths": raw["input"]["paths"],
                         **{key: raw["input"][key] for key in general}}
+        entry = INPUT_FORMATS.get(input_format)  # an unknown format is refused by load_config below
+        if entry and "header|columns" in entry.needs and header is None and not columns:
+            header = True  # a CSV's first line names its columns unless told otherwise, as for `skewless predict`
     if header is not None:
         raw["input"]["header"] = header
     if columns:
@@ -205,6 +212,19 @@ def applied_config(run_dir: str, output_dir: str, inputs: list[str] | None, inpu
     if applied.label is not None and not _has_column(applied, applied.label.column):
         applied = applied.model_copy(update={"label": None})
     return applied
+
+
+def _format_of_new_files(inputs: list[str], run_format: str) -> str:
+    """The format of new files given without one: what their names say (as for `skewless predict`), the run's
+    where they say nothing else and the run read files. Never the run's generator or database, which would read
+    the run's own rows again and leave the new files unread."""
+    named = {told_format(path) for path in inputs} - {None}
+    if named <= {run_format} and run_format in FILE_FORMATS:
+        return run_format
+    if not named:
+        raise ConfigError(f"--input {inputs[0]}: cannot tell the format from the name, and the run read "
+                          f"{run_format} input, not files; pass --format {'|'.join(FILE_FORMATS)}")
+    return format_of(inputs, f"pass --format {'|'.join(FILE_FORMATS)}")
 
 
 def _has_column(config: JobConfig, name: str) -> bool:

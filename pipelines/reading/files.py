@@ -35,20 +35,25 @@ _GLOB_CHARACTERS = re.compile(r"[*?\[]")
 
 def format_of(paths: Sequence[str], remedy: str) -> str:
     """The input format the names' suffixes say (`FormatEntry.suffixes`); all must agree. `remedy` ends the errors."""
-    by_suffix = {suffix: entry.name for entry in INPUT_FORMATS.values() for suffix in entry.suffixes}
     found = set()
     for path in paths:
-        name = path.lower()
-        for suffix in _GZIP_SUFFIXES:
-            name = name.removesuffix(suffix)
-        matches = [fmt for suffix, fmt in by_suffix.items() if name.endswith(suffix)]
-        if not matches:
-            known = ", ".join(by_suffix)
+        told = told_format(path)
+        if told is None:
+            known = ", ".join(suffix for entry in INPUT_FORMATS.values() for suffix in entry.suffixes)
             raise ConfigError(f"{path}: cannot tell the format from the name (expected {known}, optionally .gz); {remedy}")
-        found.add(matches[0])
+        found.add(told)
     if len(found) != 1:
         raise ConfigError(f"the inputs mix formats ({', '.join(sorted(found))}); {remedy}")
     return found.pop()
+
+
+def told_format(path: str) -> str | None:
+    """The input format `path`'s suffix says (a trailing .gz/.gzip aside), or None where it says none."""
+    name = path.lower()
+    for suffix in _GZIP_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return next((entry.name for entry in INPUT_FORMATS.values()
+                 if any(name.endswith(suffix) for suffix in entry.suffixes)), None)
 
 
 def expand_paths(patterns: Sequence[str]) -> list[str]:

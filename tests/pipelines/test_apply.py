@@ -159,18 +159,12 @@ def test_a_synthetic_run_applied_to_a_csv_with_a_header(example_run, tmp_path):
 
     from example_job import EXAMPLE_CONFIG
     from skewless.pipelines import apply
-    from skewless.pipelines.reading.synthetic_rows import synthetic_rows
     from skewless.safe_names import vocabulary_filename
 
-    def rows_of(seed, count):
-        return [row for _, table in synthetic_rows(seed, 0, count) for row in table.to_pylist()]
-
-    training_ages = np.array([row["age"] for row in rows_of(EXAMPLE_CONFIG["input"]["seed"], 4000)])
-    new = rows_of(11, 300)
+    training_ages = np.array([row["age"] for row in synthetic(EXAMPLE_CONFIG["input"]["seed"], 4000)])
+    new = synthetic(11, 300)
     columns = [name for name in new[0] if name != "label"]
-    path = write_csv(tmp_path / "new.csv", columns, [
-        [value.decode() if isinstance(value, bytes) else "" if value is None else value
-         for value in (row[name] for name in columns)] for row in new])
+    path = write_csv(tmp_path / "new.csv", columns, [[as_text(row[name]) for name in columns] for row in new])
     result = apply(example_run.output_dir, str(tmp_path / "applied"), inputs=[path], input_format="csv", header=True,
                    one_split=True)
     applied, _ = read_rows(result.output_dir, "all")
@@ -182,3 +176,61 @@ def test_a_synthetic_run_applied_to_a_csv_with_a_header(example_run, tmp_path):
                 for row in new]
     np.testing.assert_array_equal(applied["workclass"], expected)
     assert result.label_left_out and result.rows["quarantined"] == 0
+
+
+def synthetic(seed, count) -> list[dict]:
+    """`count` rows of the synthetic census-like set, as dicts."""
+    from skewless.pipelines.reading.synthetic_rows import synthetic_rows
+
+    return [row for _, table in synthetic_rows(seed, 0, count) for row in table.to_pylist()]
+
+
+def as_text(value):
+    return value.decode() if isinstance(value, bytes) else "" if value is None else value
+
+
+NEW_FILES = {  # name -> (how its rows are written, the error a user gets, or None: applied)
+    "new.csv": ("csv", None),
+    "new.jsonl": ("jsonl", None),
+    "new.ndjson.gz": ("jsonl.gz", None),
+    "new-rows": ("csv", "cannot tell the format from the name"),
+    "lacking.jsonl": ("jsonl without capital_gain", "features.capital_gain: no column 'capital_gain'"),
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_FILES))
+def test_new_files_given_without_a_format_are_read_as_their_names_say(example_run, tmp_path, name):
+    """A run of the synthetic set (the README's main job) applied to new files, no --format: the files' rows
+    are what is applied (counted here), never the run's own generator read again in their place."""
+    import gzip
+
+    from example_job import EXAMPLE_CONFIG
+
+    kind, refused = NEW_FILES[name]
+    new = synthetic(13, 250)
+    columns = [column for column in new[0] if column != "label"]
+    if kind.startswith("jsonl"):
+        kept = [column for column in columns if not (kind.endswith("capital_gain") and column == "capital_gain")]
+        text = "".join(json.dumps({column: as_text(row[column]) or None for column in kept}) + "\n" for row in new)
+        opened = gzip.open if kind.endswith(".gz") else open
+        with opened(tmp_path / name, "wt") as handle:
+            handle.write(text)
+    else:
+        write_csv(tmp_path / name, columns, [[as_text(row[column]) for column in columns] for row in new])
+
+    out = tmp_path / "applied"
+    answer = cli("apply", example_run.output_dir, "--input", str(tmp_path / name), "--output", str(out),
+                 "--splits", "all")
+    if refused:
+        assert answer.returncode == 2, answer.stderr
+        lines = answer.stderr.strip().splitlines()
+        assert len(lines) == 1 and refused in lines[0] and ("--format" in lines[0]) == (kind == "csv"), answer.stderr
+        assert not out.exists()
+        return
+    assert answer.returncode == 0, answer.stderr
+    assert json.loads((out / "run.json").read_text())["rows"]["read"] == len(new)
+    applied, _ = read_rows(str(out), "all")
+    training_ages = np.array([row["age"] for row in synthetic(EXAMPLE_CONFIG["input"]["seed"], 4000)])
+    ages = np.array([row["age"] for row in new])
+    np.testing.assert_allclose(applied["age"], (ages - training_ages.mean()) / training_ages.std(), rtol=1e-5,
+                               atol=1e-5)
