@@ -104,6 +104,7 @@ def score(
     paths = expand_paths(input_config.paths)
     input_config = reader_of(input_config.format).resolved(input_config, paths)
     raw_columns = feature_columns(raw_spec, reading.get("lists", ()))
+    _check_feature_columns(input_config, paths, raw_columns)
     key_columns = _key_columns(list(keys), raw_columns, input_config, paths, outputs)
     units = _units(input_config, paths)
     read_columns = raw_columns + [column for column in key_columns if column.name not in raw_spec]
@@ -181,6 +182,18 @@ def feature_columns(raw_spec: dict, lists=()) -> list[RawColumn]:
         column = column_of_spec(name, spec)
         columns.append(dataclasses.replace(column, is_list=True) if name in lists else column)
     return columns
+
+
+def _check_feature_columns(input_config, paths: list[str], raw_columns: list[RawColumn]) -> None:
+    """Refuses new data holding no column of a raw feature, as `skewless apply` and the job refuse it, rather than
+    scoring every row as if it lacked the value (a JSON Lines file, whose rows may leave a key out, would be
+    scored so; CSV and Parquet readers refuse it on a worker)."""
+    names = infer_types(input_config, paths, [column.name for column in raw_columns if column.is_list],
+                        wanted={column.name for column in raw_columns})
+    for column in raw_columns:
+        if column.name not in names:
+            raise InputError(f"raw feature {column.name!r}: no column {column.name!r} in {paths[0]} "
+                             f"(columns: {', '.join(names)})")
 
 
 def _key_columns(keys: list[str], raw_columns: list[RawColumn], input_config, paths: list[str],

@@ -124,3 +124,29 @@ def test_a_key_named_like_a_model_output_is_refused(export, scoring, tmp_path):
     with pytest.raises(ConfigError, match="--keys score: the model has an output of that name"):
         predict(str(export), [scoring["path"]], str(tmp_path / "out"), keys=["id", "score"])
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+def test_new_data_lacking_a_features_column_is_refused_as_apply_refuses_it(export, scoring, tmp_path, suffix):
+    """capital_gain may be missing in a row, but a file without its column is refused, by predict as by apply
+    (a JSON Lines file was scored as if every row lacked the value)."""
+    import pyarrow as pa
+
+    from skewless.errors import ConfigError, InputError
+    from skewless.pipelines import predict
+
+    rows = [{key: value for key, value in row.items() if key != "capital_gain"} for row in scoring["rows"][:50]]
+    rows = [{key: value.decode() if isinstance(value, bytes) else value for key, value in row.items()} for row in rows]
+    path = tmp_path / f"lacking.{suffix}"
+    if suffix == "jsonl":
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    elif suffix == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    else:
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    with pytest.raises((InputError, ConfigError), match="no column 'capital_gain'"):
+        predict(str(export), [str(path)], str(tmp_path / "scored"), keys=["id"])
+    assert not (tmp_path / "scored").exists()
