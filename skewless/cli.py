@@ -66,7 +66,8 @@ text_format = lazy_import("google.protobuf.text_format")
 
 # Every command's, in its --help; docs/errors.md says more
 EXIT_CODES = ("Exit codes: 0 ok, 1 a check found problems (validate, verify, schema validate), 2 a usage or input "
-              "error (one line on stderr), 130 interrupted. A closed stdout (| head) is not an error.")
+              "error (one line on stderr), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: nothing is published, the staging "
+              "folder is removed). A closed stdout (| head) is not an error.")
 INTERRUPTED = 130
 # the --format choices of the commands that read files: the input formats whose entries take input.paths
 _FILE_FORMATS = " | ".join(FILE_FORMATS)
@@ -692,6 +693,11 @@ def main() -> None:
     runtime.no_ipython()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the shell ignores it (`nohup`, `&`)
         signal.signal(signal.SIGINT, _on_interrupt)
+    # a scheduler's stop (SIGTERM) and a closed terminal (SIGHUP) end the command as Ctrl-C does, its staging folder
+    # removed, rather than killing it where it stands; not where they are ignored (`nohup` ignores SIGHUP)
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(stop) is signal.SIG_DFL:
+            signal.signal(stop, _on_interrupt)
     try:
         app()
     except KeyboardInterrupt:  # one raised after the command's own handling (`reports_errors`) ended

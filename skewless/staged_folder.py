@@ -37,6 +37,8 @@ OWNER_FILE = "owner"
 STAGED = "run"  # the folder inside a claim that becomes the output
 _RECORD_KIND = "skewless staging claim"
 # the tokens of the claims this process holds (a record naming this process is live only while listed here)
+_NAME_MAX = 255  # bytes of a file name on Linux's and macOS's file systems
+_PID_MAX = 4194304  # the largest process ID Linux gives (/proc/sys/kernel/pid_max's ceiling)
 _LIVE_TOKENS: set[str] = set()
 _LIVE_LOCK = threading.Lock()
 # token -> the descriptor of its claim's owner file, which this process holds locked while it holds the claim
@@ -44,10 +46,17 @@ _LOCKED: dict[str, int] = {}
 
 
 def staging_name(output_dir: str) -> str:
-    """``OUTPUT.staging``; an output must have a name of its own (not the root folder)."""
+    """``OUTPUT.staging``; an output must have a name of its own (not the root folder), short enough for its claim
+    candidate's name (``OUTPUT.staging-PID-TOKEN``) to fit a file name."""
     trimmed = output_dir.rstrip("/")
-    if not os.path.basename(trimmed):
+    name = os.path.basename(trimmed)
+    if not name:
         raise OutputError(f"{output_dir or '/'}: the root folder cannot be an output (name a folder inside it)")
+    longest = _NAME_MAX - len(f"{STAGING_SUFFIX}-{_PID_MAX}-{secrets.token_hex(8)}")
+    if len(os.fsencode(name)) > longest:
+        raise OutputError(f"{output_dir}: the output's name is {len(os.fsencode(name))} bytes long; at most "
+                          f"{longest} (it is written beside itself as {name[:12]}....staging-PID-TOKEN first, and a "
+                          f"file name has at most {_NAME_MAX} bytes)")
     return trimmed + STAGING_SUFFIX
 
 
@@ -359,9 +368,10 @@ def unwritable(output_dir: str, error: OSError) -> OutputError:
 def check_not_input(output_dir: str, folders: Iterable[str] = (), files: Iterable[str] = ()) -> None:
     """Refuses an output that would replace or change what the command reads: one of the `folders` it reads
     (a run, an export), a folder inside one, or a folder holding one of them or of its input `files` (links
-    followed)."""
+    followed); and, as `staging_name` does, the root folder and a name too long to stage the output beside."""
     if "://" in output_dir:
         return
+    staging_name(output_dir)
     output = os.path.realpath(output_dir)
     for path, is_folder in [*((f, True) for f in folders), *((f, False) for f in files)]:
         if not path or "://" in path:

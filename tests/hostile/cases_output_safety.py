@@ -21,7 +21,8 @@ from typing import Callable
 
 import pytest
 
-from hostile_cases import Case, gone, job, keep, run_copy, set_summary, small_config, unchanged, write
+from example_job import example_config
+from hostile_cases import SMALL, Case, gone, job, keep, run_copy, set_summary, small_config, unchanged, write
 from postgres_server import shared_url
 
 # ------------------------------------------------------------------------------------------------------- helpers
@@ -107,6 +108,9 @@ def published(folder: Path) -> None:
 
 # ---------------------------------------------------------------------- item 1: what only looks like a staging folder
 
+LONGEST = "a" * 222  # bytes of the longest output name staging allows
+LONGEST_OVER = "é" * 112  # 112 letters, 224 bytes
+
 SIBLINGS = ("out.staging-backup", "out.staging-2023-archive", "out.staging-12345-0123456789abcdef",
             "out.staging-7-deadbeef")
 
@@ -131,6 +135,12 @@ STAGING_NAME_CASES = [
     Case("run: a killed run's claim is taken over, its copy beside it stays", then(lambda f: (
         killed_claim(f / "out"), shutil.copytree(f / "out.staging", f / "out.staging-copy", symlinks=True)), job),
         0, None, issue=41, item=1, writes=("out", "out.staging"), after=all_of(published, gone("out.staging"))),
+    # a file name holds 255 bytes, and the output is staged beside itself as NAME.staging-PID-TOKEN first
+    Case("run: an output whose name is too long to stage beside it (112 two-byte letters) is refused before the job",
+         lambda f: job(f, example_config(f / LONGEST_OVER, **SMALL)), 2, "224 bytes long; at most 222", issue=41),
+    Case("run: an output whose name is as long as staging allows is published",
+         lambda f: job(f, example_config(f / LONGEST, **SMALL)), 0, None, issue=41, writes=(LONGEST,),
+         after=lambda f: (f / LONGEST / "run.json").is_file() or pytest.fail("the run was not published")),
 ]
 
 
@@ -462,10 +472,12 @@ def slow_duckdb(folder: Path) -> list:
     return job(folder, config)
 
 
-def interrupt_after(seconds: float) -> Callable:
+def interrupt_after(seconds: float, stop: int = signal.SIGINT, group: bool = True) -> Callable:
+    """Sends `stop` after `seconds`: to the process group, as a terminal's Ctrl-C does, or to the process alone,
+    as a scheduler's SIGTERM or a closed terminal's SIGHUP reaches it."""
     def drive(process, folder):
         time.sleep(seconds)
-        os.killpg(process.pid, signal.SIGINT)
+        (os.killpg if group else os.kill)(process.pid, stop)
         return process.communicate(timeout=300)
     return drive
 
@@ -484,6 +496,9 @@ INTERRUPT_CASES = [
          after=all_of(gone("out"), query_cancelled), slow=True),
     Case("process: Ctrl-C during a slow DuckDB query", slow_duckdb, 130, "skewless: interrupted", issue=41,
          process=True, drive=interrupt_after(20), after=gone("out")),
+    *(Case(f"process: {stop.name} to the process during a slow DuckDB query removes its staging folder", slow_duckdb,
+           130, "skewless: interrupted", issue=41, process=True, drive=interrupt_after(20, stop, group=False),
+           after=all_of(gone("out"), gone("out.staging"))) for stop in (signal.SIGTERM, signal.SIGHUP)),
 ]
 
 
