@@ -355,9 +355,12 @@ def apply(
     inputs: List[str] = typer.Option(
         [], "--input", "-i", help="New raw data, files or globs (repeatable; default: the run's own input)."
     ),
-    format: Optional[str] = typer.Option(None, "--format", help=f"{_FILE_FORMATS} (default: what the --input names say, else the run's)."),
+    format: Optional[str] = typer.Option(
+        None, "--format", help=f"{_FILE_FORMATS} (default: what the --input names say, else the run's)."
+    ),
     header: Optional[bool] = typer.Option(
-        None, "--header/--no-header", help="CSV: whether the first line names the columns (default: the run's; yes for a run of another format)."
+        None, "--header/--no-header",
+        help="CSV: whether the first line names the columns (default: the run's; yes for a run of another format).",
     ),
     columns: Optional[str] = typer.Option(
         None, "--columns", help="Headerless CSV: comma-separated column names (default: the run's)."

@@ -36,9 +36,10 @@ STAGING_SUFFIX = ".staging"
 OWNER_FILE = "owner"
 STAGED = "run"  # the folder inside a claim that becomes the output
 _RECORD_KIND = "skewless staging claim"
-# the tokens of the claims this process holds (a record naming this process is live only while listed here)
 _NAME_MAX = 255  # bytes of a file name on Linux's and macOS's file systems
 _PID_MAX = 4194304  # the largest process ID Linux gives (/proc/sys/kernel/pid_max's ceiling)
+_TOKEN_BYTES = 8  # of a claim's random token, written in hex
+# the tokens of the claims this process holds (a record naming this process is live only while listed here)
 _LIVE_TOKENS: set[str] = set()
 _LIVE_LOCK = threading.Lock()
 # token -> the descriptor of its claim's owner file, which this process holds locked while it holds the claim
@@ -52,7 +53,7 @@ def staging_name(output_dir: str) -> str:
     name = os.path.basename(trimmed)
     if not name:
         raise OutputError(f"{output_dir or '/'}: the root folder cannot be an output (name a folder inside it)")
-    longest = _NAME_MAX - len(f"{STAGING_SUFFIX}-{_PID_MAX}-{secrets.token_hex(8)}")
+    longest = _NAME_MAX - len(f"{STAGING_SUFFIX}-{_PID_MAX}-") - 2 * _TOKEN_BYTES
     if len(os.fsencode(name)) > longest:
         raise OutputError(f"{output_dir}: the output's name is {len(os.fsencode(name))} bytes long; at most "
                           f"{longest} (it is written beside itself as {name[:12]}....staging-PID-TOKEN first, and a "
@@ -184,7 +185,7 @@ def claim(output_dir: str) -> str:
     refused in one line. `release` gives it up."""
     claimed = staging_name(output_dir)
     remove_stale_candidates(output_dir)
-    token = secrets.token_hex(8)
+    token = secrets.token_hex(_TOKEN_BYTES)
     candidate = f"{claimed}-{os.getpid()}-{token}"
     try:
         os.makedirs(candidate)  # and the output's parent folders
