@@ -221,10 +221,11 @@ def _format_of_new_files(inputs: list[str], run_format: str) -> str:
     named = {told_format(path) for path in inputs} - {None}
     if named <= {run_format} and run_format in FILE_FORMATS:
         return run_format
+    remedy = f"pass --format {'|'.join(FILE_FORMATS)}"
     if not named:
         raise ConfigError(f"--input {inputs[0]}: cannot tell the format from the name, and the run read "
-                          f"{run_format} input, not files; pass --format {'|'.join(FILE_FORMATS)}")
-    return format_of(inputs, f"pass --format {'|'.join(FILE_FORMATS)}")
+                          f"{run_format} input, not files; {remedy}")
+    return format_of(inputs, remedy)
 
 
 def _has_column(config: JobConfig, name: str) -> bool:

@@ -104,8 +104,11 @@ def score(
     paths = expand_paths(input_config.paths)
     input_config = reader_of(input_config.format).resolved(input_config, paths)
     raw_columns = feature_columns(raw_spec, reading.get("lists", ()))
-    _check_feature_columns(input_config, paths, raw_columns)
-    key_columns = _key_columns(list(keys), raw_columns, input_config, paths, outputs)
+    # one sample of the input finds the features' columns and types the key columns
+    kinds = infer_types(input_config, paths, [column.name for column in raw_columns if column.is_list],
+                        wanted={column.name for column in raw_columns} | set(keys))
+    _check_feature_columns(kinds, paths, raw_columns)
+    key_columns = _key_columns(list(keys), raw_columns, kinds, paths, outputs)
     units = _units(input_config, paths)
     read_columns = raw_columns + [column for column in key_columns if column.name not in raw_spec]
     # what the run's transforms refuse of raw values (a datetime's parse) is quarantined, as the job quarantines it
@@ -184,21 +187,19 @@ def feature_columns(raw_spec: dict, lists=()) -> list[RawColumn]:
     return columns
 
 
-def _check_feature_columns(input_config, paths: list[str], raw_columns: list[RawColumn]) -> None:
-    """Refuses new data holding no column of a raw feature, as `skewless apply` and the job refuse it, rather than
-    scoring every row as if it lacked the value (a JSON Lines file, whose rows may leave a key out, would be
-    scored so; CSV and Parquet readers refuse it on a worker)."""
-    names = infer_types(input_config, paths, [column.name for column in raw_columns if column.is_list],
-                        wanted={column.name for column in raw_columns})
+def _check_feature_columns(names: dict[str, str], paths: list[str], raw_columns: list[RawColumn]) -> None:
+    """Refuses new data holding no column of a raw feature (`names`: the input's columns), as `skewless apply` and
+    the job refuse it, rather than scoring every row as if it lacked the value (a JSON Lines file, whose rows may
+    leave a key out, would be scored so; CSV and Parquet readers refuse it on a worker)."""
     for column in raw_columns:
         if column.name not in names:
             raise InputError(f"raw feature {column.name!r}: no column {column.name!r} in {paths[0]} "
                              f"(columns: {', '.join(names)})")
 
 
-def _key_columns(keys: list[str], raw_columns: list[RawColumn], input_config, paths: list[str],
+def _key_columns(keys: list[str], raw_columns: list[RawColumn], kinds: dict[str, str], paths: list[str],
                  outputs: list[OutputColumn]) -> list[RawColumn]:
-    """The key columns, typed as the export types them, or as the input's values suggest if the model
+    """The key columns, typed as the export types them, or as the input's values suggest (`kinds`) if the model
     does not take them; a missing key value is written empty, not quarantined."""
     taken = {output.name for output in outputs}
     clash = [key for key in keys if key in taken]
@@ -206,7 +207,6 @@ def _key_columns(keys: list[str], raw_columns: list[RawColumn], input_config, pa
         raise ConfigError(f"--keys {clash[0]}: the model has an output of that name; rename the column or the output")
     features = {column.name: column for column in raw_columns}
     others = [key for key in keys if key not in features]
-    kinds = infer_types(input_config, paths, wanted=set(others)) if others else {}
     absent = [key for key in others if key not in kinds]
     if absent:
         raise InputError(f"--keys {absent[0]}: no such column in {paths[0]}")
