@@ -125,7 +125,10 @@ def _misread_password(url: str) -> str | None:
     and quotes a bad percent-escape back in its error, so such a password would be sent cut and shown in part."""
     password = url_password(url)
     if "/" in password or "@" in password:
-        return "holds a raw '/' or '@' (write them %2F and %40)"
+        # the user information runs to the URL's last "@" (so a raw "@" in a password is cut whole, never shown in
+        # part): an "@" in the query string after it takes the host and path into the password as read here
+        after_query = ", or the query string after '?' holds an '@' (write it %40 too)" if "?" in password else ""
+        return f"holds a raw '/' or '@' (write them %2F and %40){after_query}"
     if re.search(r"%(?![0-9A-Fa-f]{2})", password):
         return "holds a '%' not followed by two hex digits (write it %25)"
     return None

@@ -97,13 +97,13 @@ def password(between: str = "") -> str:
     return PIECES[0] + between + PIECES[1]
 
 
-def _with_password(secret: str, in_query: bool | str = False) -> str:
+def _with_password(secret: str, in_query: bool | str = False, query: str = "") -> str:
     """The shared server's URL (tests/postgres_server.py: it takes any password) holding `secret`; `in_query`: as
-    ?password= (or as the key given, which libpq percent-decodes)."""
+    ?password= (or as the key given, which libpq percent-decodes); `query`: a query string to end the URL."""
     url = shared_url()
     if in_query:
         return f"{url}?{'password' if in_query is True else in_query}={secret}"
-    return url.replace("postgres@", f"postgres:{secret}@", 1)
+    return url.replace("postgres@", f"postgres:{secret}@", 1) + query
 
 
 def _table() -> None:
@@ -115,10 +115,11 @@ def _table() -> None:
         connection.commit()
 
 
-def postgres_job(secret: str, in_query: bool | str = False, table: str = "rows") -> Callable[[Path], list]:
+def postgres_job(secret: str, in_query: bool | str = False, table: str = "rows", query: str = ""
+                 ) -> Callable[[Path], list]:
     def make(folder):
         _table()
-        config = small_config(folder, input={"format": "sql", "url": _with_password(secret, in_query),
+        config = small_config(folder, input={"format": "sql", "url": _with_password(secret, in_query, query),
                                              "table": table}, features={"a": {"transform": "z_score"}}, label=None)
         return job(folder, config)
     return make
@@ -192,6 +193,12 @@ SECRET_CASES = [
          "holds a raw '/' or '@'", issue=41, item=6, printed=shows_the_user_and_host),
     Case("secrets: a raw '@' in the password", postgres_job(password("@"), table="nothere"), 2,
          "holds a raw '/' or '@'", issue=41, item=6, printed=shows_the_user_and_host),
+    Case("secrets: the password in the URL, a raw '@' in its query string", postgres_job(
+        password(), query="?application_name=etl@shop"), 2, "the query string after '?' holds an '@' (write it %40",
+        issue=41, item=6, printed=shows_no_password),
+    Case("secrets: the password in the URL, '%40' in its query string", postgres_job(
+        password(), query="?application_name=etl%40shop"), 0, None, issue=41, item=6, writes=("out",),
+        after=keeps_no_password(), printed=shows_no_password),
     Case("secrets: a '%zz' in ?password=", postgres_job(password("%zz"), True, "nothere"), 2,
          "postgresql://postgres@127.0.0.1:", issue=41, item=6, printed=shows_no_password),
     Case("secrets: a server that does not answer, ?password=", lambda f: job(f, small_config(
