@@ -25,12 +25,12 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from skewless import interrupt_request, runtime
-from skewless.errors import SkewlessError, one_line, output_exists, own_message
+from skewless.errors import SkewlessError, one_line, own_message
 from skewless.export_target import check_export_folder, check_model_file
 from skewless.input_formats import FILE_FORMATS, reader_of
 from skewless.lazy_imports import lazy_import
 from skewless.output_formats import PREDICTION_FORMATS
-from skewless.staged_folder import check_not_input
+from skewless.staged_folder import check_not_input, output_exists
 from skewless.terminal_text import fitted, line_width, shown, shown_lines
 
 # Each command's work loads on first use: `skewless export` must work in a serving container that has TensorFlow

@@ -32,10 +32,6 @@ class OutputExistsError(OutputError):
     """The output directory exists and `--overwrite` was not given."""
 
 
-def output_exists(output_dir: str) -> OutputExistsError:
-    return OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
-
-
 class TooManyBadRowsError(SkewlessError):
     """More rows went to quarantine than `max_bad_fraction` allows; no output data was written."""
 

@@ -31,6 +31,7 @@ import threading
 from typing import Callable, Iterable
 
 from skewless.errors import OutputError, OutputExistsError
+from skewless.run_directory import RUN_FILE
 
 STAGING_SUFFIX = ".staging"
 OWNER_FILE = "owner"
@@ -365,6 +366,22 @@ def unwritable(output_dir: str, error: OSError) -> OutputError:
 
 
 # ----------------------------------------------------------------------------------- an output is not an input
+
+def output_exists(output_dir: str) -> OutputExistsError:
+    """The refusal of an existing output without --overwrite, naming --overwrite only where it could replace what
+    is there (a previous output, an empty folder: pipelines/output/staging.check_replaceable judges it whole)."""
+    only = "write the output elsewhere (--overwrite replaces only a previous output or an empty folder)"
+    if "://" not in output_dir:
+        if os.path.islink(output_dir) or not os.path.isdir(output_dir):  # --overwrite would refuse these too
+            return OutputExistsError(f"{output_dir}: exists and is a file or a link, not a folder; {only}")
+        try:
+            foreign = bool(os.listdir(output_dir)) and not os.path.lexists(os.path.join(output_dir, RUN_FILE))
+        except OSError:
+            foreign = False  # unreadable: --overwrite's own check names why
+        if foreign:
+            return OutputExistsError(f"{output_dir}: a folder that is not a skewless output (no {RUN_FILE}); {only}")
+    return OutputExistsError(f"{output_dir}: output directory exists (pass --overwrite to replace it)")
+
 
 def check_not_input(output_dir: str, folders: Iterable[str] = (), files: Iterable[str] = ()) -> None:
     """Refuses an output that would replace or change what the command reads: one of the `folders` it reads

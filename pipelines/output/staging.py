@@ -29,7 +29,7 @@ from typing import Iterable, Iterator
 from apache_beam.io.filesystems import FileSystems
 
 from skewless import interrupt_request, staged_folder
-from skewless.errors import InputError, OutputError, OutputExistsError, output_exists
+from skewless.errors import InputError, OutputError, OutputExistsError
 from skewless.output_formats import OUTPUT_FORMATS, output_format
 from skewless.pipelines.output import files, object_store
 from skewless.run_directory import (
@@ -74,7 +74,7 @@ class StagedOutput:
         if overwrite:
             self._check_replaceable(output_dir)  # again at publish time: something else may appear there meanwhile
         elif os.path.lexists(output_dir) if files.is_local(output_dir) else files.exists(output_dir):
-            raise output_exists(output_dir)  # a dangling link too: publishing would be refused at the end
+            raise staged_folder.output_exists(output_dir)  # a dangling link too: publishing would be refused at the end
 
     def _check_replaceable(self, output_dir: str) -> None:
         staged_folder.check_not_input(output_dir, *self._reads)

@@ -253,7 +253,8 @@ KIND_CASES = [
         shutil.copytree(run_copy(f), f / "out"), csv_job(f, example_csv(f / "out")))[-1]), 2,
         "which this command reads", issue=41, item=2, run=True, after=unchanged("out")),
     Case("run: the output is a dangling link (refused before the job, the link left)", lambda f: (
-        (f / "out").symlink_to(f / "nowhere"), job(f))[-1], 2, "output directory exists (pass --overwrite", issue=41, item=2,
+        (f / "out").symlink_to(f / "nowhere"), job(f))[-1], 2, "exists and is a file or a link, not a folder; write the output elsewhere",
+        issue=41, item=2,
         writes=("out",), after=dangling_link_left),
     Case("run --overwrite: a previous run holding the user's NOTES.txt and checkpoints/", keep("out", lambda f: (
         shutil.copytree(run_copy(f), f / "out"), write(f / "out" / "NOTES.txt", "mine"),

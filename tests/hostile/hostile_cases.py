@@ -75,6 +75,15 @@ def job(folder: Path, config: dict | None = None, *extra: str) -> list:
     return ["run", str(path), *extra]
 
 
+def output_is_input(folder: Path) -> list:
+    """A CSV job whose output.dir names its own input file."""
+    rows = write(folder / "rows.csv", "age\n" + "".join(f"{20 + i}\n" for i in range(30)))
+    config = small_config(folder, input={"format": "csv", "paths": [str(rows)], "header": True},
+                          features={"age": {"transform": "z_score"}}, label=None)
+    config["output"]["dir"] = str(rows)
+    return job(folder, config)
+
+
 def with_yaml(folder: Path, tail: str) -> list:
     """The small job's config with `tail` appended to its YAML text."""
     text = yaml.safe_dump(small_config(folder), sort_keys=False)
@@ -403,7 +412,12 @@ OVERWRITE_CASES = [
          "no run.json; holds photos", after=unchanged("out")),
     Case("no --overwrite: an existing folder", keep("out", lambda f: (folder_with(**{"a": "b"})(f / "out"),
                                                                       job(f))[-1]), 2,
-         "output directory exists (pass --overwrite", after=unchanged("out")),
+         "a folder that is not a skewless output (no run.json); write the output elsewhere", after=unchanged("out")),
+    Case("no --overwrite: a previous run", keep("out", lambda f: (shutil.copytree(run_copy(f), f / "out"),
+                                                                  job(f))[-1]), 2,
+         "output directory exists (pass --overwrite to replace it)", run=True, after=unchanged("out")),
+    Case("no --overwrite: the output is the input CSV", lambda f: output_is_input(f), 2,
+         "exists and is a file or a link, not a folder; write the output elsewhere", after=unchanged("rows.csv")),
 ]
 
 
