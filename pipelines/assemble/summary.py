@@ -11,7 +11,8 @@ from importlib.metadata import PackageNotFoundError, version
 from skewless.config import NUMERIC_LABEL_TRANSFORMS, JobConfig
 from skewless.errors import TooManyBadRowsError
 from skewless.lazy_imports import lazy_import
-from skewless.pipelines.plan.plan import JobPlan, no_rows
+from skewless.pipelines.plan.plan import JobPlan
+from skewless.pipelines.plan.preflight import no_rows
 from skewless.pipelines.write.unit_summary import UnitClock, UnitSummary, read_unit_summary
 from skewless.run_directory import RunDirectory
 from skewless.run_summary import Label, RowCounts

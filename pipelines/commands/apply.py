@@ -142,9 +142,9 @@ def apply(
         # no analysis pass, so no count of the rows to come
         with progress(lambda: snapshot(staging, total_known=False)) if progress else nullcontext():
             _run_pipeline(config, job_plan, graph_dir, staging, beam_args or [])
-        pipeline_seconds = time.time() - started
-        parts = unit_parts(job_plan, staging)
-        sums = sum_parts(config, parts)
+            pipeline_seconds = time.time() - started
+            parts = unit_parts(job_plan, staging)
+            sums = sum_parts(config, parts)  # within the progress: a refusal (too many bad rows) ends it "failed"
         # the new data's statistics, for `skewless validate OUTPUT --against RUN_DIR` (drift), counted as the job
         # counts a run's: the run's own input applied gives the run's statistics
         assemble_statistics(config, job_plan, staging, analysis_pass=False)

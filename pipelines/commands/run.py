@@ -160,8 +160,11 @@ def _run(config: JobConfig, overwrite: bool, beam_args: list[str] | None, progre
         with progress(lambda: snapshot(staging, total_known=known)) if progress else nullcontext(), \
                 _ended(ahead):
             _run_pipeline(config, job_plan, staging, beam_args or [], ahead)
-        pipeline_seconds = time.time() - started
-        summary = _assemble(config, job_plan, staging, started, pipeline_seconds, process_started)
+            pipeline_seconds = time.time() - started
+            # within the progress: a refusal of what the pass found (too many bad rows, no row) ends it "failed"
+            parts = unit_parts(job_plan, staging)
+            sums = sum_parts(config, parts)
+        summary = _assemble(config, job_plan, staging, parts, sums, started, pipeline_seconds, process_started)
         # rows.unlabeled only where the run counts it (label.missing: drop), as run.json has it
         rows = summary.rows.model_dump(exclude_none=True)
         summary = summary.model_dump()
@@ -223,14 +226,12 @@ def _ended(ahead: ParseAhead | None):
             ahead.stop()
 
 
-def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, started: float, pipeline_seconds: float,
-              process_started: float | None) -> RunSummary:
-    """Sums the units' summaries into run.json and each split's statistics, and refuses output past max_bad_fraction."""
+def _assemble(config: JobConfig, job_plan: JobPlan, staging: str, parts: list, sums: tuple, started: float,
+              pipeline_seconds: float, process_started: float | None) -> RunSummary:
+    """run.json from the units' summaries (`parts`) and their sums (`sum_parts`), and each split's statistics."""
     run = RunDirectory(staging)
-    parts = unit_parts(job_plan, staging)
     raw_stats = assemble_statistics(config, job_plan, staging)
     analyzed = len(files.files_under(run.stats_dir))  # none when the cache had everything
-    sums = sum_parts(config, parts)
     features = feature_report(config, job_plan.columns, raw_stats, parts, staging)
     write_metadata(config, job_plan, staging)
     output_format(config.output.format).finish(staging)

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from skewless.config import InputConfig, JobConfig
-from skewless.errors import InputError
 from skewless.pipelines.reading import sources
 from skewless.pipelines.reading.columns import RawColumn
 from skewless.pipelines.reading.format import WorkUnit
 from skewless.input_formats import reader_of
 from skewless.pipelines.plan import shard_count
-from skewless.pipelines.plan.preflight import CheckedInputs
+from skewless.pipelines.plan.preflight import CheckedInputs, no_rows
 from skewless.pipelines.plan.raw_types import resolve_columns
 
 
@@ -70,12 +69,6 @@ def input_sizes(input_config: InputConfig, paths: list[str]) -> list[int]:
 def plan_units(input_config: InputConfig, paths: list[str], sizes: list[int], num_units: int) -> list[WorkUnit]:
     """Cuts the inputs, in order, into `num_units` contiguous units of about equal size (`InputFormat.plan_units`)."""
     return reader_of(input_config.format).plan_units(input_config, paths, sizes, num_units)
-
-
-def no_rows(config: JobConfig) -> InputError:
-    """The refusal of an input without a row (docs/errors.md, "Empty input"): its statistics, vocabularies and
-    scales would be those of nothing, which a graph would then serve."""
-    return InputError(f"{', '.join(config.input.paths) or 'the input'}: holds no rows")
 
 
 def _datasets(config: JobConfig, units: list) -> dict:

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 
 from skewless.config import InputConfig, JobConfig
+from skewless.errors import InputError
 from skewless.input_formats import INPUT_FORMATS, reader_of
 from skewless.pipelines.output.files import is_local
 from skewless.pipelines.plan.raw_types import check_named_columns, resolve_columns
@@ -44,8 +45,18 @@ def check_inputs(config: JobConfig) -> CheckedInputs | None:
         # the names first: a CSV's are its header, read in a moment; the types need pyarrow's compute functions,
         # whose first call imports pandas (most of a second)
         names = input_format.column_names(input_config, paths, set(config.raw_columns))
+        if not names and not sum(input_format.sizes(input_config, paths)):
+            raise no_rows(config)  # as the plan says it: no file holds a row, so none holds a column either
         check_named_columns(config, input_config, names, paths[0])
     return CheckedInputs(paths, input_config, resolve_columns(config, input_config, paths))
+
+
+def no_rows(config: JobConfig) -> InputError:
+    """The refusal of an input without a row (docs/errors.md, "Empty input"): its statistics, vocabularies and
+    scales would be those of nothing, which a graph would then serve. It names the files, or the database's URL
+    (without its password) and table (a generator is named where its rows are first asked for)."""
+    names = config.input.paths or reader_of(config.input.format).inputs(config.input)
+    return InputError(f"{', '.join(names) or 'the input'}: holds no rows")
 
 
 def local_inputs(patterns) -> list[str] | None:

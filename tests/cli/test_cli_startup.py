@@ -72,6 +72,22 @@ def test_set_error_names_the_override_not_a_config_line(tmp_path):
     assert str(path) not in line
 
 
+@pytest.mark.parametrize("name,input_format", [("rows.jsonl", "jsonl"), ("rows.tfrecord", "tfrecord")])
+def test_an_input_without_rows_is_refused_as_empty_before_tensorflow(tmp_path, name, input_format):
+    # these formats' columns are read from the rows: with no row there is no column, and the refusal must say
+    # why (was "features.age: no column 'age' in rows.jsonl (columns: )"); tfx_bsl counts TFRecord records
+    data = tmp_path / name
+    data.write_bytes(b"")
+    path = tmp_path / "job.yaml"
+    config = example_config(tmp_path / "out", input={"format": input_format, "paths": [str(data)]},
+                            features={"age": {"transform": "z_score"}}, label=None)
+    path.write_text(yaml.safe_dump(config))
+    code, _, err, loaded = skewless("run", str(path))
+    assert (code, err.splitlines()) == (2, [f"skewless: error: {data}: holds no rows"])
+    assert set(loaded) <= {"tfx_bsl"}
+    assert not (tmp_path / "out").exists()
+
+
 def test_existing_output_refused_before_tensorflow(tmp_path):
     out = tmp_path / "out"
     out.mkdir()

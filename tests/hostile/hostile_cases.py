@@ -84,6 +84,19 @@ def output_is_input(folder: Path) -> list:
     return job(folder, config)
 
 
+def every_row_bad(folder: Path) -> list:
+    """A CSV job whose every row fails its feature's type (text in a z_score column)."""
+    rows = write(folder / "rows.csv", "age\n" + "".join(f"x{i}\n" for i in range(30)))
+    return job(folder, small_config(folder, input={"format": "csv", "paths": [str(rows)], "header": True},
+                                    features={"age": {"transform": "z_score"}}, label=None))
+
+
+def progress_ends_failed(text: str) -> None:
+    """The job's last progress line says it failed (it said "done" before the refusal of what the pass found)."""
+    lines = [line for line in text.splitlines() if line.startswith("skewless run ")]
+    assert lines and ": failed" in lines[-1] and all(": done" not in line for line in lines), text[-2000:]
+
+
 def with_yaml(folder: Path, tail: str) -> list:
     """The small job's config with `tail` appended to its YAML text."""
     text = yaml.safe_dump(small_config(folder), sort_keys=False)
@@ -416,6 +429,8 @@ OVERWRITE_CASES = [
     Case("no --overwrite: a previous run", keep("out", lambda f: (shutil.copytree(run_copy(f), f / "out"),
                                                                   job(f))[-1]), 2,
          "output directory exists (pass --overwrite to replace it)", run=True, after=unchanged("out")),
+    Case("every row quarantined: the progress ends 'failed', nothing written", every_row_bad, 2,
+         "30 of 30 rows (100.0%) failed to decode or validate", printed=progress_ends_failed),
     Case("no --overwrite: the output is the input CSV", lambda f: output_is_input(f), 2,
          "exists and is a file or a link, not a folder; write the output elsewhere", after=unchanged("rows.csv")),
 ]

@@ -62,3 +62,21 @@ def test_an_input_without_rows_is_refused_in_one_line(case, tmp_path):
         run(config)
     assert str(refused.value) == expected
     assert not os.path.exists(tmp_path / "out")
+
+
+def test_an_empty_sql_result_is_refused_naming_its_database_and_table(tmp_path):
+    # the refusal named "the input" where a SQL input has no paths
+    import duckdb
+
+    from skewless.pipelines import run
+
+    database = tmp_path / "rows.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.sql("CREATE TABLE t (x DOUBLE, c VARCHAR)")
+    config = load_config({"name": "empty", "input": {"format": "sql", "url": f"duckdb://{database}", "table": "t"},
+                          "features": {"x": {"transform": "z_score"}, "c": {"transform": "vocabulary"}},
+                          "output": {"dir": str(tmp_path / "out")}})
+    with pytest.raises(InputError) as refused:
+        run(config)
+    assert str(refused.value) == f"duckdb://{database} t: holds no rows"
+    assert not os.path.exists(tmp_path / "out")
